@@ -1,0 +1,213 @@
+/* comm/boot.c - bootstrap: how a node learns its rank, the job size and
+ * every other node's contact card.  Three ways, tried in order:
+ *   ompdsmrun  OMPDSM_RANK/OMPDSM_SIZE/OMPDSM_BOOT set: talk to the
+ *              launcher over TCP (comm/boot_proto.h);
+ *   PMIx       started by mpirun or srun --mpi=pmix (boot_pmix.c);
+ *   single     nothing set: a job of one node (running ./prog directly). */
+#include "transport.h"
+#include "boot_proto.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* PMIx bootstrap (boot_pmix.c); returns -ENOSYS when not launched by PMIx. */
+int comm_boot_pmix_init(int *rank, int *size);
+int comm_boot_pmix_allgather(const void *mine, size_t len, void *all);
+void comm_boot_pmix_abort(int status, const char *msg);
+void comm_boot_pmix_fini(void);
+
+enum boot_kind { BOOT_NONE, BOOT_LAUNCHER, BOOT_PMIX, BOOT_SINGLE };
+
+static struct {
+    enum boot_kind kind;
+    int fd;                 /* connection to the launcher */
+    int rank, size;
+    uint32_t local_addr;    /* our end of the launcher connection */
+    pthread_mutex_t lock;   /* one message at a time on fd */
+} boot = {.fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int send_msg(uint32_t type, const void *a, size_t alen, const void *b,
+                    size_t blen)
+{
+    struct boot_hdr h = {type, (uint32_t)(alen + blen)};
+    int rc = ompdsm_write_full(boot.fd, &h, sizeof h);
+    if (!rc && alen)
+        rc = ompdsm_write_full(boot.fd, a, alen);
+    if (!rc && blen)
+        rc = ompdsm_write_full(boot.fd, b, blen);
+    return rc;
+}
+
+static int connect_launcher(const char *spec)
+{
+    char host[256];
+    const char *colon = strrchr(spec, ':');
+    if (!colon || colon == spec || (size_t)(colon - spec) >= sizeof host) {
+        ompdsm_err("OMPDSM_BOOT='%s' is not host:port", spec);
+        return -EINVAL;
+    }
+    memcpy(host, spec, (size_t)(colon - spec));
+    host[colon - spec] = 0;
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *res;
+    int e = getaddrinfo(host, colon + 1, &hints, &res);
+    if (e) {
+        ompdsm_err("OMPDSM_BOOT='%s': %s", spec, gai_strerror(e));
+        return -EINVAL;
+    }
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen) < 0) {
+        e = errno;
+        ompdsm_err("cannot reach the launcher at %s: %s", spec, strerror(e));
+        freeaddrinfo(res);
+        if (fd >= 0)
+            close(fd);
+        return -e;
+    }
+    freeaddrinfo(res);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof sa;
+    if (getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
+        boot.local_addr = sa.sin_addr.s_addr;
+    boot.fd = fd;
+    return 0;
+}
+
+int comm_boot_init(int *rank, int *size)
+{
+    const char *r = getenv("OMPDSM_RANK");
+    const char *s = getenv("OMPDSM_SIZE");
+    const char *b = getenv("OMPDSM_BOOT");
+    if (r && *r) {
+        uint64_t rr, ss;
+        if (!s || ompdsm_parse_u64(r, 0, &rr) < 0 ||
+            ompdsm_parse_u64(s, 0, &ss) < 0 || ss < 1 || ss > 65536 || rr >= ss)
+            ompdsm_fatal("OMPDSM_RANK='%s' OMPDSM_SIZE='%s' are not a valid "
+                         "rank and job size", r, s ? s : "(unset)");
+        boot.rank = (int)rr;
+        boot.size = (int)ss;
+        ompdsm_log_rank = boot.rank;
+        if (!b || !*b) {
+            if (ss != 1)
+                ompdsm_fatal("OMPDSM_SIZE=%s but OMPDSM_BOOT is not set: start "
+                             "multi-node jobs with ompdsmrun", s);
+            boot.kind = BOOT_SINGLE;
+        } else {
+            int rc = connect_launcher(b);
+            if (rc < 0)
+                return rc;
+            struct boot_hello h = {BOOT_MAGIC, BOOT_VERSION, boot.rank,
+                                   boot.size, (int32_t)getpid(), 0};
+            if ((rc = send_msg(BOOT_HELLO, &h, sizeof h, NULL, 0)) < 0) {
+                ompdsm_err("bootstrap: hello to the launcher: %s",
+                           strerror(-rc));
+                return rc;
+            }
+            boot.kind = BOOT_LAUNCHER;
+        }
+    } else {
+        int rc = comm_boot_pmix_init(&boot.rank, &boot.size);
+        if (rc == 0)
+            boot.kind = BOOT_PMIX;
+        else if (rc == -ENOSYS) {
+            boot.kind = BOOT_SINGLE;
+            boot.rank = 0;
+            boot.size = 1;
+        } else
+            return rc;
+    }
+    *rank = boot.rank;
+    *size = boot.size;
+    OMPDSM_TRACE(OMPDSM_TR_BOOT, "bootstrap %d: rank %d size %d", boot.kind,
+                 boot.rank, boot.size);
+    return 0;
+}
+
+int comm_boot_allgather(const void *mine, size_t len, void *all)
+{
+    switch (boot.kind) {
+    case BOOT_SINGLE:
+        memcpy(all, mine, len);
+        return 0;
+    case BOOT_PMIX:
+        return comm_boot_pmix_allgather(mine, len, all);
+    case BOOT_LAUNCHER:
+        break;
+    default:
+        return -EINVAL;
+    }
+    pthread_mutex_lock(&boot.lock);
+    int rc = send_msg(BOOT_ALLGATHER, mine, len, NULL, 0);
+    struct boot_hdr h;
+    if (!rc)
+        rc = ompdsm_read_full(boot.fd, &h, sizeof h);
+    if (!rc && (h.type != BOOT_ALLGATHER_RESULT ||
+                h.len != (uint64_t)len * (uint64_t)boot.size)) {
+        ompdsm_err("bootstrap: unexpected answer from the launcher (type %u, "
+                   "%u bytes)", h.type, h.len);
+        rc = -EPROTO;
+    }
+    if (!rc)
+        rc = ompdsm_read_full(boot.fd, all, h.len);
+    pthread_mutex_unlock(&boot.lock);
+    if (rc < 0 && rc != -EPROTO)
+        ompdsm_err("bootstrap: exchange with the launcher failed: %s",
+                   rc == -EPIPE ? "launcher closed the connection"
+                                : strerror(-rc));
+    return rc;
+}
+
+uint32_t comm_boot_local_addr(void)
+{
+    return boot.local_addr;
+}
+
+int comm_boot_fd(void)
+{
+    return boot.fd;
+}
+
+void comm_boot_abort(int status, const char *msg)
+{
+    if (boot.kind == BOOT_PMIX) {
+        comm_boot_pmix_abort(status, msg);
+        return;
+    }
+    if (boot.kind != BOOT_LAUNCHER || boot.fd < 0)
+        return;
+    /* Never wait long for the lock: we may be failing inside a holder. */
+    for (int i = 0; i < 1000; i++) {
+        if (pthread_mutex_trylock(&boot.lock) == 0) {
+            struct boot_abort a = {status, 0};
+            send_msg(BOOT_ABORT, &a, sizeof a, msg, strlen(msg));
+            pthread_mutex_unlock(&boot.lock);
+            return;
+        }
+        usleep(1000);
+    }
+}
+
+void comm_boot_fini(void)
+{
+    if (boot.kind == BOOT_PMIX) {
+        comm_boot_pmix_fini();
+    } else if (boot.kind == BOOT_LAUNCHER && boot.fd >= 0) {
+        pthread_mutex_lock(&boot.lock);
+        send_msg(BOOT_FINI, NULL, 0, NULL, 0);
+        close(boot.fd);
+        boot.fd = -1;
+        pthread_mutex_unlock(&boot.lock);
+    }
+    boot.kind = BOOT_NONE;
+}

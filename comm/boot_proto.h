@@ -1,0 +1,64 @@
+/* comm/boot_proto.h - the wire protocol between a node and the launcher
+ * (ompdsmrun) that started it: the rendezvous through which nodes learn
+ * each other's contact cards, and through which a failing node asks for
+ * the whole job to end.
+ *
+ * ompdsmrun listens on a TCP socket and exports to every node:
+ *   OMPDSM_RANK   0..N-1
+ *   OMPDSM_SIZE   N
+ *   OMPDSM_BOOT   host:port of the launcher's socket
+ *   OMPDSM_JOBID  a string unique to the job (for names and messages)
+ * A node that uses the runtime connects to OMPDSM_BOOT and sends HELLO;
+ * programs that never connect (any executable) are simply run.
+ *
+ * Every message is a header followed by len bytes, integers in host order
+ * (launcher and nodes run the same build on one kind of machine). */
+#ifndef OMPDSM_COMM_BOOT_PROTO_H
+#define OMPDSM_COMM_BOOT_PROTO_H
+
+#include <stdint.h>
+
+#define BOOT_MAGIC 0x4f4d5042u /* "OMPB" */
+#define BOOT_VERSION 1u
+
+enum boot_msg_type {
+    /* node -> launcher: struct boot_hello */
+    BOOT_HELLO = 1,
+    /* node -> launcher: this node's bytes for the current allgather round;
+     * every node sends the same length in a round.  The launcher answers
+     * each node with BOOT_ALLGATHER_RESULT once all N contributed. */
+    BOOT_ALLGATHER = 2,
+    /* launcher -> node: N * len bytes, rank r's bytes at r * len */
+    BOOT_ALLGATHER_RESULT = 3,
+    /* node -> launcher: struct boot_abort then a message (no NUL needed);
+     * the launcher prints the message once, ends every node, and exits with
+     * status (1 if status is 0). */
+    BOOT_ABORT = 4,
+    /* node -> launcher: the node is finishing normally; a close of the
+     * connection after this is not a failure. */
+    BOOT_FINI = 5,
+};
+
+struct boot_hdr {
+    uint32_t type;
+    uint32_t len;
+};
+
+struct boot_hello {
+    uint32_t magic;
+    uint32_t version;
+    int32_t rank;
+    int32_t size;
+    int32_t pid;
+    uint32_t pad;
+};
+
+struct boot_abort {
+    int32_t status;
+    uint32_t pad;
+};
+
+/* Largest message accepted (an allgather result of 4096 nodes x 16 KiB). */
+#define BOOT_MSG_MAX (64u * 1024 * 1024)
+
+#endif

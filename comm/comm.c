@@ -1,0 +1,546 @@
+/* comm/comm.c - the comm layer's life cycle, region registry, transport
+ * selection, and the one-sided/two-sided entry points (local operations,
+ * statistics, dispatch to the transport). */
+#include "transport.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+struct comm_state comm_g = {.tcp_listen_fd = -1, .sync_fd = -1};
+
+/* Statistics: relaxed atomic counters, one set per node. */
+static struct comm_stats stats;
+#define STAT_ADD(f, v) __atomic_fetch_add(&stats.f, (v), __ATOMIC_RELAXED)
+
+void comm_stats_get(struct comm_stats *out)
+{
+    uint64_t *src = (uint64_t *)&stats, *dst = (uint64_t *)out;
+    for (size_t i = 0; i < sizeof stats / sizeof(uint64_t); i++)
+        dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+void comm_stats_add_wait(uint64_t ns, int slept);
+void comm_stats_add_wait(uint64_t ns, int slept)
+{
+    STAT_ADD(wait_ns, ns);
+    if (slept)
+        STAT_ADD(sleeps, 1);
+}
+
+void comm_stats_add_coll(int bcast);
+void comm_stats_add_coll(int bcast)
+{
+    if (bcast)
+        STAT_ADD(bcasts, 1);
+    else
+        STAT_ADD(barriers, 1);
+}
+
+static void fatal_hook(int status, const char *msg)
+{
+    comm_boot_abort(status, msg);
+}
+
+void comm_abort_job(int status, const char *msg)
+{
+    comm_boot_abort(status, msg);
+}
+
+int comm_rank(void) { return comm_g.rank; }
+int comm_size(void) { return comm_g.size; }
+int comm_failed(void) { return comm_g.failed; }
+int comm_all_local(void) { return comm_g.all_local; }
+
+const char *comm_transport_name(void)
+{
+    if (comm_g.size == 1)
+        return "self";
+    return comm_g.ops ? comm_g.ops->name : "none";
+}
+
+void *comm_region_base(int region)
+{
+    return (region >= 0 && region < COMM_REG_MAX) ? comm_g.reg[region].base
+                                                    : NULL;
+}
+
+size_t comm_region_len(int region)
+{
+    return (region >= 0 && region < COMM_REG_MAX) ? comm_g.reg[region].len : 0;
+}
+
+void comm_set_failed(const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (!__sync_lock_test_and_set(&comm_g.failed, 1))
+        ompdsm_err("%s", msg);
+    if (comm_g.sync)
+        comm_doorbell_ring();
+}
+
+/* Creates the tcp listener before the card exchange so that the port can
+ * be advertised; bound to the address the bootstrap connection uses (or
+ * loopback), ephemeral port. */
+static int tcp_listen_early(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        ompdsm_err("tcp: socket: %s", strerror(errno));
+        return -errno;
+    }
+    uint32_t addr = comm_boot_local_addr();
+    const char *ifaddr = getenv("OMPDSM_TCP_ADDR");
+    if (ifaddr && *ifaddr) {
+        struct in_addr ia;
+        if (inet_pton(AF_INET, ifaddr, &ia) != 1)
+            ompdsm_fatal("OMPDSM_TCP_ADDR='%s' is not an IPv4 address", ifaddr);
+        addr = ia.s_addr;
+    }
+    if (!addr)
+        addr = htonl(INADDR_LOOPBACK);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = addr};
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 256) < 0) {
+        int e = errno;
+        ompdsm_err("tcp: bind/listen on %s: %s", inet_ntoa(sa.sin_addr),
+                   strerror(e));
+        close(fd);
+        return -e;
+    }
+    socklen_t sl = sizeof sa;
+    getsockname(fd, (struct sockaddr *)&sa, &sl);
+    comm_g.tcp_listen_fd = fd;
+    comm_g.tcp_addr = sa.sin_addr.s_addr;
+    comm_g.tcp_port = sa.sin_port;
+    return 0;
+}
+
+int comm_init(void)
+{
+    static const char *const kinds[] = {"auto", "shm", "tcp", "verbs"};
+    ompdsm_trace_init();
+    comm_g.want = ompdsm_env_choice("OMPDSM_TRANSPORT", kinds, 4,
+                                    COMM_TRANSPORT_AUTO);
+    comm_g.fanout = (int)ompdsm_env_u64("OMPDSM_TREE_FANOUT", 4, 2,
+                                        COMM_FANOUT_MAX, 0);
+    int rc = comm_boot_init(&comm_g.rank, &comm_g.size);
+    if (rc < 0)
+        return rc;
+    ompdsm_log_rank = comm_g.rank;
+    ompdsm_fatal_hook = fatal_hook;
+
+    /* Spinning only helps when every node has a core of its own; with more
+     * nodes than cores a spinning waiter steals the core of the node it
+     * waits for, so spin just long enough to catch a reply in flight. */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    long local = 1;
+    const char *ls = getenv("OMPDSM_LOCAL_SIZE");
+    if (ls && *ls)
+        local = atol(ls);
+    else
+        local = comm_g.size;
+    uint64_t spin_def = (local <= ncpu) ? 50 : 2;
+    comm_g.spin_ns = ompdsm_env_u64("OMPDSM_SPIN_US", spin_def, 0, 10000000, 0) *
+                     1000;
+
+    /* The comm layer's own region: doorbell and collective slots. */
+    size_t len = OMPDSM_ALIGN_UP(comm_sync_len(comm_g.size), (size_t)4096);
+    int fd = memfd_create("ompdsm-sync", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)len) < 0) {
+        ompdsm_err("memfd for the sync area (%zu bytes): %s", len,
+                   strerror(errno));
+        return -errno;
+    }
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        ompdsm_err("mmap of the sync area: %s", strerror(errno));
+        return -errno;
+    }
+    comm_g.sync = p;
+    comm_g.sync_fd = fd;
+    rc = comm_register(COMM_REG_SYNC, p, len, fd);
+    if (rc < 0)
+        return rc;
+
+    if (comm_g.size > 1 &&
+        (comm_g.want == COMM_TRANSPORT_AUTO || comm_g.want == COMM_TRANSPORT_TCP)) {
+        rc = tcp_listen_early();
+        if (rc < 0)
+            return rc;
+    }
+    OMPDSM_TRACE(OMPDSM_TR_COMM, "comm_init: rank %d of %d", comm_g.rank,
+                 comm_g.size);
+    return 0;
+}
+
+int comm_register(int region, void *base, size_t len, int fd)
+{
+    if (region < 0 || region >= COMM_REG_MAX) {
+        ompdsm_err("comm_register: bad region id %d", region);
+        return -EINVAL;
+    }
+    if (comm_g.connected) {
+        ompdsm_err("comm_register: region %d registered after comm_connect",
+                   region);
+        return -EBUSY;
+    }
+    comm_g.reg[region].base = base;
+    comm_g.reg[region].len = len;
+    comm_g.reg[region].fd = fd;
+    return 0;
+}
+
+static void read_boot_id(char *out, size_t len)
+{
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    out[0] = 0;
+    if (f) {
+        if (!fgets(out, (int)len, f))
+            out[0] = 0;
+        fclose(f);
+    }
+    out[strcspn(out, "\n")] = 0;
+}
+
+int comm_connect(void)
+{
+    struct comm_card mine;
+    memset(&mine, 0, sizeof mine);
+    mine.magic = COMM_CARD_MAGIC;
+    mine.rank = comm_g.rank;
+    mine.pid = getpid();
+    mine.transport = comm_g.want;
+    gethostname(mine.host, sizeof mine.host - 1);
+    read_boot_id(mine.boot_id, sizeof mine.boot_id);
+    mine.tcp_addr = comm_g.tcp_addr;
+    mine.tcp_port = comm_g.tcp_port;
+    for (int r = 0; r < COMM_REG_MAX; r++) {
+        mine.region[r].fd = comm_g.reg[r].base ? comm_g.reg[r].fd : -1;
+        mine.region[r].len = comm_g.reg[r].len;
+    }
+
+    comm_g.cards = calloc((size_t)comm_g.size, sizeof *comm_g.cards);
+    if (!comm_g.cards)
+        return -ENOMEM;
+    int rc = comm_boot_allgather(&mine, sizeof mine, comm_g.cards);
+    if (rc < 0)
+        return rc;
+
+    comm_g.all_local = 1;
+    for (int r = 0; r < comm_g.size; r++) {
+        struct comm_card *c = &comm_g.cards[r];
+        if (c->magic != COMM_CARD_MAGIC || c->rank != r) {
+            ompdsm_err("bootstrap: node %d sent a malformed contact card", r);
+            return -EPROTO;
+        }
+        if (c->transport != mine.transport) {
+            ompdsm_err("nodes disagree on OMPDSM_TRANSPORT (node 0 and node "
+                       "%d); export the same value to every node", r);
+            return -EINVAL;
+        }
+        for (int g = 0; g < COMM_REG_MAX; g++)
+            if (c->region[g].len != mine.region[g].len) {
+                ompdsm_err("node %d registered region %d with %llu bytes, this "
+                           "node with %llu; every node must use the same "
+                           "settings (OMPDSM_HEAP_SIZE ...)",
+                           r, g, (unsigned long long)c->region[g].len,
+                           (unsigned long long)mine.region[g].len);
+                return -EINVAL;
+            }
+        if (strcmp(c->boot_id, mine.boot_id) || strcmp(c->host, mine.host))
+            comm_g.all_local = 0;
+    }
+
+    enum comm_transport_kind kind = comm_g.want;
+    if (kind == COMM_TRANSPORT_AUTO)
+        kind = comm_g.all_local ? COMM_TRANSPORT_SHM : COMM_TRANSPORT_TCP;
+    if (kind == COMM_TRANSPORT_SHM && !comm_g.all_local) {
+        ompdsm_err("OMPDSM_TRANSPORT=shm needs every node on one host; "
+                   "use tcp or verbs across hosts");
+        return -EINVAL;
+    }
+    switch (kind) {
+    case COMM_TRANSPORT_SHM: comm_g.ops = &comm_shm_ops; break;
+    case COMM_TRANSPORT_TCP: comm_g.ops = &comm_tcp_ops; break;
+    case COMM_TRANSPORT_VERBS: comm_g.ops = &comm_verbs_ops; break;
+    default: return -EINVAL;
+    }
+    if (comm_g.size > 1) {
+        rc = comm_g.ops->start(&comm_g.tr);
+        if (rc < 0)
+            return rc;
+    }
+    if (comm_g.tcp_listen_fd >= 0 && kind != COMM_TRANSPORT_TCP) {
+        close(comm_g.tcp_listen_fd);
+        comm_g.tcp_listen_fd = -1;
+    }
+    comm_g.connected = 1;
+    OMPDSM_TRACE(OMPDSM_TR_COMM, "comm_connect: transport %s, all local %d",
+                 comm_transport_name(), comm_g.all_local);
+    /* Nobody may use a peer's memory before every node has it mapped. */
+    return comm_barrier(COMM_WORLD);
+}
+
+void comm_fini(void)
+{
+    if (comm_g.connected && comm_g.size > 1 && !comm_g.failed)
+        comm_barrier(COMM_WORLD);
+    if (comm_g.tr)
+        comm_g.ops->stop(comm_g.tr);
+    comm_g.tr = NULL;
+    comm_g.connected = 0;
+    comm_boot_fini();
+}
+
+/* ---- local operations ---- */
+
+int comm_local_check(int region, uint64_t off, size_t len, const char *what,
+                     int src)
+{
+    if (region < 0 || region >= COMM_REG_MAX || !comm_g.reg[region].base ||
+        off > comm_g.reg[region].len || len > comm_g.reg[region].len - off) {
+        ompdsm_err("%s from node %d: region %d offset %llu length %zu is "
+                   "outside the registered memory",
+                   what, src, region, (unsigned long long)off, len);
+        return -EFAULT;
+    }
+    return 0;
+}
+
+static inline char *local_addr(int region, uint64_t off)
+{
+    return (char *)comm_g.reg[region].base + off;
+}
+
+void comm_local_notify(int region, uint64_t off, uint64_t value)
+{
+    __atomic_store_n((uint64_t *)local_addr(region, off), value,
+                     __ATOMIC_RELEASE);
+    comm_doorbell_ring();
+}
+
+static int check_peer(int peer, const char *what)
+{
+    if (OMPDSM_UNLIKELY(peer < 0 || peer >= comm_g.size)) {
+        ompdsm_err("%s: no node %d (job has %d)", what, peer, comm_g.size);
+        return -EINVAL;
+    }
+    if (OMPDSM_UNLIKELY(comm_g.failed))
+        return -ECONNABORTED;
+    return 0;
+}
+
+int comm_put(int peer, int region, uint64_t off, const void *src, size_t len)
+{
+    int rc = check_peer(peer, "put");
+    if (rc < 0)
+        return rc;
+    STAT_ADD(puts, 1);
+    STAT_ADD(put_bytes, len);
+    if (peer == comm_g.rank) {
+        if ((rc = comm_local_check(region, off, len, "put", peer)) < 0)
+            return rc;
+        memcpy(local_addr(region, off), src, len);
+        return 0;
+    }
+    return comm_g.ops->put(comm_g.tr, peer, region, off, src, len);
+}
+
+int comm_get(int peer, int region, uint64_t off, void *dst, size_t len)
+{
+    int rc = check_peer(peer, "get");
+    if (rc < 0)
+        return rc;
+    STAT_ADD(gets, 1);
+    STAT_ADD(get_bytes, len);
+    if (peer == comm_g.rank) {
+        if ((rc = comm_local_check(region, off, len, "get", peer)) < 0)
+            return rc;
+        memcpy(dst, local_addr(region, off), len);
+        return 0;
+    }
+    return comm_g.ops->get(comm_g.tr, peer, region, off, dst, len);
+}
+
+int comm_fetch_add(int peer, int region, uint64_t off, uint64_t add,
+                   uint64_t *old)
+{
+    int rc = check_peer(peer, "fetch-add");
+    if (rc < 0)
+        return rc;
+    if (OMPDSM_UNLIKELY(off & 7)) {
+        ompdsm_err("fetch-add: offset %llu is not 8-byte aligned",
+                   (unsigned long long)off);
+        return -EINVAL;
+    }
+    STAT_ADD(atomics, 1);
+    if (peer == comm_g.rank) {
+        if ((rc = comm_local_check(region, off, 8, "fetch-add", peer)) < 0)
+            return rc;
+        *old = __atomic_fetch_add((uint64_t *)local_addr(region, off), add,
+                                  __ATOMIC_SEQ_CST);
+        return 0;
+    }
+    return comm_g.ops->fetch_add(comm_g.tr, peer, region, off, add, old);
+}
+
+int comm_cas(int peer, int region, uint64_t off, uint64_t expect,
+             uint64_t desired, uint64_t *old)
+{
+    int rc = check_peer(peer, "compare-swap");
+    if (rc < 0)
+        return rc;
+    if (OMPDSM_UNLIKELY(off & 7)) {
+        ompdsm_err("compare-swap: offset %llu is not 8-byte aligned",
+                   (unsigned long long)off);
+        return -EINVAL;
+    }
+    STAT_ADD(atomics, 1);
+    if (peer == comm_g.rank) {
+        if ((rc = comm_local_check(region, off, 8, "compare-swap", peer)) < 0)
+            return rc;
+        uint64_t e = expect;
+        __atomic_compare_exchange_n((uint64_t *)local_addr(region, off), &e,
+                                    desired, 0, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_SEQ_CST);
+        *old = e;
+        return 0;
+    }
+    return comm_g.ops->cas(comm_g.tr, peer, region, off, expect, desired, old);
+}
+
+int comm_notify(int peer, int region, uint64_t off, uint64_t value)
+{
+    int rc = check_peer(peer, "notify");
+    if (rc < 0)
+        return rc;
+    if (OMPDSM_UNLIKELY(off & 7)) {
+        ompdsm_err("notify: offset %llu is not 8-byte aligned",
+                   (unsigned long long)off);
+        return -EINVAL;
+    }
+    STAT_ADD(notifies, 1);
+    if (peer == comm_g.rank) {
+        if ((rc = comm_local_check(region, off, 8, "notify", peer)) < 0)
+            return rc;
+        comm_local_notify(region, off, value);
+        return 0;
+    }
+    return comm_g.ops->notify(comm_g.tr, peer, region, off, value);
+}
+
+int comm_fence(int peer)
+{
+    if (OMPDSM_UNLIKELY(comm_g.failed))
+        return -ECONNABORTED;
+    if (comm_g.size == 1 || peer == comm_g.rank)
+        return 0;
+    STAT_ADD(fences, 1);
+    if (peer < 0) {
+        for (int p = 0; p < comm_g.size; p++)
+            if (p != comm_g.rank) {
+                int rc = comm_g.ops->fence(comm_g.tr, p);
+                if (rc < 0)
+                    return rc;
+            }
+        return 0;
+    }
+    int rc = check_peer(peer, "fence");
+    if (rc < 0)
+        return rc;
+    return comm_g.ops->fence(comm_g.tr, peer);
+}
+
+/* ---- control messages ---- */
+
+int comm_set_handler(int tag, comm_handler_fn fn, void *arg)
+{
+    if (tag < 0 || tag >= COMM_TAG_MAX)
+        return -EINVAL;
+    comm_g.handler_arg[tag] = arg;
+    __atomic_store_n(&comm_g.handler[tag], fn, __ATOMIC_RELEASE);
+    return 0;
+}
+
+void comm_dispatch(int src, int tag, const void *buf, size_t len)
+{
+    comm_handler_fn fn = NULL;
+    if (tag >= 0 && tag < COMM_TAG_MAX)
+        fn = __atomic_load_n(&comm_g.handler[tag], __ATOMIC_ACQUIRE);
+    if (!fn) {
+        ompdsm_warn("message with tag %d from node %d has no handler; dropped",
+                    tag, src);
+        return;
+    }
+    fn(src, tag, buf, len, comm_g.handler_arg[tag]);
+}
+
+int comm_send(int peer, int tag, const void *buf, size_t len)
+{
+    int rc = check_peer(peer, "send");
+    if (rc < 0)
+        return rc;
+    if (tag < 0 || tag >= COMM_TAG_MAX || len > COMM_MSG_MAX) {
+        ompdsm_err("send: bad tag %d or length %zu (max %d)", tag, len,
+                   COMM_MSG_MAX);
+        return -EINVAL;
+    }
+    STAT_ADD(sends, 1);
+    STAT_ADD(send_bytes, len);
+    if (peer == comm_g.rank) {
+        comm_dispatch(peer, tag, buf, len);
+        return 0;
+    }
+    return comm_g.ops->send(comm_g.tr, peer, tag, buf, len);
+}
+
+/* ---- payload buffers ---- */
+
+int comm_buf_reserve(struct comm_buf *b, size_t cap)
+{
+    if (cap <= b->cap)
+        return 0;
+    size_t n = b->cap ? b->cap : 256;
+    while (n < cap)
+        n *= 2;
+    void *p = realloc(b->data, n);
+    if (!p) {
+        ompdsm_err("out of memory for a %zu-byte collective payload", n);
+        return -ENOMEM;
+    }
+    b->data = p;
+    b->cap = n;
+    return 0;
+}
+
+int comm_buf_append(struct comm_buf *b, const void *p, size_t len)
+{
+    int rc = comm_buf_reserve(b, b->len + len);
+    if (rc < 0)
+        return rc;
+    if (len)
+        memcpy((char *)b->data + b->len, p, len);
+    b->len += len;
+    return 0;
+}
+
+void comm_buf_free(struct comm_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}

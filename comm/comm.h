@@ -1,0 +1,198 @@
+/* comm/comm.h - the comm layer's interface: bootstrap, registered memory,
+ * one-sided operations, control messages, waiting, and collectives.
+ *
+ * One comm instance per process (a node).  Life cycle:
+ *   comm_init()            bootstrap: learns rank and size (launcher, PMIx
+ *                          or a single node), parses OMPDSM_TRANSPORT etc.
+ *   comm_register() ...    registers symmetric memory regions: every node
+ *                          registers the same region ids with the same
+ *                          sizes, in any order, before comm_connect
+ *   comm_connect()         exchanges contact cards and starts the transport
+ *   ... operations ...
+ *   comm_fini()            quiesces and tears down
+ *
+ * Addressing is (peer, region id, byte offset in that region).  Operations
+ * on the calling node's own rank are performed locally.  All operations are
+ * safe to call from several threads of a node at once.
+ *
+ * Errors: functions return 0 or a negative errno and have already printed
+ * the reason ("node 1: get from node 3: connection closed").  A transport
+ * failure is permanent; callers normally make it fatal with COMM_CHECK. */
+#ifndef OMPDSM_COMM_H
+#define OMPDSM_COMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "base.h"
+
+/* Region ids.  Each layer owns its region; the comm layer owns COMM_REG_SYNC
+ * (doorbell and collective slots). */
+enum comm_region_id {
+    COMM_REG_SYNC = 0, /* comm: doorbell, collective slots and spill */
+    COMM_REG_HEAP = 1, /* dsm: the shared heap's system view */
+    COMM_REG_DSM = 2,  /* dsm: lock table, notice log, directory words */
+    COMM_REG_RT = 3,   /* runtime: work-share slots, ordered counters */
+    COMM_REG_USER = 4, /* tests and benchmarks */
+    COMM_REG_MAX = 8,
+};
+
+enum comm_transport_kind {
+    COMM_TRANSPORT_AUTO = 0,
+    COMM_TRANSPORT_SHM,
+    COMM_TRANSPORT_TCP,
+    COMM_TRANSPORT_VERBS,
+};
+
+/* ---- life cycle ---- */
+int comm_init(void);
+int comm_rank(void);
+int comm_size(void);
+/* Registers [base, base+len) as region id.  fd >= 0 is a memfd backing the
+ * region at offset 0, which the shm transport maps into the peers; regions
+ * without an fd cannot be used with shm.  The memory must stay valid until
+ * comm_fini. */
+int comm_register(int region, void *base, size_t len, int fd);
+int comm_connect(void);
+void comm_fini(void);
+/* Name of the active transport ("shm", "tcp", "verbs", "self"). */
+const char *comm_transport_name(void);
+/* True when every node runs on this host (shm possible). */
+int comm_all_local(void);
+/* Base address of a registered region on this node. */
+void *comm_region_base(int region);
+size_t comm_region_len(int region);
+
+/* ---- one-sided operations ---- */
+/* Copies len bytes to peer's region at off.  src may be reused on return;
+ * the data is visible at the peer after a later comm_fence(peer) returns,
+ * and before any later comm_notify to the same peer takes effect. */
+int comm_put(int peer, int region, uint64_t off, const void *src, size_t len);
+/* Copies len bytes from peer's region at off into dst; blocks. */
+int comm_get(int peer, int region, uint64_t off, void *dst, size_t len);
+/* 64-bit atomics on an 8-byte aligned word of peer's region; *old receives
+ * the previous value.  Atomic with respect to all other comm atomics and to
+ * C11 atomics the owner performs on that word. */
+int comm_fetch_add(int peer, int region, uint64_t off, uint64_t add,
+                   uint64_t *old);
+int comm_cas(int peer, int region, uint64_t off, uint64_t expect,
+             uint64_t desired, uint64_t *old);
+/* Stores value (8-byte aligned word, release semantics) in peer's region at
+ * off and wakes the peer's waiters.  Ordered after every earlier put to the
+ * same peer: when the waiter sees value, it sees that data. */
+int comm_notify(int peer, int region, uint64_t off, uint64_t value);
+/* Every earlier put to peer (all peers when peer < 0) is complete at the
+ * peer when this returns. */
+int comm_fence(int peer);
+
+/* ---- two-sided control messages ---- */
+/* Handlers run on the receiving node's service thread, one at a time, in
+ * the order messages from one sender were sent.  They must not block on
+ * other nodes.  Tags 0..COMM_TAG_MAX-1. */
+enum { COMM_TAG_MAX = 32, COMM_MSG_MAX = 64 * 1024 };
+typedef void (*comm_handler_fn)(int src, int tag, const void *buf, size_t len,
+                                void *arg);
+int comm_set_handler(int tag, comm_handler_fn fn, void *arg);
+int comm_send(int peer, int tag, const void *buf, size_t len);
+
+/* ---- waiting: spin briefly, then block ---- */
+/* Waits until the 64-bit word at p (in this node's registered memory) is
+ * >= target.  Spins for the configured time (OMPDSM_SPIN_US), then sleeps on
+ * the node's doorbell futex, which every notify rings.  Returns 0, or a
+ * negative errno if the job is failing (a peer was lost). */
+int comm_wait_ge(const volatile uint64_t *p, uint64_t target);
+/* Same with a predicate: waits until pred(arg) is true. */
+int comm_wait_until(int (*pred)(void *arg), void *arg);
+/* Rings this node's doorbell (wakes local waiters); used by transports
+ * after they change a word on behalf of a peer, and by local threads. */
+void comm_doorbell_ring(void);
+/* True once the job is failing; waits return -ECONNABORTED. */
+int comm_failed(void);
+
+/* ---- collectives over the first `nodes` ranks (a group), on a channel ---- */
+/* Channels are independent sequences of collectives: every member calls the
+ * collectives of a channel in the same order.  Channel 0 is for all nodes
+ * of the job; channel 1 for a sub-team; others are free. */
+enum { COMM_CHANNELS = 4 };
+struct comm_group {
+    int chan;  /* channel */
+    int nodes; /* members are ranks 0..nodes-1 */
+};
+#define COMM_WORLD ((struct comm_group){0, comm_size()})
+
+/* A growable byte buffer for collective payloads. */
+struct comm_buf {
+    void *data;
+    size_t len;
+    size_t cap;
+};
+int comm_buf_reserve(struct comm_buf *b, size_t cap);
+int comm_buf_append(struct comm_buf *b, const void *p, size_t len);
+void comm_buf_free(struct comm_buf *b);
+
+/* Combines `in` (a child subtree's payload) into acc (this node's running
+ * payload).  Must be associative; need not be commutative, but children are
+ * combined in rank order after the node's own contribution. */
+typedef int (*comm_combine_fn)(void *ctx, struct comm_buf *acc, const void *in,
+                               size_t inlen);
+/* Runs on the root once every payload is combined, before the release; may
+ * replace acc with the payload to broadcast. */
+typedef int (*comm_root_fn)(void *ctx, struct comm_buf *acc);
+
+/* Barrier with payloads both ways: a tree gather (fan-out
+ * OMPDSM_TREE_FANOUT) combining every member's `up` into one payload at the
+ * root, root_fn (optional), then a tree broadcast of the root's result into
+ * *down on every member.  combine may be NULL when every up is empty.  Never
+ * lets a member through before every member has arrived. */
+int comm_barrier_x(struct comm_group g, const void *up, size_t uplen,
+                   comm_combine_fn combine, comm_root_fn root_fn, void *ctx,
+                   struct comm_buf *down);
+int comm_barrier(struct comm_group g);
+/* Tree broadcast of rank 0's buf to every member (no gather).  Between two
+ * broadcasts on a channel there must be a barrier on that channel. */
+int comm_bcast0(struct comm_group g, struct comm_buf *buf);
+/* Broadcast from any root (a barrier carrying root's bytes). */
+int comm_bcast(struct comm_group g, int root, void *buf, size_t len);
+
+enum comm_dtype { COMM_INT64, COMM_DOUBLE };
+enum comm_op { COMM_SUM, COMM_MIN, COMM_MAX, COMM_AND, COMM_OR, COMM_XOR };
+/* Element-wise allreduce of count values in buf (in place).  AND/OR/XOR are
+ * bitwise and only for COMM_INT64. */
+int comm_allreduce(struct comm_group g, void *buf, size_t count,
+                   enum comm_dtype type, enum comm_op op);
+/* Allreduce with a user-defined combine on byte buffers of len bytes:
+ * fn(inout, in, len, arg) folds in into inout; must be associative. */
+typedef void (*comm_reduce_fn)(void *inout, const void *in, size_t len,
+                               void *arg);
+int comm_allreduce_user(struct comm_group g, void *buf, size_t len,
+                        comm_reduce_fn fn, void *arg);
+/* Gathers len bytes from every member into all[rank * len] on every member. */
+int comm_allgather(struct comm_group g, const void *mine, size_t len,
+                   void *all);
+
+/* ---- statistics of this node's comm operations ---- */
+struct comm_stats {
+    uint64_t puts, put_bytes;
+    uint64_t gets, get_bytes;
+    uint64_t atomics;
+    uint64_t notifies;
+    uint64_t fences;
+    uint64_t sends, send_bytes;
+    uint64_t barriers, bcasts;
+    uint64_t wait_ns;     /* time blocked in comm_wait_* */
+    uint64_t sleeps;      /* futex sleeps in comm_wait_* */
+};
+void comm_stats_get(struct comm_stats *out);
+
+/* Makes a failed comm call fatal with its reason already printed. */
+#define COMM_CHECK(call)                                                       \
+    do {                                                                       \
+        int comm_check_rc_ = (call);                                           \
+        if (OMPDSM_UNLIKELY(comm_check_rc_ < 0))                               \
+            ompdsm_fatal("%s failed (%d), giving up", #call, comm_check_rc_);  \
+    } while (0)
+
+/* Asks the launcher to end the whole job with status and message (used by
+ * ompdsm_fatal); returns after trying. */
+void comm_abort_job(int status, const char *msg);
+
+#endif

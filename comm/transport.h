@@ -1,0 +1,196 @@
+/* comm/transport.h - what a transport implements (one table of function
+ * pointers) and the comm-internal state the transports share.  Only files
+ * in comm/ include this; other layers use comm.h.
+ *
+ * A transport moves bytes and atomics between nodes.  comm.c performs
+ * operations on the calling node itself, counts statistics and selects the
+ * transport; a transport only ever sees peer != own rank. */
+#ifndef OMPDSM_COMM_TRANSPORT_H
+#define OMPDSM_COMM_TRANSPORT_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "comm.h"
+
+/* A node's contact card, exchanged once through the bootstrap.  Fixed
+ * layout so that it can travel as bytes between hosts of one kind. */
+#define COMM_CARD_MAGIC 0x6f6d7064u /* "ompd" */
+struct comm_card {
+    uint32_t magic;
+    int32_t rank;
+    int32_t pid;
+    uint32_t transport;   /* enum comm_transport_kind the node asked for */
+    char host[64];        /* gethostname() */
+    char boot_id[40];     /* /proc/sys/kernel/random/boot_id: same host */
+    uint32_t tcp_addr;    /* IPv4, network order; 0 if no tcp listener */
+    uint16_t tcp_port;    /* network order */
+    uint16_t pad;
+    struct {
+        int32_t fd;       /* memfd in the owner process, -1 if none */
+        uint32_t pad;
+        uint64_t len;
+    } region[COMM_REG_MAX];
+};
+
+struct comm_transport;
+
+/* The transport table.  Every function returns 0 or a negative errno after
+ * printing the reason.  Semantics are those of the comm_* call of the same
+ * name in comm.h, restricted to a remote peer. */
+struct comm_transport_ops {
+    const char *name;
+    /* Creates the transport once every card is known; may start threads. */
+    int (*start)(struct comm_transport **out);
+    /* Stops threads, closes connections, frees; called once. */
+    void (*stop)(struct comm_transport *t);
+    int (*put)(struct comm_transport *t, int peer, int region, uint64_t off,
+               const void *src, size_t len);
+    int (*get)(struct comm_transport *t, int peer, int region, uint64_t off,
+               void *dst, size_t len);
+    int (*fetch_add)(struct comm_transport *t, int peer, int region,
+                     uint64_t off, uint64_t add, uint64_t *old);
+    int (*cas)(struct comm_transport *t, int peer, int region, uint64_t off,
+               uint64_t expect, uint64_t desired, uint64_t *old);
+    int (*notify)(struct comm_transport *t, int peer, int region,
+                  uint64_t off, uint64_t value);
+    int (*fence)(struct comm_transport *t, int peer);
+    int (*send)(struct comm_transport *t, int peer, int tag, const void *buf,
+                size_t len);
+};
+
+extern const struct comm_transport_ops comm_shm_ops;
+extern const struct comm_transport_ops comm_tcp_ops;
+extern const struct comm_transport_ops comm_verbs_ops;
+
+/* ---- the comm layer's own registered region (COMM_REG_SYNC) ---- */
+enum {
+    COMM_FANOUT_MAX = 16,
+    COMM_SLOT_SIZE = 16 * 1024,        /* inline payload per slot */
+    COMM_SPILL_SIZE = 16 * 1024 * 1024 /* per spill buffer, lazily touched */
+};
+
+/* Header of a payload slot; the payload follows inline or lives in the
+ * writer's spill buffer (read with comm_get). */
+struct comm_slot_hdr {
+    uint64_t len;       /* payload bytes */
+    uint64_t spill_off; /* offset in the writer's COMM_REG_SYNC, 0 = inline */
+};
+
+/* Per channel, on every node. */
+struct comm_chan_area {
+    /* arrive[i] = sequence number of the last gather child i finished */
+    struct {
+        volatile uint64_t seq;
+        char pad[OMPDSM_CACHELINE - 8];
+    } arrive[COMM_FANOUT_MAX];
+    /* release[p] = sequence number of the last release (parity p) */
+    struct {
+        volatile uint64_t seq;
+        char pad[OMPDSM_CACHELINE - 8];
+    } release[2];
+    /* slots written by children (up) and by the parent (down, by parity) */
+    char up[COMM_FANOUT_MAX][COMM_SLOT_SIZE];
+    char down[2][COMM_SLOT_SIZE];
+};
+
+struct comm_sync_area {
+    /* Futex word every notify increments; waiters sleep on it. */
+    volatile uint32_t doorbell;
+    /* Number of threads sleeping (or about to) on doorbell. */
+    volatile uint32_t sleepers;
+    /* Separate futex for the shm mailboxes, so that the service thread
+     * sleeping on it does not make every notify pay for a wake-up. */
+    volatile uint32_t mbox_bell;
+    volatile uint32_t mbox_sleepers;
+    char pad0[OMPDSM_CACHELINE - 16];
+    struct comm_chan_area chan[COMM_CHANNELS];
+    /* Spill buffers: per channel, one for up payloads and two (by parity)
+     * for down payloads; aligned to pages. */
+    char spill[COMM_CHANNELS][3][COMM_SPILL_SIZE] __attribute__((aligned(4096)));
+    /* Followed by comm_size() mailboxes (struct comm_mbox), one per sender,
+     * used by transports without a byte stream (shm). */
+};
+
+/* A single-producer single-consumer ring of control messages from one
+ * sender, in the receiver's memory.  Records are struct comm_mbox_rec then
+ * the payload, padded to 8 bytes; a record never wraps (a pad record with
+ * tag -1 fills the end of the ring). */
+enum { COMM_MBOX_DATA = 256 * 1024 };
+struct comm_mbox {
+    volatile uint64_t head; /* consumed bytes, written by the receiver */
+    char pad0[OMPDSM_CACHELINE - 8];
+    volatile uint64_t tail; /* produced bytes, written by the sender */
+    char pad1[OMPDSM_CACHELINE - 8];
+    char data[COMM_MBOX_DATA];
+};
+struct comm_mbox_rec {
+    int32_t tag; /* -1: padding to the end of the ring */
+    uint32_t len;
+};
+static inline size_t comm_sync_len(int nodes)
+{
+    return sizeof(struct comm_sync_area) + (size_t)nodes * sizeof(struct comm_mbox);
+}
+static inline struct comm_mbox *comm_mbox_of(void *sync_base, int sender)
+{
+    return (struct comm_mbox *)((char *)sync_base + sizeof(struct comm_sync_area)) + sender;
+}
+
+/* ---- comm-internal state, one per process ---- */
+struct comm_state {
+    int rank, size;
+    int connected;
+    enum comm_transport_kind want;     /* from OMPDSM_TRANSPORT */
+    const struct comm_transport_ops *ops;
+    struct comm_transport *tr;
+    struct {
+        void *base;
+        size_t len;
+        int fd;
+    } reg[COMM_REG_MAX];
+    struct comm_card *cards; /* size entries, after comm_connect */
+    int all_local;           /* every node on this host */
+    struct comm_sync_area *sync; /* this node's COMM_REG_SYNC */
+    int sync_fd;
+    comm_handler_fn handler[COMM_TAG_MAX];
+    void *handler_arg[COMM_TAG_MAX];
+    /* Tcp listener created before the card exchange (auto or tcp). */
+    int tcp_listen_fd;
+    uint32_t tcp_addr;  /* address to advertise, network order */
+    uint16_t tcp_port;  /* network order */
+    /* Spin budget for comm_wait_* in nanoseconds (OMPDSM_SPIN_US). */
+    uint64_t spin_ns;
+    int fanout;         /* OMPDSM_TREE_FANOUT */
+    /* Collective sequence numbers per channel. */
+    uint64_t coll_seq[COMM_CHANNELS];
+    volatile int failed;
+};
+extern struct comm_state comm_g;
+
+/* Dispatches an incoming control message to its handler (service threads). */
+void comm_dispatch(int src, int tag, const void *buf, size_t len);
+/* Marks the job as failing and wakes every waiter; prints msg once. */
+void comm_set_failed(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Applies a notify to local memory: store + ring doorbell. */
+void comm_local_notify(int region, uint64_t off, uint64_t value);
+/* Bounds check of [off, off+len) in this node's region. */
+int comm_local_check(int region, uint64_t off, size_t len, const char *what,
+                     int src);
+/* Wakes sleepers of the doorbell in `sync` (a local or mapped peer area). */
+void comm_doorbell_ring_area(struct comm_sync_area *sync);
+
+/* ---- bootstrap (boot.c) ---- */
+/* Learns rank and size from the environment (OMPDSM_RANK/SIZE/BOOT from
+ * ompdsmrun, PMIx, or a single node). */
+int comm_boot_init(int *rank, int *size);
+/* Exchanges len bytes per node: all[r * len] holds rank r's bytes. */
+int comm_boot_allgather(const void *mine, size_t len, void *all);
+/* Local address of the connection to the launcher (0 if none): the address
+ * the tcp transport advertises by default. */
+uint32_t comm_boot_local_addr(void);
+/* Descriptor the service thread watches for launcher loss (-1 if none). */
+int comm_boot_fd(void);
+void comm_boot_abort(int status, const char *msg);
+void comm_boot_fini(void);
+
+#endif

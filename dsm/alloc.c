@@ -1,0 +1,438 @@
+/* dsm/alloc.c - allocation in the shared heap without messages.
+ *
+ * Globals: a bump pointer over the first chunks, identical on every node
+ * (same calls in the same order), large objects block-distributed over the
+ * nodes' homes.
+ *
+ * malloc & co.: each node allocates from chunk runs it claimed with one
+ * fetch-add at node 0 (a message only every few megabytes).  Every block has
+ * a 16-byte header just before it, in shared memory, naming its owner node
+ * and size, so any node can free or realloc any block.  Free lists are
+ * private to the owner; a block freed by another node is queued at the
+ * owner and becomes reusable at the owner's next barrier, when every write
+ * to it is known to have arrived.  Large blocks (OMPDSM_HOME_BLOCK_MIN and
+ * up, policy block) get runs of their own whose pages are block-distributed
+ * over the nodes, recorded in node 0's chunk table for the others to find.
+ * Memory never used before is zero on every node, so calloc of fresh memory
+ * writes nothing (and causes no diffs). */
+#include "dsm_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HDR_MAGIC 0x4d534448u /* "HDSM" */
+#define SMALL_MAX (32 * 1024)
+
+struct hdr {
+    uint32_t magic;
+    uint16_t owner;
+    uint16_t cls; /* size class, or 0xffff for page-run blocks */
+    uint64_t size; /* usable bytes */
+};
+
+/* Size classes: 16-byte steps to 128, then four steps per power of two. */
+enum { NCLS = 64 };
+static size_t cls_size[NCLS];
+static int ncls;
+
+struct vec {
+    void **v;
+    size_t n, cap;
+};
+
+struct extent {
+    char *data; /* block data (page aligned) */
+    size_t size;
+};
+
+static struct {
+    pthread_mutex_t lock;
+    char *cur, *end;          /* bump region of the current run */
+    char *fresh;              /* memory from here on was never used */
+    size_t grow;              /* size of the next run claimed */
+    struct vec freel[NCLS];   /* free small blocks per class */
+    struct extent *big;       /* free page-run blocks */
+    size_t nbig, capbig;
+    struct vec pending;       /* blocks other nodes freed, until a barrier */
+    pthread_mutex_t pending_lock;
+    int warned;
+} A = {.lock = PTHREAD_MUTEX_INITIALIZER,
+       .pending_lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void vec_push(struct vec *v, void *p)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 64;
+        void **n = realloc(v->v, cap * sizeof *n);
+        if (!n)
+            ompdsm_fatal("out of memory in the shared allocator");
+        v->v = n;
+        v->cap = cap;
+    }
+    v->v[v->n++] = p;
+}
+
+static void free_msg(int src, int tag, const void *buf, size_t len, void *arg);
+
+void dsm_alloc_init(void)
+{
+    size_t s = 16;
+    ncls = 0;
+    while (s <= SMALL_MAX && ncls < NCLS) {
+        cls_size[ncls++] = s;
+        if (s < 128)
+            s += 16;
+        else
+            s += (size_t)1 << (63 - __builtin_clzll(s) - 2);
+    }
+    A.grow = dsm_g.chunk_size;
+    comm_set_handler(DSM_TAG_FREE, free_msg, NULL);
+}
+
+static int size_class(size_t n)
+{
+    for (int c = 0; c < ncls; c++)
+        if (cls_size[c] >= n)
+            return c;
+    return -1;
+}
+
+/* ---- chunks ---- */
+
+int dsm_chunk_claim(uint32_t n, uint32_t *first)
+{
+    uint64_t f;
+    if (dsm_g.rank == 0 || !dsm_g.started)
+        f = __atomic_fetch_add(&((struct dsm_area_hdr *)dsm_g.area)->chunk_next, n,
+                               __ATOMIC_SEQ_CST);
+    else
+        COMM_CHECK(comm_fetch_add(0, COMM_REG_DSM,
+                                  offsetof(struct dsm_area_hdr, chunk_next), n, &f));
+    if (f + n > dsm_g.nchunks)
+        return -ENOMEM;
+    *first = (uint32_t)f;
+    return 0;
+}
+
+/* Records a run in node 0's chunk table (block-distributed if dpages). */
+static void chunk_record(uint32_t first, uint32_t n, uint64_t dpages)
+{
+    uint64_t *e = malloc((size_t)n * 16);
+    if (!e)
+        ompdsm_fatal("out of memory recording chunks");
+    for (uint32_t i = 0; i < n; i++) {
+        e[2 * i] = (uint64_t)(dsm_g.rank + 1) | ((uint64_t)(dpages ? 1 : 0) << 32);
+        e[2 * i + 1] = dpages ? ((uint64_t)first << 40) | dpages : 0;
+    }
+    COMM_CHECK(comm_put(0, COMM_REG_DSM, dsm_off_chunks + (uint64_t)first * 16, e,
+                        (size_t)n * 16));
+    free(e);
+    /* Our own directory knows right away. */
+    uint32_t cpages = 1u << (dsm_g.chunk_shift - dsm_g.page_shift);
+    uint32_t p0 = first * cpages;
+    if (dpages) {
+        dsm_set_home(p0, 1, dsm_g.rank);
+        for (uint64_t i = 0; i < dpages; i++)
+            dsm_set_home(p0 + 1 + (uint32_t)i, 1,
+                         (int)(i * (uint64_t)dsm_g.size / dpages));
+        for (uint64_t i = dpages + 1; i < (uint64_t)n * cpages; i++)
+            dsm_set_home(p0 + (uint32_t)i, 1, dsm_g.rank);
+    } else {
+        dsm_set_home(p0, n * cpages, dsm_g.rank);
+    }
+}
+
+static void exhausted(size_t asked)
+{
+    struct dsm_area_hdr *h = (struct dsm_area_hdr *)dsm_g.area;
+    uint64_t next = h->chunk_next;
+    if (dsm_g.rank != 0 && dsm_g.started)
+        comm_get(0, COMM_REG_DSM, offsetof(struct dsm_area_hdr, chunk_next), &next,
+                 8);
+    uint64_t left = next >= dsm_g.nchunks
+                        ? 0
+                        : (uint64_t)(dsm_g.nchunks - next) << dsm_g.chunk_shift;
+    if (!A.warned++)
+        ompdsm_err("shared heap exhausted: asked for %zu bytes, about %llu of "
+                   "%zu bytes left unclaimed; raise OMPDSM_HEAP_SIZE",
+                   asked, (unsigned long long)left, dsm_g.heap_size);
+    errno = ENOMEM;
+}
+
+/* ---- blocks ---- */
+
+static void *finish(char *data, size_t usable, int cls)
+{
+    struct hdr h = {HDR_MAGIC, (uint16_t)dsm_g.rank, (uint16_t)cls, usable};
+    memcpy(data - sizeof h, &h, sizeof h);
+    DSM_STAT(allocs, 1);
+    DSM_STAT(alloc_bytes, usable);
+    return data;
+}
+
+/* Bump allocation of `need` bytes whose data (after the header) is aligned
+ * to align; claims a new run when the current one is full. */
+static char *bump(size_t need, size_t align)
+{
+    for (;;) {
+        if (A.cur) {
+            char *data = (char *)OMPDSM_ALIGN_UP((uintptr_t)A.cur + sizeof(struct hdr),
+                                                 (uintptr_t)align);
+            if (data + need <= A.end) {
+                A.cur = data + need;
+                if (A.cur > A.fresh)
+                    A.fresh = A.cur;
+                return data;
+            }
+        }
+        size_t want = OMPDSM_ALIGN_UP(need + align + sizeof(struct hdr), dsm_g.chunk_size);
+        if (want < A.grow)
+            want = A.grow;
+        uint32_t n = (uint32_t)(want >> dsm_g.chunk_shift), first;
+        if (dsm_chunk_claim(n, &first) < 0)
+            return NULL;
+        chunk_record(first, n, 0);
+        A.cur = A.fresh = dsm_g.app + ((size_t)first << dsm_g.chunk_shift);
+        A.end = A.cur + ((size_t)n << dsm_g.chunk_shift);
+        if (A.grow < (64u << 20))
+            A.grow *= 2;
+    }
+}
+
+/* A block-distributed run of its own: header page, then the data pages. */
+static char *own_run(size_t size)
+{
+    size_t ps = dsm_g.page_size;
+    uint64_t dpages = (size + ps - 1) / ps;
+    size_t bytes = OMPDSM_ALIGN_UP((dpages + 1) * ps, dsm_g.chunk_size);
+    uint32_t n = (uint32_t)(bytes >> dsm_g.chunk_shift), first;
+    if (dsm_chunk_claim(n, &first) < 0)
+        return NULL;
+    chunk_record(first, n, dpages);
+    return dsm_g.app + ((size_t)first << dsm_g.chunk_shift) + ps;
+}
+
+static void *alloc_locked(size_t size, size_t align, int *fresh)
+{
+    *fresh = 0;
+    if (!size)
+        size = 1;
+    if (size > dsm_g.heap_size) {
+        exhausted(size);
+        return NULL;
+    }
+    int c = align <= 16 ? size_class(size) : -1;
+    if (c >= 0) {
+        if (A.freel[c].n)
+            return A.freel[c].v[--A.freel[c].n];
+        char *before = A.fresh;
+        char *d = bump(cls_size[c], 16);
+        if (!d) {
+            exhausted(size);
+            return NULL;
+        }
+        *fresh = d >= before;
+        return finish(d, cls_size[c], c);
+    }
+    size_t ps = dsm_g.page_size;
+    if (align < ps)
+        align = ps;
+    size_t usable = OMPDSM_ALIGN_UP(size, ps);
+    /* Reuse a freed run block that fits without wasting half of it. */
+    for (size_t i = 0; i < A.nbig; i++) {
+        struct extent *e = &A.big[i];
+        if (e->size >= usable && e->size <= 2 * usable &&
+            !((uintptr_t)e->data & (align - 1))) {
+            char *d = e->data;
+            size_t sz = e->size;
+            *e = A.big[--A.nbig];
+            return finish(d, sz, 0xffff);
+        }
+    }
+    char *d;
+    if (dsm_g.home_block && !dsm_g.solo && usable >= dsm_g.home_block_min &&
+        align <= ps) {
+        d = own_run(usable);
+        *fresh = 1;
+    } else {
+        char *before = A.fresh;
+        d = bump(usable, align);
+        *fresh = d && d >= before;
+    }
+    if (!d) {
+        exhausted(size);
+        return NULL;
+    }
+    return finish(d, usable, 0xffff);
+}
+
+static struct hdr *header(const void *p, const char *what)
+{
+    struct hdr *h = (struct hdr *)((char *)p - sizeof(struct hdr));
+    if (((uintptr_t)p & 15) || (char *)h < dsm_g.app || h->magic != HDR_MAGIC ||
+        h->owner >= dsm_g.size)
+        ompdsm_fatal("%s(%p): not a block of the shared heap (corrupted "
+                     "or freed twice?)", what, p);
+    return h;
+}
+
+static void release_block(void *p, struct hdr *h)
+{
+    if (h->cls == 0xffff) {
+        if (A.nbig == A.capbig) {
+            size_t cap = A.capbig ? A.capbig * 2 : 32;
+            struct extent *n = realloc(A.big, cap * sizeof *n);
+            if (!n)
+                ompdsm_fatal("out of memory in the shared allocator");
+            A.big = n;
+            A.capbig = cap;
+        }
+        A.big[A.nbig++] = (struct extent){p, h->size};
+    } else {
+        vec_push(&A.freel[h->cls], p);
+    }
+}
+
+static void free_msg(int src, int tag, const void *buf, size_t len, void *arg)
+{
+    (void)tag;
+    (void)arg;
+    if (len != sizeof(void *)) {
+        ompdsm_warn("malformed free request from node %d", src);
+        return;
+    }
+    void *p;
+    memcpy(&p, buf, sizeof p);
+    pthread_mutex_lock(&A.pending_lock);
+    vec_push(&A.pending, p);
+    pthread_mutex_unlock(&A.pending_lock);
+}
+
+void dsm_alloc_at_barrier(void)
+{
+    pthread_mutex_lock(&A.pending_lock);
+    struct vec v = A.pending;
+    memset(&A.pending, 0, sizeof A.pending);
+    pthread_mutex_unlock(&A.pending_lock);
+    if (!v.n) {
+        free(v.v);
+        return;
+    }
+    pthread_mutex_lock(&A.lock);
+    for (size_t i = 0; i < v.n; i++)
+        release_block(v.v[i], header(v.v[i], "free"));
+    pthread_mutex_unlock(&A.lock);
+    free(v.v);
+}
+
+/* ---- the public entry points ---- */
+
+void *dsm_global_alloc(size_t size, size_t align, const char *name)
+{
+    if (dsm_g.started)
+        ompdsm_fatal("internal error: global '%s' allocated after start", name);
+    if (align < 16)
+        align = 16;
+    int large = size >= dsm_g.page_size;
+    if (large && align < dsm_g.page_size)
+        align = dsm_g.page_size;
+    size_t off = OMPDSM_ALIGN_UP(dsm_g.global_bump, align);
+    if (off + size > dsm_g.heap_size)
+        ompdsm_fatal("shared heap exhausted by globals: '%s' needs %zu bytes, "
+                     "%zu of %zu left; raise OMPDSM_HEAP_SIZE",
+                     name, size, dsm_g.heap_size - dsm_g.global_bump,
+                     dsm_g.heap_size);
+    dsm_g.global_bump = off + (size ? size : 1);
+    if (dsm_g.home_block && size >= dsm_g.home_block_min && dsm_g.size > 1) {
+        uint32_t p0 = (uint32_t)(off >> dsm_g.page_shift);
+        uint32_t np = (uint32_t)((size + dsm_g.page_size - 1) >> dsm_g.page_shift);
+        for (uint32_t i = 0; i < np; i++)
+            if (!dsm_g.home[p0 + i])
+                dsm_set_home(p0 + i, 1, (int)((uint64_t)i * dsm_g.size / np));
+    }
+    return dsm_g.app + off;
+}
+
+void *dsm_memalign(size_t align, size_t size)
+{
+    if (align & (align - 1)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    int fresh;
+    pthread_mutex_lock(&A.lock);
+    void *p = alloc_locked(size, align, &fresh);
+    pthread_mutex_unlock(&A.lock);
+    return p;
+}
+
+void *dsm_malloc(size_t size)
+{
+    return dsm_memalign(16, size);
+}
+
+void *dsm_calloc(size_t n, size_t size)
+{
+    size_t total;
+    if (__builtin_mul_overflow(n, size, &total)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    int fresh;
+    pthread_mutex_lock(&A.lock);
+    void *p = alloc_locked(total, 16, &fresh);
+    pthread_mutex_unlock(&A.lock);
+    if (p && !fresh)
+        memset(p, 0, total);
+    return p;
+}
+
+size_t dsm_usable_size(const void *p)
+{
+    return p ? header(p, "malloc_usable_size")->size : 0;
+}
+
+void dsm_free(void *p)
+{
+    if (!p)
+        return;
+    struct hdr *h = header(p, "free");
+    DSM_STAT(frees, 1);
+    if (h->owner != dsm_g.rank) {
+        COMM_CHECK(comm_send(h->owner, DSM_TAG_FREE, &p, sizeof p));
+        return;
+    }
+    pthread_mutex_lock(&A.lock);
+    release_block(p, h);
+    pthread_mutex_unlock(&A.lock);
+}
+
+void *dsm_realloc(void *p, size_t size)
+{
+    if (!p)
+        return dsm_malloc(size);
+    if (!size) {
+        dsm_free(p);
+        return NULL;
+    }
+    struct hdr *h = header(p, "realloc");
+    if (size <= h->size)
+        return p;
+    void *q = dsm_malloc(size);
+    if (!q)
+        return NULL;
+    memcpy(q, p, h->size);
+    dsm_free(p);
+    return q;
+}
+
+void *dsm_stack_alloc(size_t size, size_t align)
+{
+    return dsm_memalign(align < 16 ? 16 : align, size);
+}
+
+void dsm_stack_free(void *p)
+{
+    dsm_free(p);
+}

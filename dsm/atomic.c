@@ -1,0 +1,102 @@
+/* dsm/atomic.c - OpenMP atomic updates of shared variables.  The update is
+ * a compare-swap loop on the aligned 8-byte word holding the variable, at
+ * the page's home, so every node's atomics on it serialise there.  The
+ * updating node writes the result into its own copy (and twin) too, so a
+ * later read by the same thread sees its own update, and records a notice so
+ * other nodes drop their copies at their next acquire. */
+#include "dsm_int.h"
+
+#include <string.h>
+
+static pthread_mutex_t wide_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t apply(uint64_t word, size_t off, size_t size,
+                      dsm_atomic_fn fn, const void *arg, void *out_old,
+                      void *out_new)
+{
+    unsigned char bytes[8];
+    memcpy(bytes, &word, 8);
+    if (out_old)
+        memcpy(out_old, bytes + off, size);
+    fn(bytes + off, arg);
+    if (out_new)
+        memcpy(out_new, bytes + off, size);
+    memcpy(&word, bytes, 8);
+    return word;
+}
+
+/* Local atomics (private memory, or a job of one node). */
+static void local_update(void *p, size_t size, dsm_atomic_fn fn,
+                         const void *arg, void *out_old, void *out_new)
+{
+    uintptr_t a = (uintptr_t)p;
+    size_t off = a & 7;
+    if (size > 8 || off + size > 8) {
+        /* long double and misaligned objects: a lock inside the node. */
+        pthread_mutex_lock(&wide_lock);
+        if (out_old)
+            memcpy(out_old, p, size);
+        fn(p, arg);
+        if (out_new)
+            memcpy(out_new, p, size);
+        pthread_mutex_unlock(&wide_lock);
+        return;
+    }
+    uint64_t *w = (uint64_t *)(a - off);
+    uint64_t old = __atomic_load_n(w, __ATOMIC_RELAXED), nw;
+    do {
+        nw = apply(old, off, size, fn, arg, out_old, out_new);
+    } while (!__atomic_compare_exchange_n(w, &old, nw, 0, __ATOMIC_SEQ_CST,
+                                          __ATOMIC_RELAXED));
+}
+
+void dsm_atomic_update(void *p, size_t size, dsm_atomic_fn fn, const void *arg,
+                       void *out_old, void *out_new)
+{
+    if (!dsm_in_heap(p) || dsm_g.solo || !dsm_g.started) {
+        local_update(p, size, fn, arg, out_old, out_new);
+        return;
+    }
+    DSM_STAT(atomics, 1);
+    uintptr_t a = (uintptr_t)p;
+    size_t off = a & 7;
+    uint32_t pg = page_of(p);
+    if (size > 8 || off + size > 8) {
+        /* Too wide for a remote compare-swap: use the reserved lock. */
+        dsm_lock(DSM_LOCK_STATIC - 1);
+        dsm_touch(p, size, 1);
+        if (out_old)
+            memcpy(out_old, p, size);
+        fn(p, arg);
+        if (out_new)
+            memcpy(out_new, p, size);
+        dsm_unlock(DSM_LOCK_STATIC - 1);
+        return;
+    }
+    int home = dsm_home(pg);
+    uint64_t hoff = (uint64_t)((char *)(a - off) - dsm_g.app);
+    uint64_t guess, got, nw;
+    /* Our copy, if valid, is the best first guess. */
+    memcpy(&guess, dsm_g.sys + hoff, 8);
+    for (;;) {
+        nw = apply(guess, off, size, fn, arg, out_old, out_new);
+        COMM_CHECK(comm_cas(home, COMM_REG_HEAP, hoff, guess, nw, &got));
+        if (got == guess)
+            break;
+        guess = got;
+    }
+    if (home != dsm_g.rank) {
+        pthread_mutex_t *l = page_lock(pg);
+        pthread_mutex_lock(l);
+        if (dsm_g.state[pg] != PG_INVALID) {
+            memcpy(dsm_g.sys + hoff + off, (char *)&nw + off, size);
+            if (dsm_g.twin[pg])
+                memcpy((char *)dsm_g.twin[pg] + ((hoff + off) & (dsm_g.page_size - 1)),
+                       (char *)&nw + off, size);
+        }
+        pthread_mutex_unlock(l);
+    }
+    pthread_mutex_lock(&dsm_g.dirty_lock);
+    notice_push(&dsm_g.atomic_notices, pg, 1, dsm_g.rank);
+    pthread_mutex_unlock(&dsm_g.dirty_lock);
+}

@@ -1,0 +1,141 @@
+/* dsm/dsm.h - the DSM layer's interface: a shared heap at the same virtual
+ * address on every node, kept coherent by SCASH's protocol (eager release
+ * consistency, multiple writers, home-based, invalidate or update), with
+ * distributed locks, flushes and atomics.
+ *
+ * Life cycle (one per node, after comm_init):
+ *   dsm_init()        creates the heap and registers its regions
+ *   comm_connect()
+ *   dsm_global_alloc() ... and initial values written by every node
+ *   dsm_start()       all heap pages become valid, read-only copies; the
+ *                     protocol runs from here on
+ *   ...
+ *   dsm_fini()
+ *
+ * Threads: every function is safe for several application threads of a
+ * node, except the collective ones (dsm_barrier, dsm_fork_*), which exactly
+ * one thread per node calls, after the node's threads have met.
+ *
+ * Errors: the protocol cannot recover from a lost node; such failures are
+ * fatal (ompdsm_fatal) and name the node, page and operation. */
+#ifndef OMPDSM_DSM_H
+#define OMPDSM_DSM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "comm/comm.h"
+
+/* ---- life cycle ---- */
+int dsm_init(void);
+int dsm_start(void);
+void dsm_fini(void);
+
+/* The heap: [base, base + size). */
+void *dsm_heap_base(void);
+size_t dsm_heap_size(void);
+size_t dsm_page_size(void);
+static inline int dsm_in_heap(const void *p);
+extern char *dsm_heap_lo_, *dsm_heap_hi_;
+static inline int dsm_in_heap(const void *p)
+{
+    return (const char *)p >= dsm_heap_lo_ && (const char *)p < dsm_heap_hi_;
+}
+
+/* ---- allocation (no messages in the common case) ---- */
+/* Deterministic allocation for program globals, before dsm_start: every
+ * node calling the same sequence gets the same addresses.  name is for
+ * messages.  Large objects are block-distributed over the nodes' homes
+ * (OMPDSM_HOME_POLICY). */
+void *dsm_global_alloc(size_t size, size_t align, const char *name);
+/* malloc-style allocation from this node's arena; any node may free what
+ * any node allocated.  NULL with errno ENOMEM when the heap is exhausted
+ * (after one message naming the size asked for and what is left). */
+void *dsm_malloc(size_t size);
+void *dsm_calloc(size_t n, size_t size);
+void *dsm_realloc(void *p, size_t size);
+void *dsm_memalign(size_t align, size_t size);
+void dsm_free(void *p);
+/* Usable size of a block from dsm_malloc & co. */
+size_t dsm_usable_size(const void *p);
+/* Short-lived LIFO allocation for a function's locals that a parallel
+ * region shares; freed in reverse order with dsm_stack_free. */
+void *dsm_stack_alloc(size_t size, size_t align);
+void dsm_stack_free(void *p);
+
+/* ---- consistency ---- */
+/* Extra payload a barrier carries for the layer above (reductions,
+ * copyprivate data, schedule speeds). */
+struct dsm_sync_ext {
+    const void *up;      /* this node's contribution */
+    size_t uplen;
+    comm_combine_fn combine;
+    /* On the root, after every node's writes are visible to it: may read
+     * and write shared memory (e.g. store reduction results); the writes
+     * are released before the barrier completes. */
+    int (*at_root)(void *ctx, struct comm_buf *acc);
+    void *ctx;
+    struct comm_buf *down; /* receives the root's combined ext payload */
+};
+/* Barrier over a group with consistency: afterwards every member sees every
+ * write any member made before it.  ext may be NULL. */
+int dsm_barrier(struct comm_group g, struct dsm_sync_ext *ext);
+/* Fork: rank 0 releases its writes and broadcasts data (e.g. which region
+ * to run); the others receive it and acquire.  Between two forks on a
+ * channel there must be a dsm_barrier on it. */
+int dsm_fork_send(struct comm_group g, const void *data, size_t len);
+int dsm_fork_recv(struct comm_group g, struct comm_buf *data);
+/* Release (make this node's writes visible to the next acquirer) and
+ * acquire (see every write released before).  flush = both. */
+void dsm_release(void);
+void dsm_acquire(void);
+void dsm_flush(void);
+/* Flush with a list: the listed range is guaranteed; the rest too (OpenMP
+ * programs such as NPB LU rely on flush(flag) ordering their other data). */
+void dsm_flush_range(const void *p, size_t len);
+/* Regions whose writes must be tracked cumulatively from a fork to the
+ * join (a sub-team region: nodes outside it see its writes at the join). */
+void dsm_track_since_fork(int on);
+
+/* ---- locks (distributed, FIFO-fair, with release/acquire consistency) ---- */
+/* Ids 0..DSM_LOCK_STATIC-1 are reserved for named critical sections. */
+enum { DSM_LOCK_STATIC = 4096 };
+uint32_t dsm_lock_alloc(void);
+void dsm_lock(uint32_t id);
+int dsm_trylock(uint32_t id);
+void dsm_unlock(uint32_t id);
+
+/* ---- atomics on shared words, performed at the page's home ---- */
+enum dsm_atomic_type {
+    DSM_AT_I8, DSM_AT_U8, DSM_AT_I16, DSM_AT_U16, DSM_AT_I32, DSM_AT_U32,
+    DSM_AT_I64, DSM_AT_U64, DSM_AT_F32, DSM_AT_F64,
+};
+/* Applies *p = f(*p) atomically with respect to other dsm atomics, where f
+ * is given as a combine function on a copy of the old value; returns via
+ * out_old/out_new (either may be NULL).  p may be outside the heap (then a
+ * local atomic). */
+typedef void (*dsm_atomic_fn)(void *value, const void *arg);
+void dsm_atomic_update(void *p, size_t size, dsm_atomic_fn fn, const void *arg,
+                       void *out_old, void *out_new);
+
+/* ---- explicit access ---- */
+/* Makes [p, p+len) readable (write=0) or writable (write=1) now, as the
+ * fault handler would; for system calls and the runtime. */
+void dsm_touch(const void *p, size_t len, int write);
+
+/* ---- statistics ---- */
+struct dsm_stats {
+    uint64_t read_faults, write_faults;
+    uint64_t pages_fetched;
+    uint64_t twins;
+    uint64_t diffs, diff_bytes, diff_runs;
+    uint64_t notices_sent, notices_applied;
+    uint64_t invalidations, updates;
+    uint64_t barriers, forks;
+    uint64_t lock_acquires, releases, acquires, flushes;
+    uint64_t atomics;
+    uint64_t fault_ns, barrier_ns, lock_ns;
+    uint64_t allocs, frees, alloc_bytes;
+};
+void dsm_stats_get(struct dsm_stats *out);
+
+#endif

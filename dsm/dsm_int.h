@@ -1,0 +1,215 @@
+/* dsm/dsm_int.h - state and helpers shared by the files of dsm/; other
+ * layers use dsm.h.  Grouped by the file that defines each declaration. */
+#ifndef OMPDSM_DSM_INT_H
+#define OMPDSM_DSM_INT_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stddef.h>
+#include "dsm.h"
+
+/* ---- page states (one byte per page, per node) ----
+ * RO is 0 so that a freshly mapped, zeroed state array means "every page is
+ * a valid read-only copy", which is the truth at dsm_start: every node wrote
+ * the same initial values into its own copy. */
+enum page_state {
+    PG_RO = 0,      /* valid copy, PROT_READ */
+    PG_INVALID = 1, /* stale, PROT_NONE: the next access fetches from home */
+    PG_DIRTY = 2,   /* written this interval, PROT_READ|WRITE; non-home
+                     * pages have a twin */
+};
+
+#define HOME_UNKNOWN 0xffffu
+
+/* ---- write notices (notice.c) ----
+ * A notice says pages [page, page+npages) were written by `writer` in the
+ * interval, or by several nodes (writer == NOTICE_MULTI). */
+#define NOTICE_MULTI (-1)
+struct notice {
+    uint32_t page;
+    uint32_t npages;
+    int32_t writer;
+    uint32_t pad;
+};
+struct notice_list {
+    struct notice *v;
+    size_t n, cap;
+};
+int notice_push(struct notice_list *l, uint32_t page, uint32_t npages,
+                int32_t writer);
+/* Sorts and coalesces a list whose entries all have one writer each. */
+void notice_normalize(struct notice_list *l);
+/* Merges two normalized lists into out (normalized); pages written by
+ * different writers become NOTICE_MULTI.  out may not alias a or b. */
+int notice_merge(const struct notice *a, size_t na, const struct notice *b,
+                 size_t nb, struct notice_list *out);
+void notice_clear(struct notice_list *l);
+void notice_free(struct notice_list *l);
+
+/* ---- diffs (diff.c) ----
+ * A diff is a list of byte runs where `cur` differs from `twin`. */
+struct diff_run {
+    uint32_t off;
+    uint32_t len;
+};
+/* Finds the changed runs of one page (len a multiple of 8); returns the
+ * number of runs written to runs (at most len/16 + 1 needed). */
+size_t diff_page(const void *twin, const void *cur, size_t len,
+                 struct diff_run *runs);
+/* Applies runs taken from src to dst (same page size). */
+void diff_apply(void *dst, const void *src, const struct diff_run *runs,
+                size_t nruns);
+
+/* ---- the node's state (heap.c) ---- */
+struct dsm_state {
+    int rank, size;
+    int solo;               /* one node: no protocol at all */
+    char *app;              /* application view (the heap's address) */
+    char *sys;              /* system view: always read-write */
+    int fd;                 /* memfd backing both views */
+    size_t heap_size;
+    size_t page_size;
+    unsigned page_shift;
+    uint32_t npages;
+    volatile uint8_t *state; /* per page: enum page_state */
+    uint16_t *home;          /* per page: home node or HOME_UNKNOWN */
+    void **twin;             /* per page: twin copy of a dirty non-home page */
+    /* Page locks, striped: a fault, a release and an invalidation of one
+     * page never run at the same time on this node. */
+    pthread_mutex_t plock[256];
+
+    /* Pages written in the current interval (state PG_DIRTY), guarded by
+     * dirty_lock.  Also pages written by atomics at their home. */
+    pthread_mutex_t dirty_lock;
+    uint32_t *dirty;
+    size_t ndirty, dirty_cap;
+    struct notice_list atomic_notices; /* under dirty_lock */
+
+    /* Notices released since the last barrier (own writes); the barrier
+     * publishes their union.  since_fork keeps them across barriers for a
+     * region run by a sub-team. */
+    pthread_mutex_t interval_lock;
+    struct notice_list interval;
+    struct notice_list since_fork;
+    int track_since_fork;
+
+    /* Position in the global notice log up to which this node acquired. */
+    uint64_t log_pos;
+    pthread_mutex_t acquire_lock;
+
+    int update_protocol;    /* OMPDSM_PROTOCOL=update */
+    int home_block;         /* OMPDSM_HOME_POLICY=block */
+    size_t home_block_min;  /* OMPDSM_HOME_BLOCK_MIN */
+
+    /* COMM_REG_DSM: lock tails, queue nodes, and at node 0 the chunk table
+     * and the notice log. */
+    char *area;
+    size_t area_len;
+    int area_fd;
+
+    /* Chunks: the heap is carved into chunks claimed by nodes. */
+    size_t chunk_size;
+    unsigned chunk_shift;
+    uint32_t nchunks;
+    uint32_t global_chunks;  /* chunks used by program globals */
+    size_t global_bump;      /* next free byte of the globals area */
+    int started;
+
+    /* Diff buffers per node thread (see release.c). */
+};
+extern struct dsm_state dsm_g;
+
+static inline uint32_t page_of(const void *p)
+{
+    return (uint32_t)(((const char *)p - dsm_g.app) >> dsm_g.page_shift);
+}
+static inline char *page_app(uint32_t pg)
+{
+    return dsm_g.app + ((size_t)pg << dsm_g.page_shift);
+}
+static inline char *page_sys(uint32_t pg)
+{
+    return dsm_g.sys + ((size_t)pg << dsm_g.page_shift);
+}
+static inline uint64_t page_off(uint32_t pg)
+{
+    return (uint64_t)pg << dsm_g.page_shift;
+}
+static inline pthread_mutex_t *page_lock(uint32_t pg)
+{
+    return &dsm_g.plock[pg & 255];
+}
+/* Home of a page; looks it up in node 0's chunk table the first time. */
+int dsm_home(uint32_t pg);
+/* Sets the home of pages [pg, pg+n) on this node (startup, barriers). */
+void dsm_set_home(uint32_t pg, uint32_t n, int home);
+/* mprotect of the application view of pages [pg, pg+n); fatal on error. */
+void dsm_protect(uint32_t pg, uint32_t n, int prot);
+
+/* Layout of COMM_REG_DSM (offsets, same on every node). */
+enum {
+    DSM_LOG_CAP = 1 << 16,      /* notice log entries (at node 0) */
+    DSM_LOCK_SLOTS = 1 << 18,   /* lock tails per manager node */
+    DSM_QNODES = 1024,          /* lock queue nodes per node */
+};
+struct dsm_area_hdr {
+    volatile uint64_t chunk_next; /* node 0: next unclaimed chunk */
+    char pad0[56];
+    volatile uint64_t lock_next;  /* node 0: next dynamic lock id */
+    char pad1[56];
+    volatile uint64_t log_tail;   /* node 0: notice log entries written */
+    char pad2[56];
+};
+struct dsm_log_entry {
+    uint64_t seq;     /* index + 1 once the entry is complete */
+    uint32_t page;
+    uint32_t npages;
+    int32_t writer;
+    uint32_t pad;
+    uint64_t pad2;
+};
+struct dsm_qnode {
+    volatile uint64_t next;  /* successor: (node+1) << 32 | qnode index, 0 */
+    volatile uint64_t grant; /* set to 1 by the predecessor */
+    char pad[48];
+};
+extern size_t dsm_off_chunks, dsm_off_log, dsm_off_logseq, dsm_off_locks, dsm_off_qnodes;
+
+/* ---- faults (fault.c) ---- */
+int dsm_fault_install(void);
+/* Brings page pg into the state an access needs (the fault handler's work,
+ * callable directly). */
+void dsm_page_access(uint32_t pg, int write);
+/* Fetches page pg from its home into the system view (caller holds the
+ * page lock). */
+void dsm_fetch_page(uint32_t pg, int home);
+
+/* ---- release and acquire (release.c) ---- */
+/* Sends diffs of every dirty page to its home, write-protects them, and
+ * appends their notices to *out (normalized). */
+void dsm_release_pages(struct notice_list *out);
+/* Applies notices: invalidates (or updates) stale copies. */
+void dsm_apply_notices(const struct notice *v, size_t n);
+/* Invalidates every valid non-home page (log overrun). */
+void dsm_invalidate_all(void);
+/* Publishes notices in the global log (lock release, flush). */
+void dsm_log_publish(const struct notice *v, size_t n);
+/* Reads and applies log entries since log_pos. */
+void dsm_log_acquire(void);
+/* Releases and records the notices in the interval accumulator. */
+void dsm_release_interval(struct notice_list *published);
+
+/* ---- allocation (alloc.c) ---- */
+void dsm_alloc_init(void);
+/* Frees queued by other nodes become reusable at a barrier. */
+void dsm_alloc_at_barrier(void);
+int dsm_chunk_claim(uint32_t n, uint32_t *first);
+
+/* ---- statistics (stats.c) ---- */
+extern struct dsm_stats dsm_st;
+#define DSM_STAT(f, v) __atomic_fetch_add(&dsm_st.f, (v), __ATOMIC_RELAXED)
+
+/* ---- message tags of the dsm layer ---- */
+enum { DSM_TAG_FREE = 1 };
+
+#endif

@@ -1,0 +1,179 @@
+/* dsm/fault.c - page faults: the SIGSEGV handler serves only protection
+ * faults inside the shared heap and passes every other fault to the handler
+ * that was installed before (so a real segfault in user code still ends the
+ * program with SIGSEGV).  A read fault fetches the page from its home; a
+ * write fault makes a twin (or, at the home, just marks the page dirty). */
+#include "dsm_int.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+
+static struct sigaction old_segv;
+
+/* Twins come from a private pool of page buffers. */
+static pthread_mutex_t twin_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *twin_free;
+
+static void *twin_alloc(void)
+{
+    pthread_mutex_lock(&twin_lock);
+    void *t = twin_free;
+    if (t) {
+        twin_free = *(void **)t;
+    } else {
+        enum { BATCH = 64 };
+        char *b = aligned_alloc(dsm_g.page_size, dsm_g.page_size * BATCH);
+        if (!b)
+            ompdsm_fatal("out of memory for twin pages");
+        for (int i = 1; i < BATCH; i++) {
+            *(void **)(b + (size_t)i * dsm_g.page_size) = twin_free;
+            twin_free = b + (size_t)i * dsm_g.page_size;
+        }
+        t = b;
+    }
+    pthread_mutex_unlock(&twin_lock);
+    return t;
+}
+
+void dsm_twin_free(void *t);
+void dsm_twin_free(void *t)
+{
+    pthread_mutex_lock(&twin_lock);
+    *(void **)t = twin_free;
+    twin_free = t;
+    pthread_mutex_unlock(&twin_lock);
+}
+
+void dsm_fetch_page(uint32_t pg, int home)
+{
+    int rc = comm_get(home, COMM_REG_HEAP, page_off(pg), page_sys(pg),
+                      dsm_g.page_size);
+    if (rc < 0)
+        ompdsm_fatal("fetch of page %u (%p) from node %d failed", pg,
+                     (void *)page_app(pg), home);
+    DSM_STAT(pages_fetched, 1);
+}
+
+static void add_dirty(uint32_t pg)
+{
+    pthread_mutex_lock(&dsm_g.dirty_lock);
+    if (dsm_g.ndirty == dsm_g.dirty_cap) {
+        size_t cap = dsm_g.dirty_cap ? dsm_g.dirty_cap * 2 : 1024;
+        uint32_t *d = realloc(dsm_g.dirty, cap * sizeof *d);
+        if (!d)
+            ompdsm_fatal("out of memory for the dirty page list");
+        dsm_g.dirty = d;
+        dsm_g.dirty_cap = cap;
+    }
+    dsm_g.dirty[dsm_g.ndirty++] = pg;
+    pthread_mutex_unlock(&dsm_g.dirty_lock);
+}
+
+void dsm_page_access(uint32_t pg, int write)
+{
+    uint64_t t0 = ompdsm_now_ns();
+    pthread_mutex_t *l = page_lock(pg);
+    pthread_mutex_lock(l);
+    uint8_t st = dsm_g.state[pg];
+    int home = dsm_home(pg);
+    if (!write) {
+        if (st == PG_INVALID) {
+            dsm_fetch_page(pg, home);
+            dsm_g.state[pg] = PG_RO;
+            dsm_protect(pg, 1, PROT_READ);
+            DSM_STAT(read_faults, 1);
+            OMPDSM_TRACE(OMPDSM_TR_FAULT, "read fault page %u from node %d", pg,
+                         home);
+        }
+    } else if (st != PG_DIRTY) {
+        if (st == PG_INVALID && home != dsm_g.rank)
+            dsm_fetch_page(pg, home);
+        if (home != dsm_g.rank) {
+            void *t = twin_alloc();
+            memcpy(t, page_sys(pg), dsm_g.page_size);
+            dsm_g.twin[pg] = t;
+            DSM_STAT(twins, 1);
+        }
+        dsm_g.state[pg] = PG_DIRTY;
+        dsm_protect(pg, 1, PROT_READ | PROT_WRITE);
+        add_dirty(pg);
+        DSM_STAT(write_faults, 1);
+        OMPDSM_TRACE(OMPDSM_TR_FAULT, "write fault page %u (home %d)%s", pg,
+                     home, st == PG_INVALID ? " after fetch" : "");
+    }
+    pthread_mutex_unlock(l);
+    DSM_STAT(fault_ns, ompdsm_now_ns() - t0);
+}
+
+static void chain(int sig, siginfo_t *si, void *uc)
+{
+    if (old_segv.sa_flags & SA_SIGINFO) {
+        if (old_segv.sa_sigaction) {
+            old_segv.sa_sigaction(sig, si, uc);
+            return;
+        }
+    } else if (old_segv.sa_handler == SIG_IGN) {
+        /* Ignoring SIGSEGV would loop forever on the same instruction. */
+    } else if (old_segv.sa_handler != SIG_DFL) {
+        old_segv.sa_handler(sig);
+        return;
+    }
+    /* Restore the default action; returning re-executes the faulting
+     * instruction, which now kills the process with SIGSEGV as usual. */
+    signal(sig, SIG_DFL);
+}
+
+static void segv_handler(int sig, siginfo_t *si, void *ucv)
+{
+    char *a = si->si_addr;
+    if (sig == SIGSEGV && si->si_code == SEGV_ACCERR && dsm_in_heap(a) &&
+        dsm_g.started) {
+        int saved = errno;
+        int write;
+#if defined(__x86_64__)
+        ucontext_t *uc = ucv;
+        write = (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+#else
+        /* Without the error code: a fault on a readable page is a write. */
+        write = dsm_g.state[page_of(a)] != PG_INVALID;
+#endif
+        dsm_page_access(page_of(a), write);
+        errno = saved;
+        return;
+    }
+    chain(sig, si, ucv);
+}
+
+int dsm_fault_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = segv_handler;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSEGV, &sa, &old_segv) < 0)
+        ompdsm_fatal("sigaction(SIGSEGV): %s", strerror(errno));
+    return 0;
+}
+
+void dsm_touch(const void *p, size_t len, int write)
+{
+    if (!len || dsm_g.solo || !dsm_g.started)
+        return;
+    const char *lo = p, *hi = lo + len;
+    if (hi <= dsm_heap_lo_ || lo >= dsm_heap_hi_)
+        return;
+    if (lo < dsm_heap_lo_)
+        lo = dsm_heap_lo_;
+    if (hi > dsm_heap_hi_)
+        hi = dsm_heap_hi_;
+    for (uint32_t pg = page_of(lo), end = page_of(hi - 1); pg <= end; pg++) {
+        uint8_t st = dsm_g.state[pg];
+        if (st == PG_INVALID || (write && st != PG_DIRTY))
+            dsm_page_access(pg, write);
+    }
+}

@@ -1,0 +1,259 @@
+/* dsm/heap.c - the shared heap: one memfd mapped twice (the application
+ * view at the same address on every node, whose protections drive the
+ * protocol, and an always-writable system view for installing pages and
+ * applying diffs), the per-page state, twin and home arrays, the dsm
+ * region (locks, chunk table, notice log), and the home directory. */
+#include "dsm_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+struct dsm_state dsm_g = {.fd = -1, .area_fd = -1};
+char *dsm_heap_lo_, *dsm_heap_hi_;
+size_t dsm_off_chunks, dsm_off_log, dsm_off_locks, dsm_off_qnodes;
+size_t dsm_off_logseq;
+
+#define DEFAULT_HEAP_BASE 0x200000000000ull /* 32 TiB: far from PIE and mmap */
+#define DEFAULT_HEAP_SIZE (16ull << 30)
+#define CHUNK_SIZE (2ull << 20)
+
+void *dsm_heap_base(void) { return dsm_g.app; }
+size_t dsm_heap_size(void) { return dsm_g.heap_size; }
+size_t dsm_page_size(void) { return dsm_g.page_size; }
+
+/* Anonymous, lazily touched memory for per-page tables. */
+static void *table(size_t bytes, const char *what)
+{
+    void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        ompdsm_fatal("cannot reserve %zu bytes for the %s table: %s", bytes,
+                     what, strerror(errno));
+    return p;
+}
+
+static void fmt_size(char *buf, size_t len, uint64_t b)
+{
+    if (b >= (1ull << 30) && !(b & ((1ull << 30) - 1)))
+        snprintf(buf, len, "%llu GiB", (unsigned long long)(b >> 30));
+    else if (b >= (1ull << 20))
+        snprintf(buf, len, "%.1f MiB", b / 1048576.0);
+    else
+        snprintf(buf, len, "%llu bytes", (unsigned long long)b);
+}
+
+static void *map_app_view(uintptr_t base, size_t size, int fd)
+{
+    void *want = (void *)base;
+    void *p = mmap(want, size, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_NORESERVE | MAP_FIXED_NOREPLACE, fd, 0);
+    if (p == MAP_FAILED || p != want) {
+        int e = errno;
+        char sz[64];
+        fmt_size(sz, sizeof sz, size);
+        if (p != MAP_FAILED)
+            munmap(p, size);
+        ompdsm_fatal("cannot place the shared heap at %p-%p (%s): %s; set "
+                     "OMPDSM_HEAP_BASE to a free address range or lower "
+                     "OMPDSM_HEAP_SIZE",
+                     want, (char *)want + size, sz,
+                     p == MAP_FAILED ? (e == EEXIST ? "the range is already in use"
+                                                    : strerror(e))
+                                     : "the kernel placed it elsewhere");
+    }
+    return p;
+}
+
+int dsm_init(void)
+{
+    static const char *const protocols[] = {"invalidate", "update"};
+    static const char *const policies[] = {"block", "first"};
+    dsm_g.rank = comm_rank();
+    dsm_g.size = comm_size();
+    dsm_g.solo = dsm_g.size == 1;
+
+    long os_page = sysconf(_SC_PAGESIZE);
+    dsm_g.page_size = ompdsm_env_u64("OMPDSM_PAGE_SIZE", (uint64_t)os_page,
+                                     (uint64_t)os_page, 1u << 22, 1);
+    if (dsm_g.page_size & (dsm_g.page_size - 1))
+        ompdsm_fatal("OMPDSM_PAGE_SIZE=%zu is not a power of two",
+                     dsm_g.page_size);
+    dsm_g.page_shift = (unsigned)__builtin_ctzll(dsm_g.page_size);
+    dsm_g.chunk_size = CHUNK_SIZE > dsm_g.page_size ? CHUNK_SIZE : dsm_g.page_size;
+    dsm_g.chunk_shift = (unsigned)__builtin_ctzll(dsm_g.chunk_size);
+
+    uint64_t size = ompdsm_env_u64("OMPDSM_HEAP_SIZE", DEFAULT_HEAP_SIZE,
+                                   dsm_g.chunk_size, 1ull << 44, 1);
+    size = OMPDSM_ALIGN_UP(size, (uint64_t)dsm_g.chunk_size);
+    if ((size >> dsm_g.page_shift) > 0xffffffffull)
+        ompdsm_fatal("OMPDSM_HEAP_SIZE is too large for %zu-byte pages",
+                     dsm_g.page_size);
+    uint64_t base = ompdsm_env_u64("OMPDSM_HEAP_BASE", DEFAULT_HEAP_BASE,
+                                   1ull << 32, 1ull << 47, 0);
+    if (base & (dsm_g.chunk_size - 1))
+        ompdsm_fatal("OMPDSM_HEAP_BASE=0x%llx is not aligned to %zu bytes",
+                     (unsigned long long)base, dsm_g.chunk_size);
+    dsm_g.heap_size = size;
+    dsm_g.npages = (uint32_t)(size >> dsm_g.page_shift);
+    dsm_g.nchunks = (uint32_t)(size >> dsm_g.chunk_shift);
+    dsm_g.update_protocol =
+        ompdsm_env_choice("OMPDSM_PROTOCOL", protocols, 2, 0) == 1;
+    dsm_g.home_block = ompdsm_env_choice("OMPDSM_HOME_POLICY", policies, 2, 0) == 0;
+    dsm_g.home_block_min =
+        ompdsm_env_u64("OMPDSM_HOME_BLOCK_MIN", 256 * 1024, 0, 1ull << 44, 1);
+
+    dsm_g.fd = memfd_create("ompdsm-heap", MFD_CLOEXEC);
+    if (dsm_g.fd < 0 || ftruncate(dsm_g.fd, (off_t)size) < 0)
+        ompdsm_fatal("cannot create the %llu-byte shared heap: %s",
+                     (unsigned long long)size, strerror(errno));
+    dsm_g.sys = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_NORESERVE, dsm_g.fd, 0);
+    if (dsm_g.sys == MAP_FAILED)
+        ompdsm_fatal("cannot map the shared heap's system view (%llu bytes): "
+                     "%s", (unsigned long long)size, strerror(errno));
+    dsm_g.app = map_app_view((uintptr_t)base, size, dsm_g.fd);
+    dsm_heap_lo_ = dsm_g.app;
+    dsm_heap_hi_ = dsm_g.app + size;
+
+    dsm_g.state = table(dsm_g.npages, "page state");
+    dsm_g.home = table((size_t)dsm_g.npages * sizeof(uint16_t), "home");
+    dsm_g.twin = table((size_t)dsm_g.npages * sizeof(void *), "twin");
+    for (size_t i = 0; i < OMPDSM_ARRAY_LEN(dsm_g.plock); i++)
+        pthread_mutex_init(&dsm_g.plock[i], NULL);
+    pthread_mutex_init(&dsm_g.dirty_lock, NULL);
+    pthread_mutex_init(&dsm_g.interval_lock, NULL);
+    pthread_mutex_init(&dsm_g.acquire_lock, NULL);
+
+    /* The dsm region: header, chunk table, notice log and its sequence
+     * words, lock tails, queue nodes. */
+    size_t off = OMPDSM_ALIGN_UP(sizeof(struct dsm_area_hdr), (size_t)64);
+    dsm_off_chunks = off;
+    off += (size_t)dsm_g.nchunks * 16;
+    dsm_off_log = off = OMPDSM_ALIGN_UP(off, (size_t)64);
+    off += (size_t)DSM_LOG_CAP * sizeof(struct dsm_log_entry);
+    dsm_off_logseq = off;
+    off += (size_t)DSM_LOG_CAP * 8;
+    dsm_off_locks = off;
+    off += (size_t)DSM_LOCK_SLOTS * 8;
+    dsm_off_qnodes = off = OMPDSM_ALIGN_UP(off, (size_t)64);
+    off += (size_t)DSM_QNODES * sizeof(struct dsm_qnode);
+    dsm_g.area_len = OMPDSM_ALIGN_UP(off, (size_t)4096);
+    dsm_g.area_fd = memfd_create("ompdsm-dsm", MFD_CLOEXEC);
+    if (dsm_g.area_fd < 0 || ftruncate(dsm_g.area_fd, (off_t)dsm_g.area_len) < 0)
+        ompdsm_fatal("cannot create the dsm region: %s", strerror(errno));
+    dsm_g.area = mmap(NULL, dsm_g.area_len, PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_NORESERVE, dsm_g.area_fd, 0);
+    if (dsm_g.area == MAP_FAILED)
+        ompdsm_fatal("cannot map the dsm region: %s", strerror(errno));
+
+    COMM_CHECK(comm_register(COMM_REG_HEAP, dsm_g.sys, size, dsm_g.fd));
+    COMM_CHECK(comm_register(COMM_REG_DSM, dsm_g.area, dsm_g.area_len,
+                             dsm_g.area_fd));
+    dsm_alloc_init();
+    OMPDSM_TRACE(OMPDSM_TR_DSM, "heap %p + %llu, %u pages of %zu, protocol %s",
+                 (void *)dsm_g.app, (unsigned long long)size, dsm_g.npages,
+                 dsm_g.page_size, dsm_g.update_protocol ? "update" : "invalidate");
+    return 0;
+}
+
+int dsm_start(void)
+{
+    /* Globals occupy the first chunks; their homes were set as they were
+     * allocated, the rest of those chunks belong to node 0. */
+    dsm_g.global_chunks =
+        (uint32_t)((dsm_g.global_bump + dsm_g.chunk_size - 1) >> dsm_g.chunk_shift);
+    if (!dsm_g.global_chunks)
+        dsm_g.global_chunks = 1;
+    uint32_t gpages = dsm_g.global_chunks << (dsm_g.chunk_shift - dsm_g.page_shift);
+    for (uint32_t p = 0; p < gpages; p++)
+        if (!dsm_g.home[p])
+            dsm_g.home[p] = 1; /* node 0 */
+    if (dsm_g.rank == 0) {
+        struct dsm_area_hdr *h = (struct dsm_area_hdr *)dsm_g.area;
+        h->chunk_next = dsm_g.global_chunks;
+        h->lock_next = DSM_LOCK_STATIC;
+    }
+    if (!dsm_g.solo) {
+        /* Every node holds the same initial image: all pages are valid
+         * read-only copies, so the first access of each costs nothing. */
+        if (mprotect(dsm_g.app, dsm_g.heap_size, PROT_READ) < 0)
+            ompdsm_fatal("mprotect of the shared heap: %s", strerror(errno));
+        dsm_fault_install();
+    }
+    dsm_g.started = 1;
+    return comm_barrier(COMM_WORLD);
+}
+
+void dsm_fini(void)
+{
+    dsm_g.started = 0;
+}
+
+int dsm_home(uint32_t pg)
+{
+    uint16_t h = __atomic_load_n(&dsm_g.home[pg], __ATOMIC_RELAXED);
+    if (OMPDSM_LIKELY(h))
+        return h - 1;
+    uint32_t chunk = pg >> (dsm_g.chunk_shift - dsm_g.page_shift);
+    uint64_t e[2];
+    COMM_CHECK(comm_get(0, COMM_REG_DSM, dsm_off_chunks + (uint64_t)chunk * 16, e,
+                        sizeof e));
+    if (!e[0])
+        ompdsm_fatal("access to unallocated shared memory at %p (page %u, chunk "
+                     "%u): a pointer outside every allocation",
+                     (void *)page_app(pg), pg, chunk);
+    int owner = (int)(e[0] & 0xffff) - 1;
+    uint32_t cpages = 1u << (dsm_g.chunk_shift - dsm_g.page_shift);
+    if (e[0] >> 32) {
+        /* A block-distributed run: e[1] = first chunk << 40 | data pages;
+         * data starts one page into the run. */
+        uint32_t first = (uint32_t)(e[1] >> 40);
+        uint64_t dpages = e[1] & ((1ull << 40) - 1);
+        uint32_t p0 = first * cpages + 1;
+        for (uint64_t i = 0; i < dpages; i++) {
+            int hh = (int)(i * (uint64_t)dsm_g.size / dpages);
+            __atomic_store_n(&dsm_g.home[p0 + i], (uint16_t)(hh + 1),
+                             __ATOMIC_RELAXED);
+        }
+        __atomic_store_n(&dsm_g.home[p0 - 1], (uint16_t)(owner + 1),
+                         __ATOMIC_RELAXED);
+        uint64_t run_pages = OMPDSM_ALIGN_UP(dpages + 1, (uint64_t)cpages);
+        for (uint64_t i = dpages + 1; i < run_pages; i++)
+            __atomic_store_n(&dsm_g.home[first * cpages + i],
+                             (uint16_t)(owner + 1), __ATOMIC_RELAXED);
+    } else {
+        uint32_t p0 = chunk * cpages;
+        for (uint32_t i = 0; i < cpages; i++)
+            if (!dsm_g.home[p0 + i])
+                __atomic_store_n(&dsm_g.home[p0 + i], (uint16_t)(owner + 1),
+                                 __ATOMIC_RELAXED);
+    }
+    h = dsm_g.home[pg];
+    return h ? h - 1 : owner;
+}
+
+void dsm_set_home(uint32_t pg, uint32_t n, int home)
+{
+    for (uint32_t i = 0; i < n; i++)
+        __atomic_store_n(&dsm_g.home[pg + i], (uint16_t)(home + 1),
+                         __ATOMIC_RELAXED);
+}
+
+void dsm_protect(uint32_t pg, uint32_t n, int prot)
+{
+    if (OMPDSM_UNLIKELY(mprotect(page_app(pg), (size_t)n << dsm_g.page_shift,
+                                 prot) < 0)) {
+        int e = errno;
+        if (e == ENOMEM)
+            ompdsm_fatal("mprotect of %u pages at %p: out of memory maps; raise "
+                         "vm.max_map_count (sysctl -w vm.max_map_count=1048576) "
+                         "or use larger pages (OMPDSM_PAGE_SIZE)",
+                         n, (void *)page_app(pg));
+        ompdsm_fatal("mprotect of %u pages at %p: %s", n, (void *)page_app(pg),
+                     strerror(e));
+    }
+}

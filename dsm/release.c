@@ -1,0 +1,346 @@
+/* dsm/release.c - release and acquire outside barriers: diffs of dirty
+ * pages go to their homes, write notices go into a global log at node 0
+ * that every acquire (lock, flush) reads from where it last stopped.  A
+ * totally ordered log makes acquires transitive: whoever acquires after a
+ * release sees every write released before, whichever lock was used.
+ * Barriers carry their notices themselves (barrier.c) and move every
+ * node's log position to the log's end. */
+#include "dsm_int.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+extern size_t dsm_off_logseq;
+void dsm_twin_free(void *t);
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sends the diff of one dirty non-home page to its home (page lock held,
+ * page already write-protected). */
+static void send_diff(uint32_t pg, int home)
+{
+    /* Worst case: alternating changed and unchanged words. */
+    size_t maxruns = dsm_g.page_size / 16 + 1;
+    struct diff_run stackruns[300];
+    struct diff_run *runs = maxruns <= 300 ? stackruns
+                                           : malloc(maxruns * sizeof *runs);
+    if (!runs)
+        ompdsm_fatal("out of memory for a diff");
+    void *twin = dsm_g.twin[pg];
+    size_t n = diff_page(twin, page_sys(pg), dsm_g.page_size, runs);
+    uint64_t base = page_off(pg), bytes = 0;
+    for (size_t k = 0; k < n; k++) {
+        int rc = comm_put(home, COMM_REG_HEAP, base + runs[k].off,
+                          page_sys(pg) + runs[k].off, runs[k].len);
+        if (rc < 0)
+            ompdsm_fatal("diff of page %u to node %d failed", pg, home);
+        bytes += runs[k].len;
+    }
+    DSM_STAT(diffs, 1);
+    DSM_STAT(diff_runs, n);
+    DSM_STAT(diff_bytes, bytes);
+    dsm_g.twin[pg] = NULL;
+    dsm_twin_free(twin);
+    if (runs != stackruns)
+        free(runs);
+}
+
+void dsm_release_pages(struct notice_list *out)
+{
+    pthread_mutex_lock(&dsm_g.dirty_lock);
+    uint32_t *pages = dsm_g.dirty;
+    size_t n = dsm_g.ndirty;
+    struct notice_list at = dsm_g.atomic_notices;
+    dsm_g.dirty = NULL;
+    dsm_g.ndirty = dsm_g.dirty_cap = 0;
+    memset(&dsm_g.atomic_notices, 0, sizeof dsm_g.atomic_notices);
+    pthread_mutex_unlock(&dsm_g.dirty_lock);
+    if (!n && !at.n) {
+        free(pages);
+        return;
+    }
+    qsort(pages, n, sizeof *pages, cmp_u32);
+    int sent = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t pg = pages[i];
+        pthread_mutex_t *l = page_lock(pg);
+        pthread_mutex_lock(l);
+        if (dsm_g.state[pg] == PG_DIRTY) {
+            dsm_protect(pg, 1, PROT_READ);
+            int home = dsm_home(pg);
+            if (home != dsm_g.rank) {
+                send_diff(pg, home);
+                sent = 1;
+            }
+            dsm_g.state[pg] = PG_RO;
+            notice_push(out, pg, 1, dsm_g.rank);
+        }
+        pthread_mutex_unlock(l);
+    }
+    free(pages);
+    for (size_t i = 0; i < at.n; i++)
+        notice_push(out, at.v[i].page, at.v[i].npages, at.v[i].writer);
+    notice_free(&at);
+    notice_normalize(out);
+    DSM_STAT(notices_sent, out->n);
+    if (sent && comm_fence(-1) < 0)
+        ompdsm_fatal("completing diffs failed");
+}
+
+void dsm_release_interval(struct notice_list *published)
+{
+    struct notice_list rel = {0};
+    dsm_release_pages(&rel);
+    if (rel.n) {
+        pthread_mutex_lock(&dsm_g.interval_lock);
+        struct notice_list m = {0};
+        notice_merge(dsm_g.interval.v, dsm_g.interval.n, rel.v, rel.n, &m);
+        notice_free(&dsm_g.interval);
+        dsm_g.interval = m;
+        if (dsm_g.track_since_fork) {
+            struct notice_list f = {0};
+            notice_merge(dsm_g.since_fork.v, dsm_g.since_fork.n, rel.v, rel.n,
+                         &f);
+            notice_free(&dsm_g.since_fork);
+            dsm_g.since_fork = f;
+        }
+        pthread_mutex_unlock(&dsm_g.interval_lock);
+    }
+    if (published) {
+        notice_free(published);
+        *published = rel;
+    } else {
+        notice_free(&rel);
+    }
+}
+
+void dsm_track_since_fork(int on)
+{
+    pthread_mutex_lock(&dsm_g.interval_lock);
+    if (!on && dsm_g.track_since_fork) {
+        struct notice_list m = {0};
+        notice_merge(dsm_g.interval.v, dsm_g.interval.n, dsm_g.since_fork.v,
+                     dsm_g.since_fork.n, &m);
+        notice_free(&dsm_g.interval);
+        notice_free(&dsm_g.since_fork);
+        dsm_g.interval = m;
+    }
+    dsm_g.track_since_fork = on;
+    pthread_mutex_unlock(&dsm_g.interval_lock);
+}
+
+/* Invalidates (or, with the update protocol, refreshes) one page that
+ * another node wrote.  A dirty page cannot be here: every acquire releases
+ * first. */
+static void stale_page(uint32_t pg)
+{
+    pthread_mutex_t *l = page_lock(pg);
+    pthread_mutex_lock(l);
+    uint8_t st = dsm_g.state[pg];
+    if (st == PG_RO) {
+        if (dsm_g.update_protocol) {
+            dsm_fetch_page(pg, dsm_home(pg));
+            DSM_STAT(updates, 1);
+        } else {
+            dsm_g.state[pg] = PG_INVALID;
+            dsm_protect(pg, 1, PROT_NONE);
+            DSM_STAT(invalidations, 1);
+        }
+    } else if (st == PG_DIRTY) {
+        ompdsm_fatal("internal error: write notice for page %u while it is "
+                     "dirty here", pg);
+    }
+    pthread_mutex_unlock(l);
+}
+
+void dsm_apply_notices(const struct notice *v, size_t n)
+{
+    int me = dsm_g.rank;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].writer == me)
+            continue; /* only we wrote it: our copy is what the home has */
+        DSM_STAT(notices_applied, 1);
+        for (uint32_t k = 0; k < v[i].npages; k++) {
+            uint32_t pg = v[i].page + k;
+            if (dsm_g.state[pg] == PG_INVALID)
+                continue;
+            if (dsm_home(pg) == me)
+                continue; /* the master copy: diffs already applied here */
+            stale_page(pg);
+        }
+    }
+}
+
+void dsm_invalidate_all(void)
+{
+    for (uint32_t pg = 0; pg < dsm_g.npages; pg++)
+        if (dsm_g.state[pg] == PG_RO && dsm_g.home[pg] &&
+            dsm_g.home[pg] - 1 != dsm_g.rank)
+            stale_page(pg);
+}
+
+/* ---- the global notice log at node 0 ---- */
+
+void dsm_log_publish(const struct notice *v, size_t n)
+{
+    struct notice all = {0, dsm_g.npages, NOTICE_MULTI, 0};
+    if (n > DSM_LOG_CAP / 4) {
+        /* Too many ranges: tell everyone to drop every copy. */
+        v = &all;
+        n = 1;
+    }
+    uint64_t start;
+    COMM_CHECK(comm_fetch_add(0, COMM_REG_DSM,
+                              offsetof(struct dsm_area_hdr, log_tail), n, &start));
+    struct dsm_log_entry *e = malloc(n * sizeof *e);
+    uint64_t *seq = malloc(n * sizeof *seq);
+    if (!e || !seq)
+        ompdsm_fatal("out of memory publishing %zu notices", n);
+    for (size_t i = 0; i < n; i++) {
+        e[i] = (struct dsm_log_entry){0, v[i].page, v[i].npages, v[i].writer,
+                                      0, 0};
+        seq[i] = start + i + 1;
+    }
+    /* Entries first, then (after a fence) the sequence words that mark them
+     * complete; split where the ring wraps. */
+    for (int pass = 0; pass < 2; pass++) {
+        size_t done = 0;
+        while (done < n) {
+            uint64_t idx = (start + done) % DSM_LOG_CAP;
+            size_t cnt = n - done;
+            if (idx + cnt > DSM_LOG_CAP)
+                cnt = DSM_LOG_CAP - idx;
+            if (pass == 0)
+                COMM_CHECK(comm_put(0, COMM_REG_DSM,
+                                    dsm_off_log + idx * sizeof *e, e + done,
+                                    cnt * sizeof *e));
+            else
+                COMM_CHECK(comm_put(0, COMM_REG_DSM, dsm_off_logseq + idx * 8,
+                                    seq + done, cnt * 8));
+            done += cnt;
+        }
+        COMM_CHECK(comm_fence(0));
+    }
+    free(e);
+    free(seq);
+}
+
+void dsm_log_acquire(void)
+{
+    pthread_mutex_lock(&dsm_g.acquire_lock);
+    uint64_t tail;
+    COMM_CHECK(comm_get(0, COMM_REG_DSM, offsetof(struct dsm_area_hdr, log_tail),
+                        &tail, 8));
+    uint64_t pos = dsm_g.log_pos;
+    if (tail <= pos) {
+        pthread_mutex_unlock(&dsm_g.acquire_lock);
+        return;
+    }
+    if (tail - pos > DSM_LOG_CAP) {
+        /* We fell a whole ring behind: some notices are gone. */
+        dsm_invalidate_all();
+        dsm_g.log_pos = tail;
+        pthread_mutex_unlock(&dsm_g.acquire_lock);
+        return;
+    }
+    size_t n = (size_t)(tail - pos);
+    struct dsm_log_entry *e = malloc(n * sizeof *e);
+    uint64_t *seq = malloc(n * sizeof *seq);
+    if (!e || !seq)
+        ompdsm_fatal("out of memory reading %zu notices", n);
+    size_t done = 0;
+    while (done < n) {
+        uint64_t idx = (pos + done) % DSM_LOG_CAP;
+        size_t cnt = n - done;
+        if (idx + cnt > DSM_LOG_CAP)
+            cnt = DSM_LOG_CAP - idx;
+        /* A releaser may still be writing an entry it reserved: wait for its
+         * sequence word, briefly spinning, then yielding. */
+        for (int tries = 0;; tries++) {
+            COMM_CHECK(comm_get(0, COMM_REG_DSM, dsm_off_logseq + idx * 8,
+                                seq + done, cnt * 8));
+            size_t ok = 0;
+            while (ok < cnt && seq[done + ok] == pos + done + ok + 1)
+                ok++;
+            if (ok == cnt)
+                break;
+            if (seq[done + ok] > pos + done + ok + 1) {
+                /* Overwritten by a later lap: notices lost. */
+                free(e);
+                free(seq);
+                dsm_invalidate_all();
+                dsm_g.log_pos = tail;
+                pthread_mutex_unlock(&dsm_g.acquire_lock);
+                return;
+            }
+            if (tries > 100)
+                sched_yield();
+        }
+        COMM_CHECK(comm_get(0, COMM_REG_DSM, dsm_off_log + idx * sizeof *e,
+                            e + done, cnt * sizeof *e));
+        done += cnt;
+    }
+    struct notice_list l = {0};
+    for (size_t i = 0; i < n; i++)
+        notice_push(&l, e[i].page, e[i].npages, e[i].writer);
+    free(e);
+    free(seq);
+    notice_normalize(&l);
+    dsm_apply_notices(l.v, l.n);
+    notice_free(&l);
+    dsm_g.log_pos = tail;
+    pthread_mutex_unlock(&dsm_g.acquire_lock);
+}
+
+/* ---- the public release/acquire/flush ---- */
+
+void dsm_release(void)
+{
+    if (dsm_g.solo || !dsm_g.started)
+        return;
+    DSM_STAT(releases, 1);
+    struct notice_list rel = {0};
+    dsm_release_interval(&rel);
+    if (rel.n)
+        dsm_log_publish(rel.v, rel.n);
+    notice_free(&rel);
+}
+
+void dsm_acquire(void)
+{
+    if (dsm_g.solo || !dsm_g.started)
+        return;
+    DSM_STAT(acquires, 1);
+    /* Pages about to be invalidated must not hold unreleased writes. */
+    dsm_release();
+    dsm_log_acquire();
+}
+
+void dsm_flush(void)
+{
+    if (dsm_g.solo || !dsm_g.started) {
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        return;
+    }
+    DSM_STAT(flushes, 1);
+    uint64_t before = dsm_g.log_pos;
+    dsm_acquire();
+    /* A spin loop of flushes (NPB LU's pipeline) must let the node it waits
+     * for run when there are more nodes than cores. */
+    if (dsm_g.log_pos == before)
+        sched_yield();
+}
+
+void dsm_flush_range(const void *p, size_t len)
+{
+    (void)p;
+    (void)len;
+    dsm_flush();
+}

@@ -1,0 +1,121 @@
+/* runtime/alloc.c - the translated program's malloc & co. (shared heap),
+ * shared storage for locals a region shares, and the system-call wrappers
+ * that make shared buffers accessible before the kernel touches them. */
+#include "rt.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+RT_API void *OMPDSM_malloc(unsigned long size) { return dsm_malloc(size); }
+RT_API void *OMPDSM_calloc(unsigned long n, unsigned long size)
+{
+    return dsm_calloc(n, size);
+}
+RT_API void *OMPDSM_realloc(void *p, unsigned long size)
+{
+    if (p && !dsm_in_heap(p))
+        return realloc(p, size); /* from the C library (strdup in libc, ...) */
+    return dsm_realloc(p, size);
+}
+RT_API void OMPDSM_free(void *p)
+{
+    if (p && !dsm_in_heap(p))
+        free(p);
+    else
+        dsm_free(p);
+}
+RT_API int OMPDSM_posix_memalign(void **out, unsigned long align,
+                                 unsigned long size)
+{
+    if (!align || (align & (align - 1)) || align % sizeof(void *))
+        return EINVAL;
+    void *p = dsm_memalign(align, size);
+    if (!p)
+        return ENOMEM;
+    *out = p;
+    return 0;
+}
+RT_API void *OMPDSM_aligned_alloc(unsigned long align, unsigned long size)
+{
+    return dsm_memalign(align, size);
+}
+RT_API void *OMPDSM_memalign(unsigned long align, unsigned long size)
+{
+    return dsm_memalign(align, size);
+}
+RT_API void *OMPDSM_valloc(unsigned long size)
+{
+    return dsm_memalign((size_t)sysconf(_SC_PAGESIZE), size);
+}
+RT_API char *OMPDSM_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = dsm_malloc(n);
+    if (p)
+        memcpy(p, s, n);
+    return p;
+}
+RT_API char *OMPDSM_strndup(const char *s, unsigned long n)
+{
+    size_t l = strnlen(s, n);
+    char *p = dsm_malloc(l + 1);
+    if (p) {
+        memcpy(p, s, l);
+        p[l] = 0;
+    }
+    return p;
+}
+
+RT_API void *OMPDSM_local_alloc(unsigned long size, unsigned long align,
+                                const void *init)
+{
+    void *p = dsm_stack_alloc(size ? size : 1, align);
+    if (!p)
+        ompdsm_fatal("out of shared memory for a %lu-byte local variable", size);
+    if (init)
+        memcpy(p, init, size);
+    return p;
+}
+
+RT_API void OMPDSM_local_free(void *pointer_variable_address)
+{
+    void *p = *(void **)pointer_variable_address;
+    if (p)
+        dsm_stack_free(p);
+}
+
+RT_API long OMPDSM_read(int fd, void *buf, unsigned long n)
+{
+    dsm_touch(buf, n, 1);
+    return read(fd, buf, n);
+}
+RT_API long OMPDSM_write(int fd, const void *buf, unsigned long n)
+{
+    dsm_touch(buf, n, 0);
+    return write(fd, buf, n);
+}
+RT_API long OMPDSM_pread(int fd, void *buf, unsigned long n, long off)
+{
+    dsm_touch(buf, n, 1);
+    return pread(fd, buf, n, off);
+}
+RT_API long OMPDSM_pwrite(int fd, const void *buf, unsigned long n, long off)
+{
+    dsm_touch(buf, n, 0);
+    return pwrite(fd, buf, n, off);
+}
+RT_API unsigned long OMPDSM_fread(void *buf, unsigned long size,
+                                  unsigned long n, void *stream)
+{
+    dsm_touch(buf, size * n, 1);
+    return fread(buf, size, n, stream);
+}
+RT_API unsigned long OMPDSM_fwrite(const void *buf, unsigned long size,
+                                   unsigned long n, void *stream)
+{
+    dsm_touch(buf, size * n, 0);
+    return fwrite(buf, size, n, stream);
+}

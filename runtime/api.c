@@ -1,0 +1,107 @@
+/* runtime/api.c - the omp_* query and control routines of OpenMP 3.0. */
+#include "rt.h"
+
+#include <time.h>
+
+RT_API void omp_set_num_threads(int n)
+{
+    if (n < 1)
+        return;
+    rt_icv.nthreads = n > rt_icv.max_threads ? rt_icv.max_threads : n;
+}
+RT_API int omp_get_num_threads(void) { return rt_self.nthreads; }
+RT_API int omp_get_max_threads(void)
+{
+    /* Inside a region, a nested region would get a team of one. */
+    return rt_self.level > 0 ? 1 : rt_icv.nthreads;
+}
+RT_API int omp_get_thread_num(void) { return rt_self.tid; }
+RT_API int omp_get_num_procs(void) { return rt_icv.max_threads; }
+RT_API int omp_in_parallel(void) { return rt_self.active_level > 0; }
+RT_API void omp_set_dynamic(int d) { rt_icv.dynamic = d != 0; }
+RT_API int omp_get_dynamic(void) { return rt_icv.dynamic; }
+RT_API void omp_set_nested(int n) { rt_icv.nested = n != 0; }
+RT_API int omp_get_nested(void) { return rt_icv.nested; }
+
+RT_API void omp_set_schedule(omp_sched_t kind, int chunk)
+{
+    switch ((int)kind) {
+    case omp_sched_static: rt_icv.sched_kind = OMPDSM_SCHED_STATIC; break;
+    case omp_sched_dynamic: rt_icv.sched_kind = OMPDSM_SCHED_DYNAMIC; break;
+    case omp_sched_guided: rt_icv.sched_kind = OMPDSM_SCHED_GUIDED; break;
+    case omp_sched_auto: rt_icv.sched_kind = OMPDSM_SCHED_AUTO; break;
+    case omp_sched_profiled: rt_icv.sched_kind = OMPDSM_SCHED_PROFILED; break;
+    default: return;
+    }
+    rt_icv.sched_chunk = chunk > 0 ? chunk : 0;
+}
+
+RT_API void omp_get_schedule(omp_sched_t *kind, int *chunk)
+{
+    switch (rt_icv.sched_kind) {
+    case OMPDSM_SCHED_DYNAMIC: *kind = omp_sched_dynamic; break;
+    case OMPDSM_SCHED_GUIDED: *kind = omp_sched_guided; break;
+    case OMPDSM_SCHED_AUTO: *kind = omp_sched_auto; break;
+    case OMPDSM_SCHED_PROFILED: *kind = omp_sched_profiled; break;
+    default: *kind = omp_sched_static; break;
+    }
+    *chunk = (int)rt_icv.sched_chunk;
+}
+
+RT_API int omp_get_thread_limit(void) { return rt_icv.thread_limit; }
+RT_API void omp_set_max_active_levels(int n)
+{
+    if (n >= 0)
+        rt_icv.max_active_levels = n;
+}
+RT_API int omp_get_max_active_levels(void) { return rt_icv.max_active_levels; }
+RT_API int omp_get_level(void) { return rt_self.level; }
+RT_API int omp_get_active_level(void) { return rt_self.active_level; }
+
+RT_API int omp_get_ancestor_thread_num(int level)
+{
+    if (level < 0 || level > rt_self.level)
+        return -1;
+    if (level == 0)
+        return 0;
+    if (level == rt_self.level)
+        return rt_self.tid;
+    /* Only level 1 can have more than one thread. */
+    return level == 1 ? rt_self.outer_tid : 0;
+}
+
+RT_API int omp_get_team_size(int level)
+{
+    if (level < 0 || level > rt_self.level)
+        return -1;
+    if (level == 0)
+        return 1;
+    if (level == rt_self.level)
+        return rt_self.nthreads;
+    return level == 1 ? rt_self.outer_size : 1;
+}
+
+RT_API double omp_get_wtime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+RT_API double omp_get_wtick(void)
+{
+    struct timespec ts;
+    clock_getres(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+RT_API void OMPDSM_taskwait(void)
+{
+    /* Tasks run undeferred by the encountering thread: nothing to wait for. */
+}
+
+RT_API void OMPDSM_flush(void) { dsm_flush(); }
+RT_API void OMPDSM_flush_range(const void *p, unsigned long size)
+{
+    dsm_flush_range(p, size);
+}

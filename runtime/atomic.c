@@ -1,0 +1,82 @@
+/* runtime/atomic.c - the atomic construct: every OpenMP 3.0 form on every
+ * arithmetic type, as a compare-swap loop at the variable's home (dsm/). */
+#include "rt.h"
+
+#include <string.h>
+
+size_t rt_type_size(int type);
+
+struct atomic_arg {
+    int type, op, reversed;
+    const void *operand;
+};
+
+#define APPLY_INT(T)                                                           \
+    do {                                                                       \
+        T x, y;                                                                \
+        memcpy(&x, v, sizeof x);                                               \
+        memcpy(&y, a->operand, sizeof y);                                      \
+        T l = a->reversed ? y : x, r = a->reversed ? x : y;                    \
+        switch (a->op) {                                                       \
+        case OMPDSM_OP_ADD: x = (T)(l + r); break;                             \
+        case OMPDSM_OP_SUB: x = (T)(l - r); break;                             \
+        case OMPDSM_OP_MUL: x = (T)(l * r); break;                             \
+        case OMPDSM_OP_DIV: x = (T)(l / r); break;                             \
+        case OMPDSM_OP_AND: x = (T)(l & r); break;                             \
+        case OMPDSM_OP_OR: x = (T)(l | r); break;                              \
+        case OMPDSM_OP_XOR: x = (T)(l ^ r); break;                             \
+        case OMPDSM_OP_SHL: x = (T)(l << r); break;                            \
+        case OMPDSM_OP_SHR: x = (T)(l >> r); break;                            \
+        case OMPDSM_OP_LAND: x = (T)(l && r); break;                           \
+        case OMPDSM_OP_LOR: x = (T)(l || r); break;                            \
+        case OMPDSM_OP_MAX: x = l > r ? l : r; break;                          \
+        case OMPDSM_OP_MIN: x = l < r ? l : r; break;                          \
+        }                                                                      \
+        memcpy(v, &x, sizeof x);                                               \
+    } while (0)
+#define APPLY_FLT(T)                                                           \
+    do {                                                                       \
+        T x, y;                                                                \
+        memcpy(&x, v, sizeof x);                                               \
+        memcpy(&y, a->operand, sizeof y);                                      \
+        T l = a->reversed ? y : x, r = a->reversed ? x : y;                    \
+        switch (a->op) {                                                       \
+        case OMPDSM_OP_ADD: x = l + r; break;                                  \
+        case OMPDSM_OP_SUB: x = l - r; break;                                  \
+        case OMPDSM_OP_MUL: x = l * r; break;                                  \
+        case OMPDSM_OP_DIV: x = l / r; break;                                  \
+        case OMPDSM_OP_LAND: x = (T)(l != 0 && r != 0); break;                 \
+        case OMPDSM_OP_LOR: x = (T)(l != 0 || r != 0); break;                  \
+        case OMPDSM_OP_MAX: x = l > r ? l : r; break;                          \
+        case OMPDSM_OP_MIN: x = l < r ? l : r; break;                          \
+        default: ompdsm_fatal("atomic: bitwise operator on a floating type");  \
+        }                                                                      \
+        memcpy(v, &x, sizeof x);                                               \
+    } while (0)
+
+static void apply(void *v, const void *arg)
+{
+    const struct atomic_arg *a = arg;
+    switch (a->type) {
+    case OMPDSM_TY_I8: APPLY_INT(int8_t); break;
+    case OMPDSM_TY_U8: APPLY_INT(uint8_t); break;
+    case OMPDSM_TY_I16: APPLY_INT(int16_t); break;
+    case OMPDSM_TY_U16: APPLY_INT(uint16_t); break;
+    case OMPDSM_TY_I32: APPLY_INT(int32_t); break;
+    case OMPDSM_TY_U32: APPLY_INT(uint32_t); break;
+    case OMPDSM_TY_I64: APPLY_INT(int64_t); break;
+    case OMPDSM_TY_U64: APPLY_INT(uint64_t); break;
+    case OMPDSM_TY_BOOL: APPLY_INT(uint8_t); *(_Bool *)v = *(uint8_t *)v != 0; break;
+    case OMPDSM_TY_F32: APPLY_FLT(float); break;
+    case OMPDSM_TY_F64: APPLY_FLT(double); break;
+    case OMPDSM_TY_F80: APPLY_FLT(long double); break;
+    default: ompdsm_fatal("atomic: unknown type code %d", a->type);
+    }
+}
+
+RT_API void OMPDSM_atomic(void *x, int type, int op, const void *operand,
+                          int reversed)
+{
+    struct atomic_arg a = {type, op, reversed, operand};
+    dsm_atomic_update(x, rt_type_size(type), apply, &a, NULL, NULL);
+}

@@ -1,0 +1,116 @@
+/* runtime/env.c - the OpenMP environment variables, parsed strictly once
+ * at start into the internal control variables; a bad value is one clear
+ * message naming the variable and what it accepts. */
+#include "rt.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+struct rt_icv rt_icv;
+
+int rt_parse_schedule(const char *s, int *kind, long long *chunk)
+{
+    static const struct {
+        const char *name;
+        int kind;
+    } kinds[] = {
+        {"static", OMPDSM_SCHED_STATIC},   {"dynamic", OMPDSM_SCHED_DYNAMIC},
+        {"guided", OMPDSM_SCHED_GUIDED},   {"auto", OMPDSM_SCHED_AUTO},
+        {"profiled", OMPDSM_SCHED_PROFILED},
+    };
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t len = strcspn(s, ", \t");
+    size_t i;
+    for (i = 0; i < OMPDSM_ARRAY_LEN(kinds); i++)
+        if (strlen(kinds[i].name) == len && !strncasecmp(s, kinds[i].name, len))
+            break;
+    if (i == OMPDSM_ARRAY_LEN(kinds))
+        return -EINVAL;
+    *kind = kinds[i].kind;
+    *chunk = 0;
+    s += len;
+    while (isspace((unsigned char)*s))
+        s++;
+    if (!*s)
+        return 0;
+    if (*s++ != ',')
+        return -EINVAL;
+    uint64_t c;
+    if (ompdsm_parse_u64(s, 0, &c) < 0 || c < 1 || c > (1ull << 40))
+        return -EINVAL;
+    *chunk = (long long)c;
+    return 0;
+}
+
+static int env_int(const char *name, int def, int min, int max)
+{
+    return (int)ompdsm_env_u64(name, (uint64_t)def, (uint64_t)min,
+                               (uint64_t)max, 0);
+}
+
+void rt_env_init(int nodes)
+{
+    rt_icv.threads_per_node = env_int("OMPDSM_THREADS_PER_NODE", 1, 1, 1);
+    rt_icv.max_threads = nodes * rt_icv.threads_per_node;
+
+    /* OMP_NUM_THREADS may be a list (nested levels); we use its first
+     * element since nested regions run with a team of one. */
+    const char *v = getenv("OMP_NUM_THREADS");
+    int nt = rt_icv.max_threads;
+    if (v && *v) {
+        char first[32];
+        size_t l = strcspn(v, ",");
+        uint64_t x;
+        if (l >= sizeof first)
+            l = sizeof first - 1;
+        memcpy(first, v, l);
+        first[l] = 0;
+        if (ompdsm_parse_u64(first, 0, &x) < 0 || x < 1 || x > 1000000)
+            ompdsm_fatal("OMP_NUM_THREADS='%s' is not valid: expected a "
+                         "positive integer (or a comma-separated list)", v);
+        nt = (int)x;
+        if (nt > rt_icv.max_threads) {
+            if (ompdsm_log_rank <= 0)
+                ompdsm_warn("OMP_NUM_THREADS=%d exceeds the %d threads of this "
+                            "job (%d nodes x %d); using %d",
+                            nt, rt_icv.max_threads, nodes,
+                            rt_icv.threads_per_node, rt_icv.max_threads);
+            nt = rt_icv.max_threads;
+        }
+    }
+    rt_icv.nthreads = nt;
+    rt_icv.dynamic = ompdsm_env_bool("OMP_DYNAMIC", 0);
+    rt_icv.nested = ompdsm_env_bool("OMP_NESTED", 0);
+    rt_icv.sched_kind = OMPDSM_SCHED_STATIC;
+    rt_icv.sched_chunk = 0;
+    v = getenv("OMP_SCHEDULE");
+    if (v && *v &&
+        rt_parse_schedule(v, &rt_icv.sched_kind, &rt_icv.sched_chunk) < 0)
+        ompdsm_fatal("OMP_SCHEDULE='%s' is not valid: expected static, dynamic, "
+                     "guided, auto or profiled, optionally followed by "
+                     "',chunk' with a positive chunk size", v);
+    v = getenv("OMP_STACKSIZE");
+    rt_icv.stacksize = 0;
+    if (v && *v) {
+        /* A number without suffix is in kilobytes (OpenMP). */
+        char buf[64];
+        snprintf(buf, sizeof buf, "%s", v);
+        size_t l = strlen(buf);
+        while (l && isspace((unsigned char)buf[l - 1]))
+            buf[--l] = 0;
+        int has_suffix = l && isalpha((unsigned char)buf[l - 1]);
+        uint64_t x;
+        if (ompdsm_parse_u64(buf, 1, &x) < 0 || !x)
+            ompdsm_fatal("OMP_STACKSIZE='%s' is not valid: expected a size "
+                         "such as 4M, 512K or 8192 (kilobytes)", v);
+        rt_icv.stacksize = has_suffix ? x : x * 1024;
+    }
+    rt_icv.thread_limit = env_int("OMP_THREAD_LIMIT", rt_icv.max_threads, 1,
+                                  1000000);
+    rt_icv.max_active_levels = env_int("OMP_MAX_ACTIVE_LEVELS", 1, 0, 1000000);
+}

@@ -1,0 +1,70 @@
+/* runtime/lock.c - the OpenMP lock routines on distributed locks.  A lock
+ * object holds a lock id; a nestable lock also its owner and depth, which
+ * only the owner changes while it holds the lock. */
+#include "rt.h"
+
+static long long me(void)
+{
+    return (long long)comm_rank() * rt_icv.threads_per_node + 1;
+}
+
+RT_API void omp_init_lock(omp_lock_t *l) { l->_ompdsm_id = dsm_lock_alloc(); }
+RT_API void omp_destroy_lock(omp_lock_t *l) { l->_ompdsm_id = ~0ull; }
+
+static uint32_t id_of(unsigned long long id, const char *what)
+{
+    if (id == ~0ull)
+        ompdsm_fatal("%s of a destroyed or uninitialised lock", what);
+    return (uint32_t)id;
+}
+
+RT_API void omp_set_lock(omp_lock_t *l)
+{
+    dsm_lock(id_of(l->_ompdsm_id, "omp_set_lock"));
+}
+RT_API void omp_unset_lock(omp_lock_t *l)
+{
+    dsm_unlock(id_of(l->_ompdsm_id, "omp_unset_lock"));
+}
+RT_API int omp_test_lock(omp_lock_t *l)
+{
+    return dsm_trylock(id_of(l->_ompdsm_id, "omp_test_lock"));
+}
+
+RT_API void omp_init_nest_lock(omp_nest_lock_t *l)
+{
+    l->_ompdsm_id = dsm_lock_alloc();
+    l->_ompdsm_owner = 0;
+    l->_ompdsm_count = 0;
+}
+RT_API void omp_destroy_nest_lock(omp_nest_lock_t *l) { l->_ompdsm_id = ~0ull; }
+
+RT_API void omp_set_nest_lock(omp_nest_lock_t *l)
+{
+    if (l->_ompdsm_owner == me()) {
+        l->_ompdsm_count++;
+        return;
+    }
+    dsm_lock(id_of(l->_ompdsm_id, "omp_set_nest_lock"));
+    l->_ompdsm_owner = me();
+    l->_ompdsm_count = 1;
+}
+
+RT_API void omp_unset_nest_lock(omp_nest_lock_t *l)
+{
+    if (--l->_ompdsm_count == 0) {
+        l->_ompdsm_owner = 0;
+        dsm_unlock(id_of(l->_ompdsm_id, "omp_unset_nest_lock"));
+    }
+}
+
+RT_API int omp_test_nest_lock(omp_nest_lock_t *l)
+{
+    if (l->_ompdsm_owner == me())
+        return (int)++l->_ompdsm_count;
+    if (!dsm_trylock(id_of(l->_ompdsm_id, "omp_test_nest_lock")))
+        return 0;
+    l->_ompdsm_owner = me();
+    l->_ompdsm_count = 1;
+    return 1;
+}

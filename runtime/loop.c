@@ -1,0 +1,227 @@
+/* runtime/loop.c - work-sharing loops and sections: the per-thread loop
+ * state, the choice of schedule (sched/), lastprivate detection, the
+ * loop-end barrier, and ordered regions. */
+#include "rt.h"
+#include "sched/sched.h"
+
+#include <sched.h>
+#include <string.h>
+
+static inline struct rt_loop *L_of(OMPDSM_loop *l)
+{
+    return (struct rt_loop *)l;
+}
+
+static void claim_of(const struct rt_loop *L, int ordered,
+                     struct sched_claim *c)
+{
+    rt_ws_where(L->seq, ordered, &c->node, &c->off);
+    c->region = COMM_REG_RT;
+    c->gen = rt_ws_gen(L->seq);
+}
+
+RT_API void OMPDSM_loop_init(OMPDSM_loop *loop, OMPDSM_loop_site *site,
+                             unsigned long long n, int sched, long long chunk,
+                             long long eval_size, long long eval_skip,
+                             int flags)
+{
+    (void)eval_size;
+    (void)eval_skip;
+    struct rt_loop *L = L_of(loop);
+    memset(loop, 0, sizeof *loop);
+    RT_STAT(loops, 1);
+    if (sched == OMPDSM_SCHED_RUNTIME) {
+        sched = rt_icv.sched_kind;
+        chunk = rt_icv.sched_chunk;
+    }
+    if (sched == OMPDSM_SCHED_DEFAULT || sched == OMPDSM_SCHED_AUTO)
+        sched = OMPDSM_SCHED_STATIC;
+    /* The profiled schedule (seed 000) arrives with its own work; until
+     * then it partitions like static, which is what it does before it has
+     * measured anything. */
+    if (sched == OMPDSM_SCHED_PROFILED) {
+        sched = OMPDSM_SCHED_STATIC;
+        if (chunk < 0)
+            chunk = 0;
+    }
+    if (chunk < 0)
+        chunk = 0;
+    L->n = n;
+    L->kind = sched;
+    L->chunk = (unsigned long long)chunk;
+    if (L->kind != OMPDSM_SCHED_STATIC && !L->chunk)
+        L->chunk = 1;
+    L->tid = rt_self.tid;
+    L->nthreads = rt_self.nthreads;
+    L->flags = flags;
+    L->site = site;
+    L->seq = rt_self.ws_seq++;
+    L->gen = rt_ws_gen(L->seq);
+    if (flags & OMPDSM_LOOP_ORDERED) {
+        rt_self.ordered_loop = L;
+        rt_self.ordered_iter = 0;
+    }
+}
+
+RT_API void OMPDSM_sections_init(OMPDSM_loop *loop, OMPDSM_loop_site *site,
+                                 unsigned nsections)
+{
+    OMPDSM_loop_init(loop, site, nsections, OMPDSM_SCHED_DYNAMIC, 1, 0, 0, 0);
+}
+
+RT_API int OMPDSM_loop_next(OMPDSM_loop *loop, unsigned long long *lo,
+                            unsigned long long *hi)
+{
+    struct rt_loop *L = L_of(loop);
+    uint64_t a, b;
+    if (L->done)
+        return 0;
+    if (L->nthreads <= 1) {
+        /* A team of one does everything, in order, with no claims. */
+        L->done = 1;
+        if (!L->n)
+            return 0;
+        *lo = 0;
+        *hi = L->n;
+        L->did_last = 1;
+        return 1;
+    }
+    int got;
+    switch (L->kind) {
+    case OMPDSM_SCHED_STATIC:
+        if (!L->chunk) {
+            sched_static_block(L->n, L->tid, L->nthreads, &a, &b);
+            L->done = 1;
+            got = a < b;
+        } else {
+            got = sched_static_chunk(L->n, L->chunk, L->tid, L->nthreads,
+                                     L->next++, &a, &b);
+            if (!got)
+                L->done = 1;
+        }
+        break;
+    case OMPDSM_SCHED_DYNAMIC: {
+        struct sched_claim c;
+        uint64_t ci;
+        claim_of(L, 0, &c);
+        uint64_t nchunks = L->n ? (L->n - 1) / L->chunk + 1 : 0;
+        got = sched_dynamic_next(&c, nchunks, &ci);
+        if (got) {
+            a = ci * L->chunk;
+            b = a + L->chunk < L->n ? a + L->chunk : L->n;
+        } else {
+            L->done = 1;
+        }
+        break;
+    }
+    case OMPDSM_SCHED_GUIDED: {
+        struct sched_claim c;
+        claim_of(L, 0, &c);
+        got = sched_guided_next(&c, L->n, L->chunk, L->nthreads, &a, &b);
+        if (!got)
+            L->done = 1;
+        break;
+    }
+    default:
+        ompdsm_fatal("unknown schedule kind %d", L->kind);
+    }
+    if (!got)
+        return 0;
+    if (b == L->n)
+        L->did_last = 1;
+    *lo = a;
+    *hi = b;
+    return 1;
+}
+
+RT_API int OMPDSM_loop_last(OMPDSM_loop *loop)
+{
+    return L_of(loop)->did_last;
+}
+
+RT_API void OMPDSM_loop_end(OMPDSM_loop *loop, int nowait)
+{
+    struct rt_loop *L = L_of(loop);
+    if (rt_self.ordered_loop == L)
+        rt_self.ordered_loop = NULL;
+    if (!nowait)
+        rt_team_barrier(NULL, 0, 0, NULL);
+}
+
+/* ---- ordered ---- */
+
+RT_API void OMPDSM_loop_iter(OMPDSM_loop *loop, unsigned long long k)
+{
+    rt_self.ordered_loop = L_of(loop);
+    rt_self.ordered_iter = k;
+}
+
+/* The word at every team node holds gen << 40 | (iterations done); the
+ * thread finishing iteration k tells every team node k + 1. */
+static uint64_t ordered_word(const struct rt_loop *L)
+{
+    return rt_area->ordered[L->seq % RT_WS_SLOTS];
+}
+
+static int ordered_ready(void *arg)
+{
+    const struct rt_loop *L = arg;
+    uint64_t w = ordered_word(L);
+    uint64_t d = ((w >> 40) - L->gen) & 0xffffff;
+    if (d && d < 0x800000)
+        return 1; /* a newer instance: ours is long done */
+    uint64_t done = d ? 0 : (w & RT_WS_VAL_MASK);
+    return done >= rt_self.ordered_iter;
+}
+
+RT_API void OMPDSM_ordered_start(void)
+{
+    struct rt_loop *L = rt_self.ordered_loop;
+    if (!L || L->nthreads <= 1)
+        return;
+    if (comm_wait_until(ordered_ready, L) < 0)
+        ompdsm_fatal("ordered: the job is failing");
+    dsm_acquire();
+}
+
+RT_API void OMPDSM_ordered_end(void)
+{
+    struct rt_loop *L = rt_self.ordered_loop;
+    if (!L || L->nthreads <= 1)
+        return;
+    dsm_release();
+    uint64_t w = (L->gen << 40) | (rt_self.ordered_iter + 1);
+    uint64_t off = offsetof(struct rt_area, ordered) +
+                   (L->seq % RT_WS_SLOTS) * 8;
+    for (int node = 0; node < rt_self.group.nodes; node++)
+        COMM_CHECK(comm_notify(node, COMM_REG_RT, off, w));
+}
+
+/* ---- single ---- */
+
+RT_API int OMPDSM_single_start(void)
+{
+    RT_STAT(singles, 1);
+    if (rt_self.nthreads <= 1) {
+        rt_self.ws_seq++;
+        return 1;
+    }
+    struct rt_loop L;
+    memset(&L, 0, sizeof L);
+    L.seq = rt_self.ws_seq++;
+    struct sched_claim c;
+    claim_of(&L, 0, &c);
+    return sched_single_claim(&c);
+}
+
+RT_API void OMPDSM_single_end(int nowait)
+{
+    if (!nowait)
+        rt_team_barrier(NULL, 0, 0, NULL);
+}
+
+RT_API void OMPDSM_single_copyprivate(int executed, void *data,
+                                      unsigned long size)
+{
+    rt_team_barrier(data, size, executed, data);
+}

@@ -1,0 +1,251 @@
+/* runtime/main.c - start and end of a node: translation-unit registration,
+ * the start-up sequence (bootstrap, heap, shared globals, protocol), node
+ * 0 running the program while the others serve parallel regions, and an
+ * orderly end on every node with the program's exit status. */
+#include "rt.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <unistd.h>
+
+int rt_started;
+struct rt_area *rt_area;
+
+static OMPDSM_unit *units, **units_tail = &units;
+static OMPDSM_region **regions;
+static int nregions;
+static const char **crit_names;
+static uint32_t ncrit;
+static int shutting_down;
+
+/* Messages on the fork channel. */
+enum { RT_MSG_REGION = 1, RT_MSG_SHUTDOWN = 2 };
+struct rt_fork_msg {
+    uint32_t type;
+    int32_t region;     /* region id */
+    int32_t nthreads;   /* team size */
+    int32_t status;     /* shutdown: exit status */
+    uint64_t ws_base;   /* work-share counter at the fork */
+    /* then the frame bytes */
+};
+
+RT_API void OMPDSM_register_unit(OMPDSM_unit *unit)
+{
+    if (unit->abi_version != OMPDSM_ABI_VERSION) {
+        fprintf(stderr, "ompdsm: %s was compiled for ABI version %d, but this "
+                        "libompdsm provides version %d; recompile it with this "
+                        "ompcc\n", unit->file, unit->abi_version,
+                OMPDSM_ABI_VERSION);
+        exit(1);
+    }
+    if (rt_started)
+        ompdsm_fatal("%s registered after start (dlopen of translated code is "
+                     "not supported)", unit->file);
+    unit->next = NULL;
+    *units_tail = unit;
+    units_tail = &unit->next;
+}
+
+OMPDSM_region *rt_region_by_id(int id)
+{
+    if (id < 0 || id >= nregions)
+        ompdsm_fatal("asked to run parallel region %d, but only %d exist: do "
+                     "all nodes run the same executable?", id, nregions);
+    return regions[id];
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+uint32_t rt_critical_id(const char *name)
+{
+    if (!name)
+        return 0;
+    const char **hit = bsearch(&name, crit_names, ncrit, sizeof *crit_names,
+                               cmp_str);
+    if (!hit)
+        ompdsm_fatal("critical section '%s' was not registered by ompcc", name);
+    return (uint32_t)(hit - crit_names) + 1;
+}
+
+/* Allocates every unit's globals (same order on every node, so the same
+ * addresses), runs the initialisers, numbers regions and critical names. */
+static void setup_units(void)
+{
+    size_t nc = 0;
+    for (OMPDSM_unit *u = units; u; u = u->next) {
+        for (unsigned i = 0; i < u->nglobals; i++) {
+            OMPDSM_global *g = &u->globals[i];
+            *g->slot = dsm_global_alloc(g->size, g->align ? g->align : 1,
+                                        g->name);
+        }
+        nregions += (int)u->nregions;
+        nc += u->ncriticals;
+    }
+    for (OMPDSM_unit *u = units; u; u = u->next)
+        if (u->init)
+            u->init();
+    regions = calloc((size_t)nregions + 1, sizeof *regions);
+    crit_names = calloc(nc + 1, sizeof *crit_names);
+    if (!regions || !crit_names)
+        ompdsm_fatal("out of memory at start");
+    int r = 0;
+    for (OMPDSM_unit *u = units; u; u = u->next) {
+        for (unsigned i = 0; i < u->nregions; i++) {
+            u->regions[i]->id = r;
+            regions[r++] = u->regions[i];
+        }
+        for (unsigned i = 0; i < u->ncriticals; i++)
+            crit_names[ncrit++] = u->criticals[i];
+    }
+    qsort(crit_names, ncrit, sizeof *crit_names, cmp_str);
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < ncrit; i++)
+        if (!w || strcmp(crit_names[w - 1], crit_names[i]))
+            crit_names[w++] = crit_names[i];
+    ncrit = w;
+    if (ncrit + 2 >= DSM_LOCK_STATIC)
+        ompdsm_fatal("too many named critical sections (%u)", ncrit);
+}
+
+/* Nodes must share one address layout (pointers to code and data travel
+ * in shared memory): run without address randomisation.  ompdsmrun sets
+ * this already; under other launchers re-execute once. */
+static void ensure_no_aslr(char **argv)
+{
+    const char *sz = getenv("OMPDSM_SIZE");
+    int multi = (sz && strcmp(sz, "1")) || getenv("PMIX_RANK") ||
+                getenv("PMIX_NAMESPACE");
+    if (!multi)
+        return;
+    int pers = personality(0xffffffff);
+    if (pers == -1 || (pers & ADDR_NO_RANDOMIZE))
+        return;
+    if (getenv("OMPDSM_REEXEC")) {
+        fprintf(stderr, "ompdsm: warning: cannot disable address "
+                        "randomisation; pointers to code in shared data may "
+                        "not work across nodes\n");
+        return;
+    }
+    if (personality((unsigned long)pers | ADDR_NO_RANDOMIZE) == -1)
+        return;
+    setenv("OMPDSM_REEXEC", "1", 1);
+    execv("/proc/self/exe", argv);
+    /* If that failed, carry on with randomisation. */
+}
+
+static void finish_node(int status)
+{
+    rt_stats_report();
+    dsm_fini();
+    comm_fini();
+    fflush(NULL);
+    _exit(status);
+}
+
+static void broadcast_shutdown(int status)
+{
+    struct rt_fork_msg m = {RT_MSG_SHUTDOWN, -1, 0, status, 0};
+    dsm_fork_send(COMM_WORLD, &m, sizeof m);
+    /* The barrier pairing this fork, so the channel's rule holds. */
+    dsm_barrier(COMM_WORLD, NULL);
+}
+
+/* exit() on node 0 outside parallel regions ends the job in order; exit()
+ * anywhere else cannot (the other nodes are inside a region): end the job. */
+static void on_exit_handler(int status, void *arg)
+{
+    (void)arg;
+    if (!rt_started || shutting_down)
+        return;
+    shutting_down = 1;
+    fflush(NULL);
+    if (comm_rank() == 0 && rt_self.level == 0) {
+        broadcast_shutdown(status);
+        finish_node(status);
+    }
+    char msg[160];
+    snprintf(msg, sizeof msg, "node %d called exit(%d) inside a parallel region",
+             comm_rank(), status);
+    comm_abort_job(status ? status : 1, msg);
+    _exit(status ? status : 1);
+}
+
+void rt_team_run(OMPDSM_region *r, void *frame, int nthreads,
+                 uint64_t ws_base);
+
+void rt_worker_loop(void)
+{
+    struct comm_buf b = {0};
+    for (;;) {
+        dsm_fork_recv(COMM_WORLD, &b);
+        struct rt_fork_msg m;
+        if (b.len < sizeof m)
+            ompdsm_fatal("malformed fork message (%zu bytes)", b.len);
+        memcpy(&m, b.data, sizeof m);
+        if (m.type == RT_MSG_SHUTDOWN) {
+            dsm_barrier(COMM_WORLD, NULL);
+            shutting_down = 1;
+            comm_buf_free(&b);
+            finish_node(m.status);
+        }
+        OMPDSM_region *r = rt_region_by_id(m.region);
+        rt_team_run(r, (char *)b.data + sizeof m, m.nthreads, m.ws_base);
+    }
+}
+
+/* Fork on node 0 (team.c calls this). */
+void rt_fork_send(int region, int nthreads, uint64_t ws_base, const void *frame,
+                  size_t frame_size);
+void rt_fork_send(int region, int nthreads, uint64_t ws_base, const void *frame,
+                  size_t frame_size)
+{
+    struct comm_buf b = {0};
+    struct rt_fork_msg m = {RT_MSG_REGION, region, nthreads, 0, ws_base};
+    if (comm_buf_append(&b, &m, sizeof m) < 0 ||
+        comm_buf_append(&b, frame, frame_size) < 0)
+        ompdsm_fatal("out of memory forking a region");
+    dsm_fork_send(COMM_WORLD, b.data, b.len);
+    comm_buf_free(&b);
+}
+
+static void setup_rt_region(void)
+{
+    size_t len = OMPDSM_ALIGN_UP(sizeof(struct rt_area), (size_t)4096);
+    int fd = memfd_create("ompdsm-rt", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)len) < 0)
+        ompdsm_fatal("memfd for the runtime region: %s", strerror(errno));
+    rt_area = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (rt_area == MAP_FAILED)
+        ompdsm_fatal("mmap of the runtime region: %s", strerror(errno));
+    COMM_CHECK(comm_register(COMM_REG_RT, rt_area, len, fd));
+}
+
+RT_API int OMPDSM_main(int argc, char **argv, char **envp,
+                       int (*user_main)(int, char **, char **))
+{
+    ensure_no_aslr(argv);
+    if (comm_init() < 0)
+        ompdsm_fatal("cannot start the node (bootstrap failed)");
+    rt_env_init(comm_size());
+    dsm_init();
+    setup_rt_region();
+    if (comm_connect() < 0)
+        ompdsm_fatal("cannot connect the nodes");
+    setup_units();
+    dsm_start();
+    rt_started = 1;
+    rt_self.nthreads = 1;
+    rt_self.group = (struct comm_group){0, 1};
+    on_exit(on_exit_handler, NULL);
+    if (comm_rank() == 0)
+        exit(user_main(argc, argv, envp));
+    rt_worker_loop();
+    return 0;
+}

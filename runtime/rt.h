@@ -1,0 +1,126 @@
+/* runtime/rt.h - libompdsm's internal interface: the ICVs, the team and
+ * thread state, and the helpers the construct files share.  Grouped by the
+ * file that defines each declaration.  The ABI ompcc emits is in
+ * ompdsm_abi.h; the user API in omp.h. */
+#ifndef OMPDSM_RT_H
+#define OMPDSM_RT_H
+
+#include <stdint.h>
+#include "comm/comm.h"
+#include "dsm/dsm.h"
+#include "ompdsm_abi.h"
+#include "omp.h"
+
+#define RT_API __attribute__((visibility("default")))
+
+/* ---- env.c: internal control variables, parsed once at start ---- */
+struct rt_icv {
+    int nthreads;          /* OMP_NUM_THREADS (nthreads-var), capped */
+    int dynamic;           /* OMP_DYNAMIC */
+    int nested;            /* OMP_NESTED */
+    int sched_kind;        /* OMP_SCHEDULE: OMPDSM_SCHED_* */
+    long long sched_chunk;
+    unsigned long long stacksize; /* OMP_STACKSIZE (bytes), 0 = default */
+    int thread_limit;      /* OMP_THREAD_LIMIT */
+    int max_active_levels; /* OMP_MAX_ACTIVE_LEVELS */
+    int threads_per_node;  /* OMPDSM_THREADS_PER_NODE (1 for now) */
+    int max_threads;       /* nodes x threads per node */
+};
+extern struct rt_icv rt_icv;
+void rt_env_init(int nodes);
+/* Parses "kind[,chunk]" as OMP_SCHEDULE does; 0 or -EINVAL. */
+int rt_parse_schedule(const char *s, int *kind, long long *chunk);
+
+/* ---- team.c: teams and threads ---- */
+struct rt_thread {
+    int tid;          /* thread number in the current team */
+    int nthreads;     /* size of the current team */
+    int level;        /* nesting level of parallel regions */
+    int active_level; /* levels with more than one thread */
+    int outer_tid;    /* thread number in the level-1 team */
+    int outer_size;   /* size of the level-1 team */
+    struct comm_group group; /* nodes of the team, for its barriers */
+    uint64_t ws_seq;  /* work-sharing constructs met in this team */
+    int in_fork;      /* between fork and join of an active region */
+    /* Reductions waiting for the next barrier. */
+    struct rt_red_item *red;
+    int nred, capred;
+    /* The ordered loop this thread is in, and its current iteration. */
+    struct rt_loop *ordered_loop;
+    unsigned long long ordered_iter;
+};
+extern __thread struct rt_thread rt_self;
+int rt_rank(void);
+int rt_nodes(void);
+/* Team barrier with pending reductions (and optional copyprivate data). */
+void rt_team_barrier(const void *cp, size_t cplen, int cp_executor,
+                     void *cp_out);
+/* Work-share slot words (COMM_REG_RT). */
+enum { RT_WS_SLOTS = 256 };
+struct rt_area {
+    volatile uint64_t ws[RT_WS_SLOTS];      /* dynamic/guided/single claims */
+    volatile uint64_t ordered[RT_WS_SLOTS]; /* ordered: next iteration + gen */
+};
+extern struct rt_area *rt_area;
+/* The node holding slot words of work-share instance seq, and the offset. */
+void rt_ws_where(uint64_t seq, int ordered, int *node, uint64_t *off);
+/* Generation tag of an instance, stored in a slot word's top 24 bits. */
+static inline uint64_t rt_ws_gen(uint64_t seq)
+{
+    return ((seq / RT_WS_SLOTS) + 1) & 0xffffff;
+}
+#define RT_WS_VAL_MASK ((1ull << 40) - 1)
+
+/* ---- main.c ---- */
+extern int rt_started;
+void rt_worker_loop(void);
+const char *rt_critical_name_id(const char *name, uint32_t *id);
+uint32_t rt_critical_id(const char *name);
+OMPDSM_region *rt_region_by_id(int id);
+
+/* ---- reduction.c ---- */
+struct rt_red_item {
+    void *shared;
+    int type, op;
+    unsigned char value[16];
+};
+void rt_red_combine(int type, int op, void *acc, const void *in);
+/* Applies *shared = *shared op value (the root, or a team of one). */
+void rt_red_apply(const struct rt_red_item *it);
+/* The barrier payload of the runtime: records {u32 kind, u32 len, bytes}. */
+enum { RT_REC_RED = 1, RT_REC_COPYPRIV = 2 };
+int rt_ext_combine(void *ctx, struct comm_buf *acc, const void *in,
+                   size_t inlen);
+int rt_ext_at_root(void *ctx, struct comm_buf *acc);
+int rt_ext_append(struct comm_buf *b, uint32_t kind, const void *p,
+                  size_t len);
+const void *rt_ext_find(const void *buf, size_t len, uint32_t kind,
+                        size_t *outlen);
+
+/* ---- loop.c ---- */
+struct rt_loop {
+    unsigned long long n;
+    unsigned long long chunk;
+    unsigned long long next;   /* static: next chunk round */
+    unsigned long long seq;    /* work-share instance */
+    unsigned long long gen;
+    int kind;
+    int tid, nthreads;
+    int flags;
+    int did_last;
+    int done;
+    OMPDSM_loop_site *site;
+};
+_Static_assert(sizeof(struct rt_loop) <= sizeof(OMPDSM_loop),
+               "OMPDSM_loop too small for struct rt_loop");
+
+/* ---- stats.c ---- */
+struct rt_stats {
+    uint64_t regions, team_barriers, loops, singles, criticals;
+    uint64_t region_ns;
+};
+extern struct rt_stats rt_st;
+#define RT_STAT(f, v) __atomic_fetch_add(&rt_st.f, (v), __ATOMIC_RELAXED)
+void rt_stats_report(void);
+
+#endif

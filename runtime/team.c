@@ -1,0 +1,187 @@
+/* runtime/team.c - parallel regions: fork on node 0, the team's thread
+ * state, the join, team barriers (carrying reductions and copyprivate data)
+ * and where work-sharing instances keep their claim words.
+ *
+ * A region with a team of all nodes synchronises on channel 0 (the same
+ * channel as fork and join, which every node follows).  A region run by a
+ * sub-team (num_threads < nodes) uses channel 1 for its barriers; its
+ * members track their writes since the fork so that the join tells the
+ * nodes that sat out. */
+#include "rt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+__thread struct rt_thread rt_self = {.nthreads = 1};
+struct rt_stats rt_st;
+
+void rt_fork_send(int region, int nthreads, uint64_t ws_base, const void *frame,
+                  size_t frame_size);
+
+int rt_rank(void) { return comm_rank(); }
+int rt_nodes(void) { return comm_size(); }
+
+void rt_ws_where(uint64_t seq, int ordered, int *node, uint64_t *off)
+{
+    int nodes = rt_self.group.nodes > 0 ? rt_self.group.nodes : 1;
+    *node = (int)(seq % (uint64_t)nodes);
+    size_t base = ordered ? offsetof(struct rt_area, ordered)
+                          : offsetof(struct rt_area, ws);
+    *off = base + (seq % RT_WS_SLOTS) * 8;
+}
+
+/* Runs the region's function on this node as thread `tid` of the team. */
+static void run_member(OMPDSM_region *r, void *frame, int nthreads, int tid,
+                       uint64_t ws_base, struct comm_group g)
+{
+    struct rt_thread saved = rt_self;
+    rt_self.tid = tid;
+    rt_self.nthreads = nthreads;
+    rt_self.level = 1;
+    rt_self.active_level = 1;
+    rt_self.outer_tid = tid;
+    rt_self.outer_size = nthreads;
+    rt_self.group = g;
+    rt_self.ws_seq = ws_base;
+    rt_self.in_fork = 1;
+    rt_self.red = NULL;
+    rt_self.nred = rt_self.capred = 0;
+    rt_self.ordered_loop = NULL;
+    r->fn(frame);
+    struct rt_thread after = rt_self;
+    rt_self = saved;
+    rt_self.red = after.red;
+    rt_self.nred = after.nred;
+    rt_self.capred = after.capred;
+    rt_self.ws_seq = after.ws_seq;
+}
+
+/* The join: every node, members or not, meets on channel 0 with the
+ * members' pending reductions. */
+static void join(void)
+{
+    struct comm_buf up = {0};
+    if (rt_self.nred)
+        rt_ext_append(&up, RT_REC_RED, rt_self.red,
+                      (size_t)rt_self.nred * sizeof(struct rt_red_item));
+    struct dsm_sync_ext ext = {up.data, up.len, rt_ext_combine, rt_ext_at_root,
+                               NULL, NULL};
+    dsm_barrier(COMM_WORLD, &ext);
+    comm_buf_free(&up);
+    free(rt_self.red);
+    rt_self.red = NULL;
+    rt_self.nred = rt_self.capred = 0;
+}
+
+/* Worker side of a fork (main.c's dispatch loop). */
+void rt_team_run(OMPDSM_region *r, void *frame, int nthreads, uint64_t ws_base);
+void rt_team_run(OMPDSM_region *r, void *frame, int nthreads, uint64_t ws_base)
+{
+    int me = comm_rank();
+    int sub = nthreads < comm_size();
+    if (me < nthreads) {
+        struct comm_group g = {sub ? 1 : 0, nthreads};
+        if (sub)
+            dsm_track_since_fork(1);
+        run_member(r, frame, nthreads, me, ws_base, g);
+        if (sub)
+            dsm_track_since_fork(0);
+    }
+    join();
+}
+
+/* A team of one: the encountering thread runs the region itself. */
+static void run_alone(OMPDSM_region *r, void *frame)
+{
+    struct rt_thread saved = rt_self;
+    rt_self.tid = 0;
+    rt_self.nthreads = 1;
+    rt_self.level = saved.level + 1;
+    if (saved.level == 0) {
+        rt_self.outer_tid = 0;
+        rt_self.outer_size = 1;
+    }
+    rt_self.group = (struct comm_group){rt_self.group.chan, 1};
+    rt_self.red = NULL;
+    rt_self.nred = rt_self.capred = 0;
+    rt_self.ordered_loop = NULL;
+    r->fn(frame);
+    /* The join of a team of one: apply its reductions right here. */
+    for (int i = 0; i < rt_self.nred; i++)
+        rt_red_apply(&rt_self.red[i]);
+    free(rt_self.red);
+    uint64_t ws = rt_self.ws_seq;
+    rt_self = saved;
+    (void)ws;
+}
+
+RT_API void OMPDSM_parallel(OMPDSM_region *region, void *frame,
+                            unsigned long frame_size, int num_threads,
+                            int if_clause)
+{
+    RT_STAT(regions, 1);
+    int nthreads = num_threads > 0 ? num_threads : rt_icv.nthreads;
+    if (nthreads > rt_icv.max_threads)
+        nthreads = rt_icv.max_threads;
+    if (nthreads > rt_icv.thread_limit)
+        nthreads = rt_icv.thread_limit;
+    if (!if_clause || rt_self.level > 0 || nthreads <= 1 || comm_rank() != 0 ||
+        rt_icv.max_active_levels < 1) {
+        run_alone(region, frame);
+        return;
+    }
+    uint64_t t0 = ompdsm_now_ns();
+    uint64_t base = rt_self.ws_seq;
+    rt_fork_send(region->id, nthreads, base, frame, frame_size);
+    int sub = nthreads < comm_size();
+    if (sub)
+        dsm_track_since_fork(1);
+    run_member(region, frame, nthreads, 0, base,
+               (struct comm_group){sub ? 1 : 0, nthreads});
+    if (sub)
+        dsm_track_since_fork(0);
+    join();
+    RT_STAT(region_ns, ompdsm_now_ns() - t0);
+}
+
+void rt_team_barrier(const void *cp, size_t cplen, int cp_executor,
+                     void *cp_out)
+{
+    RT_STAT(team_barriers, 1);
+    if (rt_self.nthreads <= 1) {
+        for (int i = 0; i < rt_self.nred; i++)
+            rt_red_apply(&rt_self.red[i]);
+        rt_self.nred = 0;
+        return;
+    }
+    struct comm_buf up = {0}, down = {0};
+    if (rt_self.nred)
+        rt_ext_append(&up, RT_REC_RED, rt_self.red,
+                      (size_t)rt_self.nred * sizeof(struct rt_red_item));
+    if (cp && cp_executor)
+        rt_ext_append(&up, RT_REC_COPYPRIV, cp, cplen);
+    struct dsm_sync_ext ext = {up.data, up.len, rt_ext_combine, rt_ext_at_root,
+                               NULL, cp_out ? &down : NULL};
+    dsm_barrier(rt_self.group, &ext);
+    rt_self.nred = 0;
+    if (cp_out && !cp_executor) {
+        size_t n;
+        const void *p = rt_ext_find(down.data, down.len, RT_REC_COPYPRIV, &n);
+        if (!p || n != cplen)
+            ompdsm_fatal("copyprivate: expected %zu bytes from the single "
+                         "thread, got %zu", cplen, p ? n : 0);
+        memcpy(cp_out, p, n);
+    }
+    comm_buf_free(&up);
+    comm_buf_free(&down);
+}
+
+RT_API void OMPDSM_barrier(void)
+{
+    rt_team_barrier(NULL, 0, 0, NULL);
+}
+
+RT_API int OMPDSM_master(void)
+{
+    return rt_self.tid == 0;
+}

@@ -1,0 +1,115 @@
+/* sched/dynamic.c - dynamic, guided and single claims on a word at the
+ * instance's home node.  The word holds the instance's generation in its top
+ * 24 bits and the next chunk (dynamic) or iteration (guided) in the low 40.
+ * A word still holding an older generation belongs to a finished instance:
+ * the first claimer resets it.  A word already holding a newer generation
+ * means this instance is over (a thread only moves past an instance once
+ * it is exhausted or taken), so late threads get nothing. */
+#include "sched.h"
+#include "comm/comm.h"
+
+#define VAL_MASK ((1ull << 40) - 1)
+#define GEN_OF(w) ((w) >> 40)
+
+/* -1: the word belongs to an older instance; 0: ours; 1: a newer one. */
+static int age(uint64_t word, uint64_t gen)
+{
+    uint64_t d = (GEN_OF(word) - gen) & 0xffffff;
+    if (!d)
+        return 0;
+    return d < 0x800000 ? 1 : -1;
+}
+
+/* Compare-swap loop: f computes the new value from the current one
+ * (ours); returns 0 when f says done. */
+static int claim(const struct sched_claim *c,
+                 int (*f)(uint64_t cur, uint64_t *next, void *arg), void *arg,
+                 uint64_t *got)
+{
+    uint64_t guess = c->gen << 40, old;
+    for (;;) {
+        int a = age(guess, c->gen);
+        if (a > 0)
+            return 0;
+        uint64_t cur = a < 0 ? 0 : (guess & VAL_MASK), next;
+        if (!f(cur, &next, arg))
+            return 0;
+        COMM_CHECK(comm_cas(c->node, c->region, c->off, guess,
+                            (c->gen << 40) | next, &old));
+        if (old == guess) {
+            *got = cur;
+            return 1;
+        }
+        guess = old;
+    }
+}
+
+struct dyn_arg {
+    uint64_t nchunks;
+};
+
+static int dyn_step(uint64_t cur, uint64_t *next, void *arg)
+{
+    struct dyn_arg *d = arg;
+    if (cur >= d->nchunks)
+        return 0;
+    *next = cur + 1;
+    return 1;
+}
+
+int sched_dynamic_next(const struct sched_claim *c, uint64_t nchunks,
+                       uint64_t *chunk_index)
+{
+    struct dyn_arg d = {nchunks};
+    return claim(c, dyn_step, &d, chunk_index);
+}
+
+struct guided_arg {
+    uint64_t n, min_chunk;
+    int nthreads;
+    uint64_t size;
+};
+
+static int guided_step(uint64_t cur, uint64_t *next, void *arg)
+{
+    struct guided_arg *g = arg;
+    if (cur >= g->n)
+        return 0;
+    uint64_t rem = g->n - cur;
+    uint64_t s = (rem + (uint64_t)g->nthreads - 1) / (uint64_t)g->nthreads;
+    if (s < g->min_chunk)
+        s = g->min_chunk;
+    if (s > rem)
+        s = rem;
+    g->size = s;
+    *next = cur + s;
+    return 1;
+}
+
+int sched_guided_next(const struct sched_claim *c, uint64_t n,
+                      uint64_t min_chunk, int nthreads, uint64_t *lo,
+                      uint64_t *hi)
+{
+    struct guided_arg g = {n, min_chunk ? min_chunk : 1, nthreads, 0};
+    uint64_t cur;
+    if (!claim(c, guided_step, &g, &cur))
+        return 0;
+    *lo = cur;
+    *hi = cur + g.size;
+    return 1;
+}
+
+static int single_step(uint64_t cur, uint64_t *next, void *arg)
+{
+    (void)arg;
+    if (cur)
+        return 0;
+    *next = 1;
+    return 1;
+}
+
+int sched_single_claim(const struct sched_claim *c)
+{
+    uint64_t got;
+    return claim(c, single_step, NULL, &got);
+}
