@@ -1,43 +1,69 @@
-/* dsm/diff.c - twins and diffs: the runs of bytes a node changed in a page
- * since it made the twin.  Words are compared eight bytes at a time and the
- * ends of each run are trimmed to the exact bytes, so two nodes writing
- * neighbouring bytes of one word (a char array split between threads) do
- * not overwrite each other at the home. */
+/* dsm/diff.c - twins and diffs: the exact runs of bytes a node changed in
+ * a page since it made the twin.  Byte-exact, because several nodes may
+ * write interleaved elements of one page and even of one 8-byte word (an
+ * int or char array split between threads with schedule(static,1)): a run
+ * that included a byte this node did not change would overwrite another
+ * node's write at the home.  Words are compared eight bytes at a time; only
+ * words with some unchanged bytes are examined byte by byte. */
 #include "dsm_int.h"
 
 #include <string.h>
+
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+
+/* True if some byte of x is zero, i.e. some byte of the word is unchanged. */
+static inline int has_zero_byte(uint64_t x)
+{
+    return ((x - ONES) & ~x & HIGHS) != 0;
+}
 
 size_t diff_page(const void *twin, const void *cur, size_t len,
                  struct diff_run *runs)
 {
     const uint64_t *a = twin, *b = cur;
-    size_t nw = len / 8, i = 0, n = 0;
-    while (i < nw) {
+    size_t nw = len / 8, n = 0;
+    size_t start = 0, end = 0; /* the open run [start, end), empty if equal */
+#define EXTEND(pos, l)                                                         \
+    do {                                                                       \
+        if (end > start && end == (pos)) {                                     \
+            end += (l);                                                        \
+        } else {                                                               \
+            if (end > start) {                                                 \
+                runs[n].off = (uint32_t)start;                                 \
+                runs[n].len = (uint32_t)(end - start);                         \
+                n++;                                                           \
+            }                                                                  \
+            start = (pos);                                                     \
+            end = (pos) + (l);                                                 \
+        }                                                                      \
+    } while (0)
+    for (size_t i = 0; i < nw;) {
         /* Skip equal words, a cache line at a time when possible. */
-        while (i + 8 <= nw) {
-            uint64_t x = (a[i] ^ b[i]) | (a[i + 1] ^ b[i + 1]) |
-                         (a[i + 2] ^ b[i + 2]) | (a[i + 3] ^ b[i + 3]) |
-                         (a[i + 4] ^ b[i + 4]) | (a[i + 5] ^ b[i + 5]) |
-                         (a[i + 6] ^ b[i + 6]) | (a[i + 7] ^ b[i + 7]);
-            if (x)
-                break;
+        if (i + 8 <= nw && !((a[i] ^ b[i]) | (a[i + 1] ^ b[i + 1]) |
+                             (a[i + 2] ^ b[i + 2]) | (a[i + 3] ^ b[i + 3]) |
+                             (a[i + 4] ^ b[i + 4]) | (a[i + 5] ^ b[i + 5]) |
+                             (a[i + 6] ^ b[i + 6]) | (a[i + 7] ^ b[i + 7]))) {
             i += 8;
+            continue;
         }
-        while (i < nw && a[i] == b[i])
-            i++;
-        if (i == nw)
-            break;
-        size_t s = i;
-        while (i < nw && a[i] != b[i])
-            i++;
-        /* Little endian: the lowest address is the least significant byte. */
-        uint64_t first = a[s] ^ b[s], last = a[i - 1] ^ b[i - 1];
-        size_t start = s * 8 + (size_t)__builtin_ctzll(first) / 8;
-        size_t end = i * 8 - (size_t)__builtin_clzll(last) / 8;
+        uint64_t x = a[i] ^ b[i];
+        if (x && !has_zero_byte(x)) {
+            EXTEND(i * 8, 8);
+        } else if (x) {
+            /* Little endian: byte j of the word is bits 8j..8j+7. */
+            for (unsigned j = 0; j < 8; j++)
+                if ((x >> (8 * j)) & 0xff)
+                    EXTEND(i * 8 + j, 1);
+        }
+        i++;
+    }
+    if (end > start) {
         runs[n].off = (uint32_t)start;
         runs[n].len = (uint32_t)(end - start);
         n++;
     }
+#undef EXTEND
     return n;
 }
 

@@ -52,8 +52,8 @@ struct diff_run {
     uint32_t off;
     uint32_t len;
 };
-/* Finds the changed runs of one page (len a multiple of 8); returns the
- * number of runs written to runs (at most len/16 + 1 needed). */
+/* Finds the changed runs of one page (len a multiple of 8), byte-exact;
+ * returns the number of runs written to runs (at most len/2 needed). */
 size_t diff_page(const void *twin, const void *cur, size_t len,
                  struct diff_run *runs);
 /* Applies runs taken from src to dst (same page size). */

@@ -26,11 +26,15 @@ static int cmp_u32(const void *a, const void *b)
  * page already write-protected). */
 static void send_diff(uint32_t pg, int home)
 {
-    /* Worst case: alternating changed and unchanged words. */
-    size_t maxruns = dsm_g.page_size / 16 + 1;
-    struct diff_run stackruns[300];
-    struct diff_run *runs = maxruns <= 300 ? stackruns
-                                           : malloc(maxruns * sizeof *runs);
+    /* Worst case: alternating changed and unchanged bytes. */
+    size_t maxruns = dsm_g.page_size / 2 + 1;
+    static __thread struct diff_run *runs;
+    static __thread size_t runs_cap;
+    if (runs_cap < maxruns) {
+        free(runs);
+        runs = malloc(maxruns * sizeof *runs);
+        runs_cap = runs ? maxruns : 0;
+    }
     if (!runs)
         ompdsm_fatal("out of memory for a diff");
     void *twin = dsm_g.twin[pg];
@@ -48,8 +52,6 @@ static void send_diff(uint32_t pg, int home)
     DSM_STAT(diff_bytes, bytes);
     dsm_g.twin[pg] = NULL;
     dsm_twin_free(twin);
-    if (runs != stackruns)
-        free(runs);
 }
 
 void dsm_release_pages(struct notice_list *out)

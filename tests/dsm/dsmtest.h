@@ -1,0 +1,70 @@
+/* tests/dsm/dsmtest.h - helpers for DSM-level multi-node tests: start a
+ * node without the OpenMP runtime, fail loudly, and a small seeded RNG. */
+#ifndef DSMTEST_H
+#define DSMTEST_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "comm/comm.h"
+#include "dsm/dsm.h"
+
+static int T_rank, T_size;
+static int T_failures;
+
+#define T_FAIL(...)                                                            \
+    do {                                                                       \
+        printf("FAIL: node %d: ", T_rank);                                     \
+        printf(__VA_ARGS__);                                                   \
+        printf("\n");                                                          \
+        fflush(stdout);                                                        \
+        if (++T_failures > 20)                                                 \
+            exit(1);                                                           \
+    } while (0)
+
+/* Starts comm and the DSM; `globals` bytes are allocated as program globals
+ * (deterministically) before the protocol starts and returned in *g. */
+static inline void t_start(size_t globals, void **g)
+{
+    if (comm_init() < 0)
+        exit(2);
+    T_rank = comm_rank();
+    T_size = comm_size();
+    dsm_init();
+    if (comm_connect() < 0)
+        exit(2);
+    if (globals && g)
+        *g = dsm_global_alloc(globals, 64, "test globals");
+    dsm_start();
+}
+
+static inline int t_finish(void)
+{
+    struct comm_group w = COMM_WORLD;
+    int64_t f = T_failures;
+    comm_allreduce(w, &f, 1, COMM_INT64, COMM_SUM);
+    dsm_fini();
+    comm_fini();
+    if (T_rank == 0)
+        printf("%s (%d nodes, %s)\n", f ? "FAILED" : "ok", T_size,
+               comm_transport_name());
+    return f ? 1 : 0;
+}
+
+static inline void t_barrier(void)
+{
+    dsm_barrier(COMM_WORLD, NULL);
+}
+
+struct t_rng {
+    uint64_t s;
+};
+static inline uint64_t t_next(struct t_rng *r)
+{
+    uint64_t x = r->s += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+#endif
