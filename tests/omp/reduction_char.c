@@ -1,0 +1,70 @@
+/* reduction on char with every operator OpenMP 3.0 allows for it
+   (+ * - & | ^ && ||), on a combined parallel for and on a for inside a region;
+   the original values take part; expected values are recomputed serially.
+   The loops are long enough that threads overlap, so a missing reduction
+   clause shows up as lost updates. */
+#include <stdio.h>
+#include <omp.h>
+
+#define N 100000
+static int nfail;
+#define CHECK(c, what) do { if (!(c)) { if (nfail++ < 20) \
+    printf("FAIL: %s (line %d)\n", (what), __LINE__); } } while (0)
+
+typedef char T;
+static T v(int i) { return (T)(i % 1000 == 0); }   /* sums stay within char */
+
+int main(void)
+{
+    T s = 7, p = 3, d = 100;
+    T e_s = 7, e_p = 3, e_d = 100;
+    T a = (T)~(T)0, o = 0, x = 5;
+    T e_a = (T)~(T)0, e_o = 0, e_x = 5;
+    T land = 1, land2 = 1, lor = 0, lor2 = 0;
+    int i;
+
+#pragma omp parallel for reduction(+:s) reduction(*:p) reduction(-:d) \
+        reduction(&:a) reduction(|:o) reduction(^:x)
+    for (i = 0; i < N; i++) {
+        s += v(i);
+        p *= (i % (N / 5) == 0) ? (T)2 : (T)1;
+        d -= v(i);
+        a &= (T)~((T)1 << (i % 7));
+        o |= (T)1 << (i % 6);
+        x ^= (T)(i & 0x7f);
+    }
+    for (i = 0; i < N; i++) {
+        e_s += v(i);
+        e_p *= (i % (N / 5) == 0) ? (T)2 : (T)1;
+        e_d -= v(i);
+        e_a &= (T)~((T)1 << (i % 7));
+        e_o |= (T)1 << (i % 6);
+        e_x ^= (T)(i & 0x7f);
+    }
+
+#pragma omp parallel
+    {
+        int k;
+#pragma omp for reduction(&&:land, land2) reduction(||:lor, lor2)
+        for (k = 0; k < N; k++) {
+            land = land && (k >= 0);
+            land2 = land2 && (k != 50);
+            lor = lor || (k == 77);
+            lor2 = lor2 || (k < 0);
+        }
+    }
+
+    CHECK(s == e_s, "+");
+    CHECK(p == e_p, "*");
+    CHECK(d == e_d, "-");
+    CHECK(a == e_a, "&");
+    CHECK(o == e_o, "|");
+    CHECK(x == e_x, "^");
+    CHECK(land == 1 && land2 == 0, "&&");
+    CHECK(lor == 1 && lor2 == 0, "||");
+    printf("+ %d * %d - %d\n", (int)s, (int)p, (int)d);
+    printf("& %d | %d ^ %d\n", (int)a, (int)o, (int)x);
+    printf("&& %d %d || %d %d\n", (int)land, (int)land2, (int)lor, (int)lor2);
+    printf("reduction_char: %s\n", nfail ? "FAILED" : "ok");
+    return nfail ? 1 : 0;
+}
