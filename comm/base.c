@@ -13,7 +13,7 @@
 
 int ompdsm_log_rank = -1;
 unsigned ompdsm_trace_mask;
-void (*ompdsm_fatal_hook)(int status, const char *msg);
+int (*ompdsm_fatal_hook)(int status, const char *msg);
 
 static void vmessage(const char *kind, const char *fmt, va_list ap,
                      char *out, size_t outlen)
@@ -37,18 +37,21 @@ __attribute__((noreturn)) static void vfatal(int status, const char *fmt,
                                               va_list ap)
 {
     static volatile int in_fatal;
-    char line[1200];
-    vmessage("", fmt, ap, line, sizeof line);
+    char body[1024], line[1200];
+    vsnprintf(body, sizeof body, fmt, ap);
     if (__sync_lock_test_and_set(&in_fatal, 1)) {
         /* A second failure while reporting the first: just leave. */
         _exit(status ? status : 1);
     }
-    emit(line);
-    if (ompdsm_fatal_hook) {
-        size_t n = strlen(line);
-        if (n && line[n - 1] == '\n')
-            line[n - 1] = 0;
-        ompdsm_fatal_hook(status, line);
+    /* Under a launcher the launcher prints the one line naming the node
+     * and the reason; print it here only when nobody else will. */
+    if (!ompdsm_fatal_hook || ompdsm_fatal_hook(status, body) < 0) {
+        if (ompdsm_log_rank >= 0)
+            snprintf(line, sizeof line, "ompdsm: node %d: %s\n", ompdsm_log_rank,
+                     body);
+        else
+            snprintf(line, sizeof line, "ompdsm: %s\n", body);
+        emit(line);
     }
     _exit(status ? status : 1);
 }

@@ -35,8 +35,10 @@ void ompdsm_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ompdsm_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Hook called by ompdsm_fatal before exiting, so the bootstrap layer can tell
- * the launcher which node failed and why.  Set by comm_init. */
-extern void (*ompdsm_fatal_hook)(int status, const char *msg);
+ * the launcher which node failed and why (the launcher then prints it);
+ * returns 0 if the launcher got the message, -1 if the node must print it
+ * itself.  Set by comm_init. */
+extern int (*ompdsm_fatal_hook)(int status, const char *msg);
 
 /* ---- debug trace: one macro, off by default, enabled by OMPDSM_TRACE ---- */
 enum {

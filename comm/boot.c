@@ -178,24 +178,27 @@ int comm_boot_fd(void)
     return boot.fd;
 }
 
-void comm_boot_abort(int status, const char *msg)
+int comm_boot_abort(int status, const char *msg)
 {
     if (boot.kind == BOOT_PMIX) {
+        /* PMIx_Abort prints nothing of ours reliably: print it too. */
+        ompdsm_err("%s", msg);
         comm_boot_pmix_abort(status, msg);
-        return;
+        return 0;
     }
     if (boot.kind != BOOT_LAUNCHER || boot.fd < 0)
-        return;
+        return -1;
     /* Never wait long for the lock: we may be failing inside a holder. */
     for (int i = 0; i < 1000; i++) {
         if (pthread_mutex_trylock(&boot.lock) == 0) {
             struct boot_abort a = {status, 0};
-            send_msg(BOOT_ABORT, &a, sizeof a, msg, strlen(msg));
+            int rc = send_msg(BOOT_ABORT, &a, sizeof a, msg, strlen(msg));
             pthread_mutex_unlock(&boot.lock);
-            return;
+            return rc < 0 ? -1 : 0;
         }
         usleep(1000);
     }
+    return -1;
 }
 
 void comm_boot_fini(void)

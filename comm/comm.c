@@ -45,14 +45,15 @@ void comm_stats_add_coll(int bcast)
         STAT_ADD(barriers, 1);
 }
 
-static void fatal_hook(int status, const char *msg)
+static int fatal_hook(int status, const char *msg)
 {
-    comm_boot_abort(status, msg);
+    return comm_boot_abort(status, msg);
 }
 
 void comm_abort_job(int status, const char *msg)
 {
-    comm_boot_abort(status, msg);
+    if (comm_boot_abort(status, msg) < 0)
+        ompdsm_err("%s", msg);
 }
 
 int comm_rank(void) { return comm_g.rank; }

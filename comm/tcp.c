@@ -1,29 +1,37 @@
-/* comm/tcp.c - the tcp transport: a full mesh of TCP connections and one
- * service thread per node that executes the peers' one-sided requests
- * against this node's registered memory, so that a target's application
- * threads never take part.
+/* comm/tcp.c - the tcp transport: two TCP connections between every pair of
+ * nodes and one service thread per node that executes the peers' one-sided
+ * requests against this node's registered memory, so that a target's
+ * application threads never take part.
  *
- * Requesters write frames (comm/tcp_frame.h) under a per-peer send lock and,
- * for get, atomics and fence, wait on a completion record on their stack
- * that the service thread fills when the reply arrives (a get's data goes
- * straight into the caller's buffer), then rings the doorbell.
+ * Each node has, per peer, an "out" connection that carries its requests to
+ * the peer and brings the replies back, and an "in" connection that brings
+ * the peer's requests and takes the replies back.  The service thread alone
+ * reads and writes the in connections.  Application threads write requests
+ * on the out connection under a per-peer send lock; a thread that waits for
+ * a reply reads the out connection itself (one reader at a time, completing
+ * the other waiters' replies too; a get's data goes straight into the
+ * caller's buffer), so a round trip costs what a plain TCP ping-pong costs:
+ * no hand-off between threads on the requesting side.
  *
  * The service thread never blocks on a socket or on a lock an application
- * thread may hold for long: what it cannot write at once (a reply, a frame a
- * message handler sends) goes to a per-peer queue that the next holder of
- * the send lock, or the service thread on EPOLLOUT, writes out.  So every
- * node always drains its sockets, and two nodes writing big replies to each
- * other cannot deadlock.
+ * thread may hold for long: a reply it cannot write at once is queued and
+ * written on EPOLLOUT; a frame a message handler sends to a peer (on the out
+ * connection) is queued when an application thread is writing there, and
+ * that thread writes the queue when it unlocks.  So every node always drains
+ * the requests sent to it, and no cycle of full sockets can deadlock.
  *
- * A connection that closes without the peer's BYE frame, or fails, while the
- * job runs is fatal for the job (comm_set_failed); stop() sends BYE, half-
- * closes, and waits for every peer to do the same, so an orderly end reports
- * nothing. */
+ * Failure: a connection that closes without the peer's BYE frame, or fails,
+ * while the job runs is fatal for the job (comm_set_failed).  stop() sends
+ * BYE and half-closes each out connection; a service thread answers a BYE
+ * by half-closing the in connection; stop() returns once both directions
+ * of every connection are closed, so an orderly end reports nothing and
+ * loses no data. */
 #include "transport.h"
 #include "tcp_frame.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -38,10 +46,11 @@
 #include <unistd.h>
 
 enum {
-    TCP_CONNECT_TIMEOUT_S = 30, /* peers must connect within this */
-    TCP_CLOSE_TIMEOUT_S = 10,   /* stop() waits this long for peers' BYE */
+    TCP_CONNECT_TIMEOUT_S = 30, /* every connection must be up within this */
+    TCP_CLOSE_TIMEOUT_S = 10,   /* stop() waits this long for the peers */
     TCP_FAIL_GRACE_MS = 3000,   /* after a peer is lost, exit if still alive */
-    TCP_RBUF = 64 * 1024,       /* receive buffer per connection */
+    TCP_POLL_MS = 200,          /* blocking calls wake to check for failure */
+    TCP_RBUF = 64 * 1024,       /* receive buffer per stream */
     TCP_DIRECT_MIN = 16 * 1024, /* payload rest read straight to its place */
 };
 
@@ -213,8 +222,8 @@ size_t tcp_frame_payload(const struct tcp_frame *f)
 /* Transport state                                                          */
 
 /* A request waiting for its reply; lives on the requester's stack and is
- * linked into its connection's list from before the request is written
- * until the reply completes it or the requester gives up (job failed). */
+ * linked into its peer's list from before the request is written until the
+ * reply completes it or the requester gives up (job failed). */
 struct tcp_req {
     struct tcp_req *next;
     uint64_t id;
@@ -227,101 +236,184 @@ struct tcp_req {
     int done;        /* 1 once completed (release store, under req_lock) */
 };
 
-struct tcp_conn {
+/* A receiving stream's parse state. */
+struct tcp_rx {
+    unsigned char *buf;   /* TCP_RBUF bytes */
+    size_t pos, len;      /* unparsed bytes are buf[pos..len) */
+    struct tcp_frame cur; /* the frame whose payload is arriving */
+    int in_payload;
+    size_t got;           /* payload bytes received so far */
+    char *dst;            /* where it goes (put: region memory, send: msgbuf) */
+};
+
+/* Bytes waiting to be written: q[head..len). */
+struct tcp_outq {
+    char *q;
+    size_t head, len, cap;
+};
+
+struct tcp_peer {
     int peer;
-    int fd;
-    /* ---- sending ---- */
-    /* One writer at a time on fd, held across whole frames.  Application
+    /* ---- out: this node's requests to the peer; its replies come back ---- */
+    int out_fd;              /* blocking, with TCP_POLL_MS timeouts */
+    /* One writer at a time on out_fd, held across whole frames.  Application
      * threads may hold it while blocked in a write; the service thread only
      * ever trylocks it. */
     pthread_mutex_t send_lock;
-    uint64_t next_id;   /* last request id (send_lock) */
-    uint64_t put_seq;   /* fire-and-forget frames written (send_lock;
-                           read atomically by fence) */
-    uint64_t fenced_seq; /* put_seq covered by a completed fence (atomic) */
-    int closed_tx;      /* BYE sent or a write failed (send_lock) */
-    /* Bytes the service thread could not write without blocking; written by
-     * the next holder of send_lock before any new frame. */
-    pthread_mutex_t q_lock;
-    char *q;
-    size_t q_head, q_len, q_cap; /* pending bytes are q[q_head..q_len) */
-    int out_armed;               /* EPOLLOUT is on (service thread only) */
-    /* ---- requests awaiting replies, in the order they were written ---- */
+    uint64_t next_id;        /* last request id (atomic) */
+    uint64_t put_seq;        /* fire-and-forget frames written (atomic) */
+    uint64_t fenced_seq;     /* put_seq covered by a completed fence (atomic) */
+    int closed_tx;           /* BYE sent or a write failed (send_lock) */
+    pthread_mutex_t q_lock;  /* protects oq */
+    struct tcp_outq oq;      /* frames the service thread could not write */
+    int out_polled;          /* out_fd is in the epoll set (service thread) */
+    pthread_mutex_t rx_lock; /* the one thread reading replies */
+    int rx_busy;             /* 1 while rx_lock is held (atomic, for waiters) */
+    struct tcp_rx orx;       /* the reply stream (rx_lock) */
+    int out_eof;             /* the peer closed out_fd (rx_lock) */
     pthread_mutex_t req_lock;
-    struct tcp_req *req_head, *req_tail;
+    struct tcp_req *req_head, *req_tail; /* awaiting replies, in send order */
     unsigned nreq;
-    struct tcp_req *rx_req; /* whose reply payload is arriving; NULL while
-                               discarding one whose requester gave up */
-    /* ---- receiving (service thread only) ---- */
-    unsigned char *rbuf;
-    size_t rpos, rlen;      /* unparsed bytes are rbuf[rpos..rlen) */
-    struct tcp_frame cur;   /* frame whose payload is arriving */
-    int in_payload;
-    char *pdst;             /* where cur's payload goes (put, send) */
-    char *msgbuf;           /* a control message being received (payloads
-                               of several peers arrive interleaved) */
-    size_t pgot;            /* payload bytes received so far */
-    int bye_rx;             /* the peer sent BYE: its end is orderly */
-    int eof;                /* closed; no longer in the epoll set */
+    struct tcp_req *rx_req;  /* whose reply payload is arriving; NULL while
+                                discarding one whose requester gave up */
+    /* ---- in: the peer's requests; replies go back (service thread only) */
+    int in_fd;               /* non-blocking */
+    struct tcp_rx irx;
+    char *msgbuf;            /* a control message being received */
+    struct tcp_outq iq;      /* replies not written yet */
+    int iq_armed;            /* EPOLLOUT on in_fd */
+    int shut_pending;        /* half-close in_fd once iq is written */
+    int bye_rx;              /* the peer sent BYE (atomic for other threads) */
+    int in_eof;              /* the peer closed in_fd */
 };
 
 struct comm_transport {
     int rank, size;
-    struct tcp_conn *conn; /* size entries; conn[rank] unused (fd -1) */
+    struct tcp_peer *peers; /* size entries; peers[rank] unused (fds -1) */
     int epfd;
-    int stopfd;            /* eventfd: wakes the service thread to stop */
-    int bootfd;            /* launcher connection watched for loss, or -1 */
+    int stopfd;             /* eventfd: wakes the service thread to stop */
+    int bootfd;             /* launcher connection watched for loss, or -1 */
     pthread_t service;
     int service_started;
-    int stopping;          /* stop() has begun (atomic) */
+    int stopping;           /* stop() has begun (atomic) */
 };
 
+/* epoll keys: 2 * peer (+1 for out_fd), or one of these. */
 enum { KEY_STOP = -1, KEY_BOOT = -2 };
 
 /* Set in the service thread: transport calls from message handlers must
- * not block, and may not wait for replies (the service thread is the one
- * that would complete them). */
+ * not block, and may not wait for replies. */
 static __thread int tcp_in_service;
 
-/* eof and bye_rx are written by the service thread only. */
-static inline int peer_ok(struct tcp_conn *c)
-{
-    return !__atomic_load_n(&c->eof, __ATOMIC_RELAXED) &&
-           !__atomic_load_n(&c->bye_rx, __ATOMIC_RELAXED);
-}
+static inline int ld(const int *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline void st(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 
-/* ------------------------------------------------------------------------ */
-/* Sending                                                                  */
-
-static void conn_lost(struct tcp_conn *c, int err, const char *doing)
+static void peer_lost(struct tcp_peer *p, int err, const char *doing)
 {
     if (comm_g.failed)
         return;
-    comm_set_failed("tcp: connection to node %d lost while %s: %s; did node "
-                    "%d die?", c->peer, doing, strerror(err), c->peer);
+    char how[96] = "closed";
+    if (err)
+        snprintf(how, sizeof how, "failed (%s)", strerror(err));
+    comm_set_failed("tcp: connection to node %d %s while %s; did node %d die?",
+                    p->peer, how, doing, p->peer);
 }
 
-/* Writes iov[0..n) completely.  Application threads only (the socket is
- * non-blocking: waits in poll).  Called with send_lock.  Returns 0 or
- * -errno; -ECONNABORTED once the job is failing, -ETIMEDOUT after
- * deadline_ns (0: none). */
-static int write_all(struct tcp_conn *c, struct iovec *iov, int n,
-                     uint64_t deadline_ns)
+/* The peer broke the protocol: fatal for the job. */
+static int bad_peer(struct tcp_peer *p, const char *why)
+{
+    if (!comm_g.failed)
+        comm_set_failed("tcp: bad frame from node %d: %s; ending the job",
+                        p->peer, why);
+    return -EPROTO;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Output queues                                                            */
+
+/* Appends iov[0..n) minus its first skip bytes. */
+static void outq_append(struct tcp_outq *o, int peer, const struct iovec *iov,
+                        int n, size_t skip)
+{
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += iov[i].iov_len;
+    total -= skip;
+    if (o->len + total > o->cap) {
+        size_t live = o->len - o->head;
+        memmove(o->q, o->q + o->head, live);
+        o->head = 0;
+        o->len = live;
+        if (live + total > o->cap) {
+            size_t cap = o->cap ? o->cap : 64 * 1024;
+            while (cap < live + total)
+                cap *= 2;
+            char *q = realloc(o->q, cap);
+            if (!q)
+                ompdsm_fatal("tcp: out of memory queueing %zu bytes for node "
+                             "%d", total, peer);
+            o->q = q;
+            o->cap = cap;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        size_t l = iov[i].iov_len;
+        if (skip >= l) {
+            skip -= l;
+            continue;
+        }
+        memcpy(o->q + o->len, (const char *)iov[i].iov_base + skip, l - skip);
+        o->len += l - skip;
+        skip = 0;
+    }
+}
+
+/* Writes what fits without blocking.  Returns 0 (maybe bytes left) or
+ * -errno. */
+static int outq_write(struct tcp_outq *o, int fd)
+{
+    while (o->head < o->len) {
+        ssize_t w = send(fd, o->q + o->head, o->len - o->head,
+                         MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno == EAGAIN ? 0 : -errno;
+        }
+        o->head += (size_t)w;
+    }
+    o->head = o->len = 0;
+    return 0;
+}
+
+static void epoll_set(struct comm_transport *t, int fd, int key, uint32_t ev,
+                      int op)
+{
+    struct epoll_event e = {.events = ev, .data.u64 = (uint64_t)(int64_t)key};
+    epoll_ctl(t->epfd, op, fd, &e);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Requests: sending                                                        */
+
+/* Writes iov[0..n) completely on the blocking out_fd (application threads,
+ * with send_lock).  Returns 0 or -errno; -ECONNABORTED once the job fails,
+ * -ETIMEDOUT after deadline_ns (0: none). */
+static int write_all(int fd, struct iovec *iov, int n, uint64_t deadline_ns)
 {
     while (n) {
         struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
-        ssize_t w = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
+        ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
             if (errno != EAGAIN)
                 return -errno;
+            /* SO_SNDTIMEO expired: the peer is slow or gone. */
             if (comm_g.failed)
                 return -ECONNABORTED;
             if (deadline_ns && ompdsm_now_ns() > deadline_ns)
                 return -ETIMEDOUT;
-            struct pollfd p = {.fd = c->fd, .events = POLLOUT};
-            poll(&p, 1, 200);
             continue;
         }
         while (n && (size_t)w >= iov->iov_len) {
@@ -337,144 +429,90 @@ static int write_all(struct tcp_conn *c, struct iovec *iov, int n,
     return 0;
 }
 
-/* Appends bytes to the queue.  Any thread; takes q_lock. */
-static void queue_append(struct tcp_conn *c, const struct iovec *iov, int n,
-                         size_t skip)
-{
-    size_t total = 0;
-    for (int i = 0; i < n; i++)
-        total += iov[i].iov_len;
-    total -= skip;
-    pthread_mutex_lock(&c->q_lock);
-    if (c->q_len + total > c->q_cap) {
-        size_t live = c->q_len - c->q_head;
-        if (c->q_head) {
-            memmove(c->q, c->q + c->q_head, live);
-            c->q_head = 0;
-            c->q_len = live;
-        }
-        if (live + total > c->q_cap) {
-            size_t cap = c->q_cap ? c->q_cap : 64 * 1024;
-            while (cap < live + total)
-                cap *= 2;
-            char *q = realloc(c->q, cap);
-            if (!q)
-                ompdsm_fatal("tcp: out of memory queueing %zu bytes for node "
-                             "%d", total, c->peer);
-            c->q = q;
-            c->q_cap = cap;
-        }
-    }
-    for (int i = 0; i < n; i++) {
-        size_t l = iov[i].iov_len;
-        const char *b = iov[i].iov_base;
-        if (skip >= l) {
-            skip -= l;
-            continue;
-        }
-        memcpy(c->q + c->q_len, b + skip, l - skip);
-        c->q_len += l - skip;
-        skip = 0;
-    }
-    pthread_mutex_unlock(&c->q_lock);
-}
-
-static int queue_pending(struct tcp_conn *c)
-{
-    return __atomic_load_n(&c->q_len, __ATOMIC_RELAXED) != 0;
-}
-
-/* Writes the whole queue, blocking.  Application threads, with send_lock. */
-static int queue_flush(struct tcp_conn *c, uint64_t deadline_ns)
+/* Writes the queue the service thread left, blocking (with send_lock). */
+static int oq_flush(struct tcp_peer *p, uint64_t deadline_ns)
 {
     for (;;) {
-        pthread_mutex_lock(&c->q_lock);
-        char *q = c->q;
-        size_t h = c->q_head, l = c->q_len;
-        if (h == l) {
-            c->q_head = c->q_len = 0;
-            pthread_mutex_unlock(&c->q_lock);
+        pthread_mutex_lock(&p->q_lock);
+        struct tcp_outq o = p->oq;
+        memset(&p->oq, 0, sizeof p->oq);
+        pthread_mutex_unlock(&p->q_lock);
+        if (o.head == o.len) {
+            free(o.q);
             return 0;
         }
-        c->q = NULL;
-        c->q_head = c->q_len = c->q_cap = 0;
-        pthread_mutex_unlock(&c->q_lock);
-        struct iovec iov = {q + h, l - h};
-        int rc = write_all(c, &iov, 1, deadline_ns);
-        free(q);
+        struct iovec iov = {o.q + o.head, o.len - o.head};
+        int rc = write_all(p->out_fd, &iov, 1, deadline_ns);
+        free(o.q);
         if (rc < 0)
             return rc;
     }
 }
 
-static void arm_out(struct comm_transport *t, struct tcp_conn *c, int on)
+static int oq_pending(struct tcp_peer *p)
 {
-    if (c->out_armed == on || c->eof)
-        return;
-    struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP |
-                                       (on ? EPOLLOUT : 0u),
-                             .data.u64 = (uint64_t)c->peer};
-    epoll_ctl(t->epfd, EPOLL_CTL_MOD, c->fd, &ev);
-    c->out_armed = on;
+    return __atomic_load_n(&p->oq.len, __ATOMIC_RELAXED) != 0;
 }
 
-/* Writes what the queue holds without blocking (service thread).  When an
- * application thread holds send_lock, leaves the queue to it: it checks the
- * queue after unlocking (the fences pair with the one in conn_unlock). */
-static void service_flush(struct comm_transport *t, struct tcp_conn *c)
+/* Puts out_fd in the epoll set while the service thread has something to
+ * write there, or, during stop, to see the peer's half-close. */
+static void watch_out(struct comm_transport *t, struct tcp_peer *p, int pending)
 {
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (pthread_mutex_trylock(&c->send_lock) != 0)
-        return;
-    int err = 0;
-    pthread_mutex_lock(&c->q_lock);
-    while (c->q_head < c->q_len) {
-        ssize_t w = send(c->fd, c->q + c->q_head, c->q_len - c->q_head,
-                         MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno != EAGAIN)
-                err = errno;
-            break;
-        }
-        c->q_head += (size_t)w;
-    }
-    if (err || c->q_head == c->q_len)
-        c->q_head = c->q_len = 0;
-    int pending = c->q_len != 0;
-    pthread_mutex_unlock(&c->q_lock);
-    if (err)
-        c->closed_tx = 1;
-    pthread_mutex_unlock(&c->send_lock);
-    if (err && !__atomic_load_n(&t->stopping, __ATOMIC_RELAXED))
-        conn_lost(c, err, "sending replies");
-    arm_out(t, c, pending);
+    uint32_t want = (pending ? EPOLLOUT : 0) |
+                    (ld(&t->stopping) && !p->out_eof ? EPOLLIN | EPOLLRDHUP : 0);
+    if (want)
+        epoll_set(t, p->out_fd, 2 * p->peer + 1, want,
+                  p->out_polled ? EPOLL_CTL_MOD : EPOLL_CTL_ADD);
+    else if (p->out_polled)
+        epoll_ctl(t->epfd, EPOLL_CTL_DEL, p->out_fd, NULL);
+    p->out_polled = want != 0;
 }
 
-/* Releases send_lock, then writes out anything the service thread queued
- * while we held it. */
-static void conn_unlock(struct tcp_conn *c)
+/* The service thread writes the out queue without blocking, unless an
+ * application thread holds send_lock: that thread writes the queue after it
+ * unlocks (the fences pair with the one in send_unlock). */
+static void service_flush_out(struct comm_transport *t, struct tcp_peer *p)
 {
-    pthread_mutex_unlock(&c->send_lock);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    while (queue_pending(c)) {
-        pthread_mutex_lock(&c->send_lock);
-        int rc = c->closed_tx ? 0 : queue_flush(c, 0);
+    if (pthread_mutex_trylock(&p->send_lock) != 0)
+        return;
+    pthread_mutex_lock(&p->q_lock);
+    int rc = p->closed_tx ? 0 : outq_write(&p->oq, p->out_fd);
+    if (rc < 0 || p->closed_tx)
+        p->oq.head = p->oq.len = 0;
+    int pending = p->oq.len != 0;
+    pthread_mutex_unlock(&p->q_lock);
+    if (rc < 0)
+        p->closed_tx = 1;
+    pthread_mutex_unlock(&p->send_lock);
+    if (rc < 0 && !ld(&t->stopping))
+        peer_lost(p, -rc, "sending from a message handler");
+    watch_out(t, p, pending);
+}
+
+/* Releases send_lock, then writes what the service thread queued while we
+ * held it. */
+static void send_unlock(struct tcp_peer *p)
+{
+    pthread_mutex_unlock(&p->send_lock);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    while (oq_pending(p)) {
+        pthread_mutex_lock(&p->send_lock);
+        int rc = p->closed_tx ? 0 : oq_flush(p, 0);
         if (rc < 0)
-            c->closed_tx = 1;
-        pthread_mutex_unlock(&c->send_lock);
+            p->closed_tx = 1;
+        pthread_mutex_unlock(&p->send_lock);
         if (rc < 0) {
-            conn_lost(c, -rc, "sending replies");
+            peer_lost(p, -rc, "sending a message handler's frames");
             return;
         }
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
     }
 }
 
-static void req_unlink_locked(struct tcp_conn *c, struct tcp_req *r)
+static void req_unlink_locked(struct tcp_peer *p, struct tcp_req *r)
 {
-    struct tcp_req **pp = &c->req_head, *prev = NULL;
+    struct tcp_req **pp = &p->req_head, *prev = NULL;
     while (*pp && *pp != r) {
         prev = *pp;
         pp = &(*pp)->next;
@@ -482,118 +520,308 @@ static void req_unlink_locked(struct tcp_conn *c, struct tcp_req *r)
     if (!*pp)
         return;
     *pp = r->next;
-    if (c->req_tail == r)
-        c->req_tail = prev;
-    c->nreq--;
+    if (p->req_tail == r)
+        p->req_tail = prev;
+    __atomic_store_n(&p->nreq, p->nreq - 1, __ATOMIC_RELAXED);
 }
 
-/* Writes one frame (header, then payload) to c's peer.  With req, the frame
+/* Writes one frame (header, then payload) to the peer.  With req, the frame
  * is a request: it gets an id and req is linked before the frame leaves, so
  * that the reply always finds it.  From the service thread (a message
- * handler) the frame is queued instead and req must be NULL. */
-static int conn_send(struct comm_transport *t, struct tcp_conn *c,
-                     struct tcp_frame *f, const void *payload, size_t plen,
-                     struct tcp_req *req)
+ * handler) the frame is queued if it cannot go at once, and req must be
+ * NULL. */
+static int send_frame(struct comm_transport *t, struct tcp_peer *p,
+                      struct tcp_frame *f, const void *payload, size_t plen,
+                      struct tcp_req *req)
 {
     unsigned char hdr[TCP_FRAME_HDR];
     struct iovec iov[2] = {{hdr, sizeof hdr}, {(void *)payload, plen}};
+    int niov = plen ? 2 : 1;
     const char *what = tcp_op_name(f->op);
-    if (OMPDSM_UNLIKELY(!peer_ok(c) && !comm_g.failed)) {
-        ompdsm_err("tcp %s to node %d: it has already finished", what,
-                   c->peer);
+    if (OMPDSM_UNLIKELY(ld(&p->bye_rx) && !comm_g.failed)) {
+        ompdsm_err("tcp %s to node %d: it has already finished", what, p->peer);
         return -EPIPE;
     }
     if (OMPDSM_UNLIKELY(tcp_in_service)) {
         if (req) {
             ompdsm_err("tcp %s to node %d from a message handler: handlers "
-                       "must not wait for other nodes", what, c->peer);
+                       "must not wait for other nodes", what, p->peer);
             return -EDEADLK;
         }
         tcp_frame_encode(f, hdr);
-        queue_append(c, iov, plen ? 2 : 1, 0);
-        __atomic_fetch_add(&c->put_seq, 1, __ATOMIC_RELEASE);
-        service_flush(t, c);
+        pthread_mutex_lock(&p->q_lock);
+        outq_append(&p->oq, p->peer, iov, niov, 0);
+        pthread_mutex_unlock(&p->q_lock);
+        __atomic_fetch_add(&p->put_seq, 1, __ATOMIC_RELEASE);
+        service_flush_out(t, p);
         return 0;
     }
-    pthread_mutex_lock(&c->send_lock);
-    int rc = c->closed_tx ? -EPIPE : 0;
+    pthread_mutex_lock(&p->send_lock);
+    int rc = p->closed_tx ? -EPIPE : 0;
     if (req && !rc) {
-        f->id = req->id = __atomic_add_fetch(&c->next_id, 1, __ATOMIC_RELAXED);
-        req->seq = __atomic_load_n(&c->put_seq, __ATOMIC_RELAXED);
+        f->id = req->id = __atomic_add_fetch(&p->next_id, 1, __ATOMIC_RELAXED);
+        req->seq = __atomic_load_n(&p->put_seq, __ATOMIC_RELAXED);
         req->next = NULL;
-        pthread_mutex_lock(&c->req_lock);
-        if (c->req_tail)
-            c->req_tail->next = req;
+        pthread_mutex_lock(&p->req_lock);
+        if (p->req_tail)
+            p->req_tail->next = req;
         else
-            c->req_head = req;
-        c->req_tail = req;
-        c->nreq++;
-        pthread_mutex_unlock(&c->req_lock);
+            p->req_head = req;
+        p->req_tail = req;
+        __atomic_store_n(&p->nreq, p->nreq + 1, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&p->req_lock);
     }
-    if (!rc && queue_pending(c))
-        rc = queue_flush(c, 0);
+    if (!rc && oq_pending(p))
+        rc = oq_flush(p, 0);
     if (!rc) {
         tcp_frame_encode(f, hdr);
-        rc = write_all(c, iov, plen ? 2 : 1, 0);
+        rc = write_all(p->out_fd, iov, niov, 0);
     }
     if (rc < 0 && rc != -ECONNABORTED)
-        c->closed_tx = 1;
+        p->closed_tx = 1;
     if (!req)
-        __atomic_fetch_add(&c->put_seq, 1, __ATOMIC_RELEASE);
-    conn_unlock(c);
+        __atomic_fetch_add(&p->put_seq, 1, __ATOMIC_RELEASE);
+    send_unlock(p);
     if (rc < 0) {
         if (req) {
-            pthread_mutex_lock(&c->req_lock);
-            req_unlink_locked(c, req);
-            pthread_mutex_unlock(&c->req_lock);
+            pthread_mutex_lock(&p->req_lock);
+            req_unlink_locked(p, req);
+            pthread_mutex_unlock(&p->req_lock);
         }
-        if (rc == -ECONNABORTED || comm_g.failed)
-            return -ECONNABORTED;
-        char doing[64];
-        snprintf(doing, sizeof doing, "sending a %s", what);
-        conn_lost(c, -rc, doing);
+        if (rc != -ECONNABORTED && !comm_g.failed) {
+            char doing[64];
+            snprintf(doing, sizeof doing, "sending a %s", what);
+            peer_lost(p, -rc, doing);
+        }
         return -ECONNABORTED;
     }
     return 0;
 }
 
-static int req_ready(void *arg)
+/* ------------------------------------------------------------------------ */
+/* Requests: reading the replies (application threads)                      */
+
+static void complete_locked(struct tcp_peer *p, struct tcp_req *r,
+                            const struct tcp_frame *f)
 {
-    struct tcp_req *r = arg;
-    return __atomic_load_n(&r->done, __ATOMIC_ACQUIRE) || comm_g.failed;
+    r->value = f->a;
+    r->status = (int)(int64_t)f->b;
+    __atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+    if (p->rx_req == r)
+        p->rx_req = NULL;
+}
+
+/* A reply header arrived.  Returns 0 or -EPROTO. */
+static int reply_begin(struct tcp_peer *p, const struct tcp_frame *f,
+                       struct tcp_req *me)
+{
+    char why[160];
+    if (f->op != TCP_OP_REPLY) {
+        snprintf(why, sizeof why, "a %s among the replies", tcp_op_name(f->op));
+        return bad_peer(p, why);
+    }
+    pthread_mutex_lock(&p->req_lock);
+    struct tcp_req *r = p->req_head;
+    while (r && r->id != f->id)
+        r = r->next;
+    if (!r && f->id > __atomic_load_n(&p->next_id, __ATOMIC_RELAXED)) {
+        /* Not one whose requester gave up: never issued. */
+        pthread_mutex_unlock(&p->req_lock);
+        snprintf(why, sizeof why, "reply to request %llu, never sent",
+                 (unsigned long long)f->id);
+        return bad_peer(p, why);
+    }
+    if (r && (r->op == TCP_OP_GET ? !f->b && f->len != r->len : f->len != 0)) {
+        pthread_mutex_unlock(&p->req_lock);
+        snprintf(why, sizeof why, "reply of %u bytes to a %s of %zu", f->len,
+                 tcp_op_name(r->op), r->op == TCP_OP_GET ? r->len : 0);
+        return bad_peer(p, why);
+    }
+    if (r)
+        req_unlink_locked(p, r);
+    p->rx_req = r;
+    if (r && !f->len)
+        complete_locked(p, r, f);
+    pthread_mutex_unlock(&p->req_lock);
+    if (r && !f->len && r != me)
+        comm_doorbell_ring();
+    struct tcp_rx *x = &p->orx;
+    x->cur = *f;
+    x->got = 0;
+    x->in_payload = f->len > 0;
+    return 0;
+}
+
+static void reply_end(struct tcp_peer *p, struct tcp_req *me)
+{
+    struct tcp_rx *x = &p->orx;
+    x->in_payload = 0;
+    pthread_mutex_lock(&p->req_lock);
+    struct tcp_req *r = p->rx_req;
+    if (r)
+        complete_locked(p, r, &x->cur);
+    pthread_mutex_unlock(&p->req_lock);
+    if (r && r != me)
+        comm_doorbell_ring();
+}
+
+/* Reads replies from the peer until me is complete.  Called with rx_lock;
+ * completes every reply that arrives, whoever waits for it.  Spins for the
+ * configured time, then blocks in recv.  Returns 0 or a negative errno. */
+static int read_replies(struct tcp_peer *p, struct tcp_req *me)
+{
+    struct tcp_rx *x = &p->orx;
+    uint64_t spin_end = ompdsm_now_ns() + comm_g.spin_ns;
+    int block = 0;
+    for (;;) {
+        /* Act on everything buffered. */
+        for (;;) {
+            size_t avail = x->len - x->pos;
+            if (x->in_payload) {
+                if (!avail)
+                    break;
+                size_t need = x->cur.len - x->got;
+                size_t n = avail < need ? avail : need;
+                pthread_mutex_lock(&p->req_lock);
+                if (p->rx_req)
+                    memcpy((char *)p->rx_req->dst + x->got, x->buf + x->pos, n);
+                pthread_mutex_unlock(&p->req_lock);
+                x->pos += n;
+                x->got += n;
+                if (x->got == x->cur.len)
+                    reply_end(p, me);
+            } else if (avail >= TCP_FRAME_HDR) {
+                struct tcp_frame f;
+                char why[160];
+                if (tcp_frame_decode(x->buf + x->pos, &f, why, sizeof why) < 0)
+                    return bad_peer(p, why);
+                if (reply_begin(p, &f, me) < 0)
+                    return -EPROTO;
+                x->pos += TCP_FRAME_HDR;
+            } else {
+                break;
+            }
+        }
+        if (__atomic_load_n(&me->done, __ATOMIC_ACQUIRE))
+            return 0;
+        if (comm_g.failed)
+            return -ECONNABORTED;
+        if (!block && ompdsm_now_ns() >= spin_end)
+            block = 1;
+        ssize_t n;
+        size_t need = x->cur.len - x->got;
+        if (x->in_payload && need >= TCP_DIRECT_MIN) {
+            /* The rest of a large get straight into the caller's buffer;
+             * under req_lock, so never blocking. */
+            pthread_mutex_lock(&p->req_lock);
+            if (p->rx_req)
+                n = recv(p->out_fd, (char *)p->rx_req->dst + x->got, need,
+                         MSG_DONTWAIT);
+            else /* its requester gave up: discard */
+                n = recv(p->out_fd, x->buf, need < TCP_RBUF ? need : TCP_RBUF,
+                         MSG_DONTWAIT);
+            pthread_mutex_unlock(&p->req_lock);
+            if (n > 0) {
+                x->got += (size_t)n;
+                if (x->got == x->cur.len)
+                    reply_end(p, me);
+                continue;
+            }
+            if (n < 0 && errno == EAGAIN && block) {
+                struct pollfd pf = {.fd = p->out_fd, .events = POLLIN};
+                poll(&pf, 1, TCP_POLL_MS);
+                continue;
+            }
+        } else {
+            if (x->pos) {
+                memmove(x->buf, x->buf + x->pos, x->len - x->pos);
+                x->len -= x->pos;
+                x->pos = 0;
+            }
+            n = recv(p->out_fd, x->buf + x->len, TCP_RBUF - x->len,
+                     block ? 0 : MSG_DONTWAIT);
+            if (n > 0) {
+                x->len += (size_t)n;
+                continue;
+            }
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            continue; /* spinning, or SO_RCVTIMEO: look at the job again */
+        int err = n ? errno : 0;
+        p->out_eof = 1;
+        if (ld(&p->bye_rx) && !comm_g.failed) {
+            ompdsm_err("tcp: node %d finished while a %s to it was waiting "
+                       "for its reply", p->peer, tcp_op_name(me->op));
+            return -EPIPE;
+        }
+        char doing[96];
+        snprintf(doing, sizeof doing, "waiting for the reply to a %s",
+                 tcp_op_name(me->op));
+        peer_lost(p, err, doing);
+        return -ECONNABORTED;
+    }
+}
+
+struct wait_arg {
+    struct tcp_peer *p;
+    struct tcp_req *r;
+};
+
+static int reply_or_reader_gone(void *arg)
+{
+    struct wait_arg *w = arg;
+    return ld(&w->r->done) || !ld(&w->p->rx_busy) || comm_g.failed;
 }
 
 /* Sends request f and waits for its reply.  Returns 0, the target's error,
  * or -ECONNABORTED when the job fails first. */
-static int conn_request(struct comm_transport *t, struct tcp_conn *c,
-                        struct tcp_frame *f, struct tcp_req *r)
+static int request(struct comm_transport *t, struct tcp_peer *p,
+                   struct tcp_frame *f, struct tcp_req *r)
 {
     r->op = f->op;
     r->done = 0;
     r->status = 0;
-    int rc = conn_send(t, c, f, NULL, 0, r);
+    int rc = send_frame(t, p, f, NULL, 0, r);
     if (rc < 0)
         return rc;
-    if (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE))
-        comm_wait_until(req_ready, r);
-    if (OMPDSM_UNLIKELY(!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE))) {
-        /* Give up: after this the service thread no longer touches r. */
-        pthread_mutex_lock(&c->req_lock);
-        req_unlink_locked(c, r);
-        if (c->rx_req == r)
-            c->rx_req = NULL;
+    while (!ld(&r->done) && !comm_g.failed) {
+        if (pthread_mutex_trylock(&p->rx_lock) == 0) {
+            st(&p->rx_busy, 1);
+            rc = p->out_eof ? -ECONNABORTED : read_replies(p, r);
+            st(&p->rx_busy, 0);
+            pthread_mutex_unlock(&p->rx_lock);
+            /* Others may wait for replies: one of them reads next. */
+            __atomic_thread_fence(__ATOMIC_SEQ_CST);
+            if (__atomic_load_n(&p->nreq, __ATOMIC_RELAXED))
+                comm_doorbell_ring();
+            if (rc < 0)
+                break;
+        } else {
+            struct wait_arg w = {p, r};
+            comm_wait_until(reply_or_reader_gone, &w);
+        }
+    }
+    if (OMPDSM_UNLIKELY(!ld(&r->done))) {
+        /* Give up: after this no reader touches r. */
+        pthread_mutex_lock(&p->req_lock);
+        req_unlink_locked(p, r);
+        if (p->rx_req == r)
+            p->rx_req = NULL;
         int done = r->done;
-        pthread_mutex_unlock(&c->req_lock);
+        pthread_mutex_unlock(&p->req_lock);
         if (!done)
-            return -ECONNABORTED;
+            return rc < 0 && rc != -EPROTO ? rc : -ECONNABORTED;
     }
     if (r->status) {
         ompdsm_err("tcp %s on node %d failed: %s", tcp_op_name(r->op),
-                   c->peer, strerror(-r->status));
+                   p->peer, strerror(-r->status));
         return r->status;
     }
     return 0;
 }
+
+/* ------------------------------------------------------------------------ */
+/* The operations                                                           */
 
 /* Bounds check against the peer's card, before anything goes out. */
 static int remote_check(int peer, int region, uint64_t off, size_t len,
@@ -614,13 +842,13 @@ static int tcp_put(struct comm_transport *t, int peer, int region,
                    uint64_t off, const void *src, size_t len)
 {
     int rc = remote_check(peer, region, off, len, "put");
-    const char *p = src;
+    const char *s = src;
     while (!rc && len) {
         size_t n = len < TCP_FRAME_MAX_LEN ? len : TCP_FRAME_MAX_LEN;
         struct tcp_frame f = {.op = TCP_OP_PUT, .region = (uint8_t)region,
                               .len = (uint32_t)n, .off = off};
-        rc = conn_send(t, &t->conn[peer], &f, p, n, NULL);
-        p += n;
+        rc = send_frame(t, &t->peers[peer], &f, s, n, NULL);
+        s += n;
         off += n;
         len -= n;
     }
@@ -631,14 +859,14 @@ static int tcp_get(struct comm_transport *t, int peer, int region,
                    uint64_t off, void *dst, size_t len)
 {
     int rc = remote_check(peer, region, off, len, "get");
-    char *p = dst;
+    char *d = dst;
     while (!rc && len) {
         size_t n = len < TCP_FRAME_MAX_LEN ? len : TCP_FRAME_MAX_LEN;
         struct tcp_frame f = {.op = TCP_OP_GET, .region = (uint8_t)region,
                               .len = (uint32_t)n, .off = off};
-        struct tcp_req r = {.dst = p, .len = n};
-        rc = conn_request(t, &t->conn[peer], &f, &r);
-        p += n;
+        struct tcp_req r = {.dst = d, .len = n};
+        rc = request(t, &t->peers[peer], &f, &r);
+        d += n;
         off += n;
         len -= n;
     }
@@ -654,7 +882,7 @@ static int tcp_fetch_add(struct comm_transport *t, int peer, int region,
     struct tcp_frame f = {.op = TCP_OP_FADD, .region = (uint8_t)region,
                           .off = off, .a = add};
     struct tcp_req r = {0};
-    rc = conn_request(t, &t->conn[peer], &f, &r);
+    rc = request(t, &t->peers[peer], &f, &r);
     if (!rc)
         *old = r.value;
     return rc;
@@ -670,7 +898,7 @@ static int tcp_cas(struct comm_transport *t, int peer, int region,
     struct tcp_frame f = {.op = TCP_OP_CAS, .region = (uint8_t)region,
                           .off = off, .a = expect, .b = desired};
     struct tcp_req r = {0};
-    rc = conn_request(t, &t->conn[peer], &f, &r);
+    rc = request(t, &t->peers[peer], &f, &r);
     if (!rc)
         *old = r.value;
     return rc;
@@ -684,23 +912,23 @@ static int tcp_notify(struct comm_transport *t, int peer, int region,
         return rc;
     struct tcp_frame f = {.op = TCP_OP_NOTIFY, .region = (uint8_t)region,
                           .off = off, .a = value};
-    return conn_send(t, &t->conn[peer], &f, NULL, 0, NULL);
+    return send_frame(t, &t->peers[peer], &f, NULL, 0, NULL);
 }
 
 static int tcp_fence(struct comm_transport *t, int peer)
 {
-    struct tcp_conn *c = &t->conn[peer];
-    uint64_t want = __atomic_load_n(&c->put_seq, __ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&c->fenced_seq, __ATOMIC_ACQUIRE) >= want)
+    struct tcp_peer *p = &t->peers[peer];
+    uint64_t want = __atomic_load_n(&p->put_seq, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&p->fenced_seq, __ATOMIC_ACQUIRE) >= want)
         return 0; /* nothing written since a completed fence */
     struct tcp_frame f = {.op = TCP_OP_FENCE};
     struct tcp_req r = {0};
-    int rc = conn_request(t, c, &f, &r);
+    int rc = request(t, p, &f, &r);
     if (rc < 0)
         return rc;
-    uint64_t cur = __atomic_load_n(&c->fenced_seq, __ATOMIC_RELAXED);
+    uint64_t cur = __atomic_load_n(&p->fenced_seq, __ATOMIC_RELAXED);
     while (cur < r.seq &&
-           !__atomic_compare_exchange_n(&c->fenced_seq, &cur, r.seq, 1,
+           !__atomic_compare_exchange_n(&p->fenced_seq, &cur, r.seq, 1,
                                         __ATOMIC_RELEASE, __ATOMIC_RELAXED))
         ;
     return 0;
@@ -711,96 +939,94 @@ static int tcp_send(struct comm_transport *t, int peer, int tag,
 {
     struct tcp_frame f = {.op = TCP_OP_SEND, .tag = (uint8_t)tag,
                           .len = (uint32_t)len};
-    return conn_send(t, &t->conn[peer], &f, buf, len, NULL);
+    return send_frame(t, &t->peers[peer], &f, buf, len, NULL);
 }
 
 /* ------------------------------------------------------------------------ */
-/* The service thread: executing requests, completing replies               */
+/* The service thread: executing the peers' requests                        */
 
-/* Sends a reply from the service thread without blocking: straight to the
- * socket when nothing is queued and no application thread is writing, the
- * rest (or all) through the queue. */
-static void reply(struct comm_transport *t, struct tcp_conn *c, uint64_t id,
+static void arm_in(struct comm_transport *t, struct tcp_peer *p, int out)
+{
+    if (p->iq_armed == out || p->in_eof)
+        return;
+    epoll_set(t, p->in_fd, 2 * p->peer,
+              EPOLLIN | EPOLLRDHUP | (out ? EPOLLOUT : 0u), EPOLL_CTL_MOD);
+    p->iq_armed = out;
+}
+
+/* After the peer's BYE and our last reply: no more replies from us. */
+static void shut_in(struct tcp_peer *p)
+{
+    p->shut_pending = 0;
+    shutdown(p->in_fd, SHUT_WR);
+}
+
+/* Writes the reply queue without blocking. */
+static void flush_in(struct comm_transport *t, struct tcp_peer *p)
+{
+    int rc = outq_write(&p->iq, p->in_fd);
+    if (rc < 0) {
+        p->iq.head = p->iq.len = 0;
+        if (!ld(&t->stopping))
+            peer_lost(p, -rc, "sending replies");
+    }
+    arm_in(t, p, p->iq.len != 0);
+    if (!p->iq.len && p->shut_pending)
+        shut_in(p);
+}
+
+static void reply(struct comm_transport *t, struct tcp_peer *p, uint64_t id,
                   int status, uint64_t value, const void *data, size_t len)
 {
-    if (c->closed_tx)
-        return;
     struct tcp_frame f = {.op = TCP_OP_REPLY, .len = (uint32_t)len, .id = id,
                           .a = value, .b = (uint64_t)(int64_t)status};
     unsigned char hdr[TCP_FRAME_HDR];
     tcp_frame_encode(&f, hdr);
     struct iovec iov[2] = {{hdr, sizeof hdr}, {(void *)data, len}};
     int n = len ? 2 : 1;
-    size_t total = sizeof hdr + len;
-    if (!queue_pending(c) && pthread_mutex_trylock(&c->send_lock) == 0) {
-        /* Only the service thread appends, and appenders that are not us
-         * need send_lock to take the queue: it stays empty here. */
+    size_t w = 0;
+    if (!p->iq.len) {
         struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
-        ssize_t w;
+        ssize_t s;
         do
-            w = sendmsg(c->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
-        while (w < 0 && errno == EINTR);
-        int err = (w < 0 && errno != EAGAIN) ? errno : 0;
-        if (w < 0)
-            w = 0;
-        if (!err && (size_t)w < total)
-            queue_append(c, iov, n, (size_t)w);
-        if (err)
-            c->closed_tx = 1;
-        pthread_mutex_unlock(&c->send_lock);
-        if (err) {
-            if (!__atomic_load_n(&t->stopping, __ATOMIC_RELAXED))
-                conn_lost(c, err, "sending a reply");
+            s = sendmsg(p->in_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+        while (s < 0 && errno == EINTR);
+        if (s < 0 && errno != EAGAIN) {
+            if (!ld(&t->stopping))
+                peer_lost(p, errno, "sending a reply");
             return;
         }
-        if ((size_t)w == total)
+        w = s > 0 ? (size_t)s : 0;
+        if (w == sizeof hdr + len)
             return;
-        arm_out(t, c, 1);
-        return;
     }
-    queue_append(c, iov, n, 0);
-    service_flush(t, c);
+    /* The rest waits for EPOLLOUT; the data is copied now, as later
+     * requests may change it. */
+    outq_append(&p->iq, p->peer, iov, n, w);
+    arm_in(t, p, 1);
 }
 
-/* The peer broke the protocol: fatal for the job. */
-static int bad_peer(struct tcp_conn *c, const char *why)
+/* Acts on a request header.  Returns 0, or -EPROTO when the peer must no
+ * longer be read. */
+static int request_begin(struct comm_transport *t, struct tcp_peer *p,
+                         const struct tcp_frame *f)
 {
-    if (!comm_g.failed)
-        comm_set_failed("tcp: bad frame from node %d: %s; ending the job",
-                        c->peer, why);
-    return -EPROTO;
-}
-
-static void complete_locked(struct tcp_conn *c, struct tcp_req *r,
-                            const struct tcp_frame *f)
-{
-    r->value = f->a;
-    r->status = (int)(int64_t)f->b;
-    __atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
-    if (c->rx_req == r)
-        c->rx_req = NULL;
-}
-
-/* Acts on a header just received.  Returns 0, or -EPROTO when the peer
- * must no longer be read. */
-static int frame_begin(struct comm_transport *t, struct tcp_conn *c,
-                       const struct tcp_frame *f)
-{
-    char why[160];
-    int peer = c->peer, rc;
+    struct tcp_rx *x = &p->irx;
+    int peer = p->peer, rc;
     char *base = (char *)comm_g.reg[f->region].base;
-    c->cur = *f;
-    c->pgot = 0;
-    c->pdst = NULL;
+    char why[96];
+    x->cur = *f;
+    x->got = 0;
+    x->dst = NULL;
     switch (f->op) {
     case TCP_OP_PUT:
         if (comm_local_check(f->region, f->off, f->len, "tcp put", peer) < 0)
-            return bad_peer(c, "put outside the registered memory");
-        c->pdst = base + f->off;
+            return bad_peer(p, "put outside the registered memory");
+        x->dst = base + f->off;
         break;
     case TCP_OP_GET:
         rc = comm_local_check(f->region, f->off, f->len, "tcp get", peer);
-        reply(t, c, f->id, rc, 0, rc ? NULL : base + f->off, rc ? 0 : f->len);
+        reply(t, p, f->id, rc, 0, rc ? NULL : base + f->off, rc ? 0 : f->len);
         return 0;
     case TCP_OP_FADD:
     case TCP_OP_CAS: {
@@ -815,222 +1041,166 @@ static int frame_begin(struct comm_transport *t, struct tcp_conn *c,
                                         f->b, 0, __ATOMIC_SEQ_CST,
                                         __ATOMIC_SEQ_CST);
         }
-        reply(t, c, f->id, rc, old, NULL, 0);
+        reply(t, p, f->id, rc, old, NULL, 0);
         return 0;
     }
     case TCP_OP_NOTIFY:
         if (comm_local_check(f->region, f->off, 8, "tcp notify", peer) < 0)
-            return bad_peer(c, "notify outside the registered memory");
+            return bad_peer(p, "notify outside the registered memory");
         comm_local_notify(f->region, f->off, f->a);
         return 0;
     case TCP_OP_FENCE:
         /* Requests from one peer run in order: all earlier ones are done. */
-        reply(t, c, f->id, 0, 0, NULL, 0);
+        reply(t, p, f->id, 0, 0, NULL, 0);
         return 0;
     case TCP_OP_SEND:
-        if (!c->msgbuf && !(c->msgbuf = malloc(COMM_MSG_MAX)))
+        if (!p->msgbuf && !(p->msgbuf = malloc(COMM_MSG_MAX)))
             ompdsm_fatal("tcp: out of memory for a message from node %d", peer);
-        c->pdst = c->msgbuf;
-        break;
-    case TCP_OP_REPLY: {
-        pthread_mutex_lock(&c->req_lock);
-        struct tcp_req *r = c->req_head;
-        while (r && r->id != f->id)
-            r = r->next;
-        if (r && r->op == TCP_OP_GET && !f->b && f->len != r->len) {
-            pthread_mutex_unlock(&c->req_lock);
-            snprintf(why, sizeof why, "reply of %u bytes to a get of %zu",
-                     f->len, r->len);
-            return bad_peer(c, why);
-        }
-        if (r && r->op != TCP_OP_GET && f->len) {
-            pthread_mutex_unlock(&c->req_lock);
-            return bad_peer(c, "reply with data to a request without");
-        }
-        if (!r && f->id > __atomic_load_n(&c->next_id, __ATOMIC_RELAXED)) {
-            /* Never issued (ids of abandoned requests are below next_id). */
-            pthread_mutex_unlock(&c->req_lock);
-            snprintf(why, sizeof why, "reply to request %llu, never sent",
-                     (unsigned long long)f->id);
-            return bad_peer(c, why);
-        }
-        if (r)
-            req_unlink_locked(c, r);
-        c->rx_req = r;
-        if (r && !f->len) {
-            complete_locked(c, r, f);
-            r = NULL;
-        }
-        pthread_mutex_unlock(&c->req_lock);
+        x->dst = p->msgbuf;
         if (!f->len)
-            comm_doorbell_ring();
+            comm_dispatch(peer, f->tag, p->msgbuf, 0);
         break;
-    }
     case TCP_OP_BYE:
-        __atomic_store_n(&c->bye_rx, 1, __ATOMIC_RELAXED);
+        /* Nothing more comes from the peer: once our replies are out, close
+         * our direction too, which ends the peer's stop(). */
+        st(&p->bye_rx, 1);
+        if (p->iq.len)
+            p->shut_pending = 1;
+        else
+            shut_in(p);
         return 0;
     default:
-        snprintf(why, sizeof why, "unexpected %s", tcp_op_name(f->op));
-        return bad_peer(c, why);
+        snprintf(why, sizeof why, "a %s among the requests", tcp_op_name(f->op));
+        return bad_peer(p, why);
     }
-    c->in_payload = tcp_frame_payload(f) > 0;
-    if (!c->in_payload && f->op == TCP_OP_SEND)
-        comm_dispatch(peer, f->tag, c->msgbuf, 0);
+    x->in_payload = tcp_frame_payload(f) > 0;
     return 0;
 }
 
-/* cur's payload is complete. */
-static void frame_end(struct comm_transport *t, struct tcp_conn *c)
+static void request_end(struct tcp_peer *p)
 {
-    c->in_payload = 0;
-    if (c->cur.op == TCP_OP_SEND) {
-        comm_dispatch(c->peer, c->cur.tag, c->msgbuf, c->cur.len);
-    } else if (c->cur.op == TCP_OP_REPLY) {
-        pthread_mutex_lock(&c->req_lock);
-        if (c->rx_req)
-            complete_locked(c, c->rx_req, &c->cur);
-        pthread_mutex_unlock(&c->req_lock);
-        comm_doorbell_ring();
-    }
+    struct tcp_rx *x = &p->irx;
+    x->in_payload = 0;
+    if (x->cur.op == TCP_OP_SEND)
+        comm_dispatch(p->peer, x->cur.tag, p->msgbuf, x->cur.len);
 }
 
-/* Moves n payload bytes from src to where cur's payload goes. */
-static void payload_copy(struct tcp_conn *c, const void *src, size_t n)
+static void in_closed(struct comm_transport *t, struct tcp_peer *p, int err)
 {
-    if (c->cur.op == TCP_OP_REPLY) {
-        pthread_mutex_lock(&c->req_lock);
-        if (c->rx_req)
-            memcpy((char *)c->rx_req->dst + c->pgot, src, n);
-        pthread_mutex_unlock(&c->req_lock);
-    } else {
-        memcpy(c->pdst + c->pgot, src, n);
-    }
-    c->pgot += n;
-}
-
-/* Receives the rest of a large payload straight into its destination.
- * Returns bytes received, 0 at EOF, or -1 with errno. */
-static ssize_t payload_recv(struct tcp_conn *c, size_t want)
-{
-    ssize_t n;
-    if (c->cur.op == TCP_OP_REPLY) {
-        pthread_mutex_lock(&c->req_lock);
-        if (c->rx_req)
-            n = recv(c->fd, (char *)c->rx_req->dst + c->pgot, want,
-                     MSG_DONTWAIT);
-        else /* the requester gave up: discard */
-            n = recv(c->fd, c->rbuf, want < TCP_RBUF ? want : TCP_RBUF,
-                     MSG_DONTWAIT);
-        pthread_mutex_unlock(&c->req_lock);
-    } else {
-        n = recv(c->fd, c->pdst + c->pgot, want, MSG_DONTWAIT);
-    }
-    if (n > 0)
-        c->pgot += (size_t)n;
-    return n;
-}
-
-static void conn_closed(struct comm_transport *t, struct tcp_conn *c, int err)
-{
-    epoll_ctl(t->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-    __atomic_store_n(&c->eof, 1, __ATOMIC_RELAXED);
-    if ((c->bye_rx && !err && !c->in_payload) ||
-        __atomic_load_n(&t->stopping, __ATOMIC_ACQUIRE) || comm_g.failed) {
+    epoll_ctl(t->epfd, EPOLL_CTL_DEL, p->in_fd, NULL);
+    p->in_eof = 1;
+    if ((ld(&p->bye_rx) && !p->irx.in_payload) || ld(&t->stopping) ||
+        comm_g.failed) {
         OMPDSM_TRACE(OMPDSM_TR_COMM, "tcp: node %d closed its connection",
-                     c->peer);
+                     p->peer);
         return;
     }
-    char doing[160];
-    pthread_mutex_lock(&c->req_lock);
-    unsigned nreq = c->nreq;
-    pthread_mutex_unlock(&c->req_lock);
-    if (c->in_payload)
+    char doing[96];
+    if (p->irx.in_payload)
         snprintf(doing, sizeof doing, "receiving a %s of %u bytes from it",
-                 tcp_op_name(c->cur.op), c->cur.len);
-    else if (nreq)
-        snprintf(doing, sizeof doing, "%u request%s to it awaited a reply",
-                 nreq, nreq == 1 ? "" : "s");
+                 tcp_op_name(p->irx.cur.op), p->irx.cur.len);
     else
-        snprintf(doing, sizeof doing, "the job was running");
-    char how[96] = "closed";
-    if (err)
-        snprintf(how, sizeof how, "failed (%s)", strerror(err));
-    comm_set_failed("tcp: connection to node %d %s while %s; did node %d "
-                    "die?", c->peer, how, doing, c->peer);
+        snprintf(doing, sizeof doing, "serving its requests");
+    peer_lost(p, err, doing);
 }
 
-/* Reads and acts on everything c's socket has (service thread). */
-static void conn_input(struct comm_transport *t, struct tcp_conn *c)
+/* Reads and executes everything the in connection has. */
+static void in_input(struct comm_transport *t, struct tcp_peer *p)
 {
-    char why[160] = "";
+    struct tcp_rx *x = &p->irx;
     int drained = 0; /* a read came back short: the socket is empty */
     for (;;) {
-        if (c->in_payload) {
-            size_t need = c->cur.len - c->pgot;
-            size_t avail = c->rlen - c->rpos;
+        size_t avail = x->len - x->pos;
+        if (x->in_payload) {
+            size_t need = x->cur.len - x->got;
             if (avail) {
                 size_t n = avail < need ? avail : need;
-                payload_copy(c, c->rbuf + c->rpos, n);
-                c->rpos += n;
-                if (c->pgot == c->cur.len)
-                    frame_end(t, c);
+                memcpy(x->dst + x->got, x->buf + x->pos, n);
+                x->pos += n;
+                x->got += n;
+                if (x->got == x->cur.len)
+                    request_end(p);
                 continue;
             }
             if (need >= TCP_DIRECT_MIN) {
                 if (drained)
                     return;
-                ssize_t n = payload_recv(c, need);
+                ssize_t n = recv(p->in_fd, x->dst + x->got, need, MSG_DONTWAIT);
                 if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-                    conn_closed(t, c, n ? errno : 0);
+                    in_closed(t, p, n ? errno : 0);
                     return;
                 }
                 if (n < 0)
                     return;
+                x->got += (size_t)n;
                 drained = (size_t)n < need;
-                if (c->pgot == c->cur.len)
-                    frame_end(t, c);
+                if (x->got == x->cur.len)
+                    request_end(p);
                 continue;
             }
-        } else if (c->rlen - c->rpos >= TCP_FRAME_HDR) {
+        } else if (avail >= TCP_FRAME_HDR) {
             struct tcp_frame f;
-            if (tcp_frame_decode(c->rbuf + c->rpos, &f, why, sizeof why) < 0 ||
-                frame_begin(t, c, &f) < 0) {
-                if (!c->eof) {
-                    bad_peer(c, why);
-                    epoll_ctl(t->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-                    __atomic_store_n(&c->eof, 1, __ATOMIC_RELAXED);
-                }
+            char why[160];
+            int rc = tcp_frame_decode(x->buf + x->pos, &f, why, sizeof why);
+            if (rc < 0)
+                bad_peer(p, why);
+            else
+                rc = request_begin(t, p, &f);
+            if (rc < 0) {
+                epoll_ctl(t->epfd, EPOLL_CTL_DEL, p->in_fd, NULL);
+                p->in_eof = 1;
                 return;
             }
-            c->rpos += TCP_FRAME_HDR;
+            x->pos += TCP_FRAME_HDR;
             continue;
         }
-        /* Need more bytes in rbuf; level-triggered epoll reports the
-         * socket again if more arrived since it came back short. */
+        /* More bytes needed; level-triggered epoll reports the socket again
+         * if more arrived since a read came back short. */
         if (drained)
             return;
-        if (c->rpos) {
-            memmove(c->rbuf, c->rbuf + c->rpos, c->rlen - c->rpos);
-            c->rlen -= c->rpos;
-            c->rpos = 0;
+        if (x->pos) {
+            memmove(x->buf, x->buf + x->pos, x->len - x->pos);
+            x->len -= x->pos;
+            x->pos = 0;
         }
-        size_t room = TCP_RBUF - c->rlen;
-        ssize_t n = recv(c->fd, c->rbuf + c->rlen, room, MSG_DONTWAIT);
+        size_t room = TCP_RBUF - x->len;
+        ssize_t n = recv(p->in_fd, x->buf + x->len, room, MSG_DONTWAIT);
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-            conn_closed(t, c, n ? errno : 0);
+            in_closed(t, p, n ? errno : 0);
             return;
         }
         if (n < 0)
             return;
-        c->rlen += (size_t)n;
+        x->len += (size_t)n;
         drained = (size_t)n < room;
     }
 }
 
+/* During stop: the out connection is read to its end (nothing should
+ * come but the peer's half-close). */
+static void out_drain(struct comm_transport *t, struct tcp_peer *p)
+{
+    if (pthread_mutex_trylock(&p->rx_lock) != 0)
+        return;
+    for (;;) {
+        ssize_t n = recv(p->out_fd, p->orx.buf, TCP_RBUF, MSG_DONTWAIT);
+        if (n > 0)
+            continue;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n == 0 || errno != EAGAIN) {
+            p->out_eof = 1;
+            watch_out(t, p, 0);
+        }
+        break;
+    }
+    pthread_mutex_unlock(&p->rx_lock);
+}
+
 static int all_closed(struct comm_transport *t)
 {
-    for (int p = 0; p < t->size; p++)
-        if (p != t->rank && !t->conn[p].eof)
+    for (int r = 0; r < t->size; r++)
+        if (r != t->rank && (!t->peers[r].in_eof || !t->peers[r].out_eof))
             return 0;
     return 1;
 }
@@ -1042,18 +1212,24 @@ static void *service_main(void *arg)
     uint64_t stop_deadline = 0, fail_deadline = 0;
     for (;;) {
         int timeout = -1;
-        if (__atomic_load_n(&t->stopping, __ATOMIC_ACQUIRE)) {
+        if (ld(&t->stopping)) {
             uint64_t now = ompdsm_now_ns();
-            if (!stop_deadline)
+            if (!stop_deadline) {
                 stop_deadline = now + TCP_CLOSE_TIMEOUT_S * 1000000000ull;
+                /* Watch the out connections for the peers' half-close. */
+                for (int r = 0; r < t->size; r++)
+                    if (r != t->rank)
+                        watch_out(t, &t->peers[r], oq_pending(&t->peers[r]));
+            }
             if (all_closed(t) || comm_g.failed)
                 break;
             if (now >= stop_deadline) {
-                for (int p = 0; p < t->size; p++)
-                    if (p != t->rank && !t->conn[p].eof)
+                for (int r = 0; r < t->size; r++)
+                    if (r != t->rank && !all_closed(t) &&
+                        (!t->peers[r].in_eof || !t->peers[r].out_eof))
                         ompdsm_warn("tcp: node %d did not close its "
-                                    "connection within %d s of the end; "
-                                    "closing anyway", p, TCP_CLOSE_TIMEOUT_S);
+                                    "connections within %d s of the end; "
+                                    "closing anyway", r, TCP_CLOSE_TIMEOUT_S);
                 break;
             }
             timeout = (int)((stop_deadline - now) / 1000000) + 1;
@@ -1074,26 +1250,33 @@ static void *service_main(void *arg)
             ompdsm_fatal("tcp: epoll_wait: %s", strerror(errno));
         for (int i = 0; i < n; i++) {
             int key = (int)(int64_t)ev[i].data.u64;
+            uint32_t e = ev[i].events;
             if (key == KEY_STOP) {
                 uint64_t v;
                 (void)!read(t->stopfd, &v, sizeof v);
             } else if (key == KEY_BOOT) {
                 epoll_ctl(t->epfd, EPOLL_CTL_DEL, t->bootfd, NULL);
-                if (!__atomic_load_n(&t->stopping, __ATOMIC_ACQUIRE)) {
+                if (!ld(&t->stopping)) {
                     /* Nobody is left to tell: do not report to it. */
                     ompdsm_fatal_hook = NULL;
                     ompdsm_fatal("the connection to the launcher closed "
                                  "while the job was running (did ompdsmrun "
                                  "die?); exiting");
                 }
+            } else if (key & 1) {
+                struct tcp_peer *p = &t->peers[key / 2];
+                if (e & EPOLLOUT)
+                    service_flush_out(t, p);
+                if (e & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP))
+                    out_drain(t, p);
             } else {
-                struct tcp_conn *c = &t->conn[key];
-                if (c->eof)
+                struct tcp_peer *p = &t->peers[key / 2];
+                if (p->in_eof)
                     continue;
-                if (ev[i].events & EPOLLOUT)
-                    service_flush(t, c);
-                if (ev[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP))
-                    conn_input(t, c);
+                if (e & EPOLLOUT)
+                    flush_in(t, p);
+                if (e & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP))
+                    in_input(t, p);
             }
         }
     }
@@ -1118,193 +1301,243 @@ static uint64_t job_cookie(void)
     return h;
 }
 
-static int ms_left(uint64_t deadline)
-{
-    uint64_t now = ompdsm_now_ns();
-    return now >= deadline ? 0 : (int)((deadline - now) / 1000000) + 1;
-}
+/* One socket in the handshake. */
+struct hs {
+    int fd;
+    int state;    /* HS_* */
+    int rank;     /* out: the peer; in: learnt from its hello */
+    size_t got;
+    unsigned char buf[TCP_FRAME_HDR];
+};
+enum { HS_CONNECTING, HS_HELLO_WAIT, HS_DONE };
 
-/* Reads or writes exactly len bytes on a non-blocking fd before deadline.
- * Returns 0, -ETIMEDOUT, -EPIPE (EOF) or -errno. */
-static int io_timed(int fd, void *buf, size_t len, int out, uint64_t deadline)
-{
-    char *p = buf;
-    while (len) {
-        ssize_t n = out ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
-        if (n == 0 && !out)
-            return -EPIPE;
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno != EAGAIN)
-                return -errno;
-            struct pollfd pf = {.fd = fd, .events = out ? POLLOUT : POLLIN};
-            int ms = ms_left(deadline);
-            if (!ms || poll(&pf, 1, ms) == 0)
-                return -ETIMEDOUT;
-            continue;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-static int hello_send(int fd, uint64_t cookie, uint64_t deadline)
+static void hello_encode(unsigned char *b, uint64_t cookie)
 {
     struct tcp_frame f = {.op = TCP_OP_HELLO, .id = (uint64_t)comm_g.rank,
                           .off = (uint64_t)comm_g.size, .a = cookie};
-    unsigned char hdr[TCP_FRAME_HDR];
-    tcp_frame_encode(&f, hdr);
-    return io_timed(fd, hdr, sizeof hdr, 1, deadline);
+    tcp_frame_encode(&f, b);
 }
 
-/* Reads a peer's HELLO; returns its rank or a negative errno with why. */
-static int hello_recv(int fd, uint64_t cookie, uint64_t deadline, char *why,
-                      size_t whylen)
+/* Reads more of a hello.  Returns 1 when complete (rank in h->rank), 0 when
+ * more is needed, or -1 with why. */
+static int hello_read(struct hs *h, uint64_t cookie, char *why, size_t whylen)
 {
-    unsigned char hdr[TCP_FRAME_HDR];
-    int rc = io_timed(fd, hdr, sizeof hdr, 0, deadline);
-    if (rc < 0) {
-        snprintf(why, whylen, "%s", rc == -ETIMEDOUT ? "no handshake in time"
-                 : rc == -EPIPE ? "closed during the handshake"
-                 : strerror(-rc));
-        return rc;
+    ssize_t n = recv(h->fd, h->buf + h->got, sizeof h->buf - h->got,
+                     MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return 0;
+    if (n <= 0) {
+        snprintf(why, whylen, "%s", n ? strerror(errno)
+                                      : "closed during the handshake");
+        return -1;
     }
+    h->got += (size_t)n;
+    if (h->got < sizeof h->buf)
+        return 0;
     struct tcp_frame f;
-    if (tcp_frame_decode(hdr, &f, why, whylen) < 0)
-        return -EPROTO;
+    if (tcp_frame_decode(h->buf, &f, why, whylen) < 0)
+        return -1;
     if (f.op != TCP_OP_HELLO) {
         snprintf(why, whylen, "expected a hello, got a %s", tcp_op_name(f.op));
-        return -EPROTO;
+        return -1;
     }
     if (f.a != cookie || f.off != (uint64_t)comm_g.size ||
-        f.id >= (uint64_t)comm_g.size) {
+        f.id >= (uint64_t)comm_g.size || f.id == (uint64_t)comm_g.rank) {
         snprintf(why, whylen, "hello from another job (rank %llu of %llu)",
                  (unsigned long long)f.id, (unsigned long long)f.off);
-        return -EPROTO;
+        return -1;
     }
-    return (int)f.id;
+    h->rank = (int)f.id;
+    return 1;
 }
 
-static void sock_setup(int fd)
+static int start_connect(int r, struct hs *h)
 {
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
-
-static int connect_to(struct comm_transport *t, int p, uint64_t cookie,
-                      uint64_t deadline)
-{
-    const struct comm_card *card = &comm_g.cards[p];
+    const struct comm_card *card = &comm_g.cards[r];
     struct sockaddr_in sa = {.sin_family = AF_INET,
                              .sin_addr.s_addr = card->tcp_addr,
                              .sin_port = card->tcp_port};
-    char where[64];
-    snprintf(where, sizeof where, "%s:%u", inet_ntoa(sa.sin_addr),
-             ntohs(card->tcp_port));
+    h->rank = r;
+    h->fd = -1;
     if (!card->tcp_addr || !card->tcp_port) {
-        ompdsm_err("tcp: node %d advertises no tcp address", p);
+        ompdsm_err("tcp: node %d advertises no tcp address", r);
         return -EINVAL;
     }
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) {
+    h->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (h->fd < 0) {
         int e = errno;
         ompdsm_err("tcp: socket: %s", strerror(e));
         return -e;
     }
-    sock_setup(fd);
-    int rc = 0;
-    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-        if (errno != EINPROGRESS) {
-            rc = -errno;
-        } else {
-            struct pollfd pf = {.fd = fd, .events = POLLOUT};
-            int ms = ms_left(deadline);
-            if (!ms || poll(&pf, 1, ms) <= 0) {
-                rc = -ETIMEDOUT;
-            } else {
-                int e = 0;
-                socklen_t el = sizeof e;
-                getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el);
-                rc = -e;
-            }
-        }
+    if (connect(h->fd, (struct sockaddr *)&sa, sizeof sa) < 0 &&
+        errno != EINPROGRESS) {
+        int e = errno;
+        ompdsm_err("tcp: cannot connect to node %d at %s:%u: %s", r,
+                   inet_ntoa(sa.sin_addr), ntohs(card->tcp_port), strerror(e));
+        return -e;
     }
-    if (rc < 0) {
-        ompdsm_err("tcp: cannot connect to node %d at %s: %s", p, where,
-                   strerror(-rc));
-        close(fd);
-        return rc;
-    }
-    char why[160];
-    rc = hello_send(fd, cookie, deadline);
-    if (rc < 0)
-        snprintf(why, sizeof why, "%s", strerror(-rc));
-    else if ((rc = hello_recv(fd, cookie, deadline, why, sizeof why)) >= 0 &&
-             rc != p) {
-        snprintf(why, sizeof why, "node %d answered instead", rc);
-        rc = -EPROTO;
-    }
-    if (rc < 0) {
-        ompdsm_err("tcp: handshake with node %d at %s failed: %s%s", p, where,
-                   why, rc == -ETIMEDOUT ? " (is it alive?)" : "");
-        close(fd);
-        return rc;
-    }
-    t->conn[p].fd = fd;
+    h->state = HS_CONNECTING;
     return 0;
 }
 
-/* Accepts one connection from every higher rank. */
-static int accept_from_higher(struct comm_transport *t, uint64_t cookie,
-                              uint64_t deadline)
+/* Connects an out connection to every peer and accepts an in connection
+ * from every peer, all at once in one poll loop (no order to deadlock on):
+ * the connector sends a hello, the acceptor checks it and answers with its
+ * own. */
+static int handshake(struct comm_transport *t)
 {
-    int lfd = comm_g.tcp_listen_fd;
-    int want = t->size - 1 - t->rank;
-    while (want > 0) {
-        struct pollfd pf = {.fd = lfd, .events = POLLIN};
-        int ms = ms_left(deadline);
-        if (!ms || poll(&pf, 1, ms) == 0) {
+    int n = t->size, lfd = comm_g.tcp_listen_fd, rc = 0;
+    uint64_t cookie = job_cookie();
+    uint64_t deadline = ompdsm_now_ns() + TCP_CONNECT_TIMEOUT_S * 1000000000ull;
+    unsigned char hello[TCP_FRAME_HDR];
+    hello_encode(hello, cookie);
+    struct hs *out = calloc((size_t)n, sizeof *out);
+    struct hs *acc = calloc((size_t)n, sizeof *acc); /* accepted, unnamed */
+    struct pollfd *pf = calloc((size_t)(2 * n + 1), sizeof *pf);
+    int nacc = 0, ins = 0, outs = 0;
+    if (!out || !acc || !pf)
+        rc = -ENOMEM;
+    for (int r = 0; !rc && r < n; r++) {
+        out[r].fd = -1;
+        if (r != t->rank && (rc = start_connect(r, &out[r])) < 0)
+            break;
+    }
+    char why[160];
+    while (!rc && (ins < n - 1 || outs < n - 1)) {
+        int k = 0;
+        pf[k++] = (struct pollfd){.fd = ins < n - 1 ? lfd : -1, .events = POLLIN};
+        for (int r = 0; r < n; r++)
+            pf[k++] = (struct pollfd){
+                .fd = r == t->rank || out[r].state == HS_DONE ? -1 : out[r].fd,
+                .events = out[r].state == HS_CONNECTING ? POLLOUT : POLLIN};
+        for (int i = 0; i < nacc; i++)
+            pf[k++] = (struct pollfd){.fd = acc[i].fd, .events = POLLIN};
+        uint64_t now = ompdsm_now_ns();
+        if (now >= deadline) {
             char list[256] = "";
-            for (int p = t->rank + 1; p < t->size; p++)
-                if (t->conn[p].fd < 0 && strlen(list) < sizeof list - 16)
+            for (int r = 0; r < n; r++)
+                if (r != t->rank && (out[r].state != HS_DONE ||
+                                     t->peers[r].in_fd < 0) &&
+                    strlen(list) < sizeof list - 16)
                     snprintf(list + strlen(list), sizeof list - strlen(list),
-                             "%s%d", *list ? ", " : "", p);
-            ompdsm_err("tcp: node(s) %s did not connect within %d s (died, "
-                       "or cannot reach this node's address?)", list,
+                             "%s%d", *list ? ", " : "", r);
+            ompdsm_err("tcp: no connection with node(s) %s within %d s (died, "
+                       "or cannot reach each other's address?)", list,
                        TCP_CONNECT_TIMEOUT_S);
-            return -ETIMEDOUT;
+            rc = -ETIMEDOUT;
+            break;
         }
-        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd < 0) {
-            if (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED)
+        if (poll(pf, (nfds_t)k, (int)((deadline - now) / 1000000) + 1) < 0) {
+            if (errno == EINTR)
                 continue;
-            int e = errno;
-            ompdsm_err("tcp: accept: %s", strerror(e));
-            return -e;
+            rc = -errno;
+            break;
         }
-        sock_setup(fd);
-        char why[160];
-        uint64_t hd = ompdsm_now_ns() + 5000000000ull;
-        int p = hello_recv(fd, cookie, hd < deadline ? hd : deadline, why,
-                           sizeof why);
-        if (p >= 0 && (p <= t->rank || t->conn[p].fd >= 0)) {
-            snprintf(why, sizeof why, "node %d connected %s", p,
-                     p <= t->rank ? "the wrong way" : "twice");
-            p = -EPROTO;
+        /* accepted sockets: their hellos */
+        for (int i = nacc - 1; i >= 0; i--) {
+            if (!pf[1 + n + i].revents)
+                continue;
+            struct hs *h = &acc[i];
+            int got = hello_read(h, cookie, why, sizeof why);
+            if (got == 1 && t->peers[h->rank].in_fd >= 0) {
+                snprintf(why, sizeof why, "node %d connected twice", h->rank);
+                got = -1;
+            }
+            if (got == 1 && send(h->fd, hello, sizeof hello,
+                                 MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof hello) {
+                snprintf(why, sizeof why, "could not answer node %d", h->rank);
+                got = -1;
+            }
+            if (got == 0)
+                continue;
+            if (got < 0) {
+                ompdsm_warn("tcp: refused a connection: %s", why);
+                close(h->fd);
+            } else {
+                t->peers[h->rank].in_fd = h->fd;
+                ins++;
+            }
+            acc[i] = acc[--nacc];
         }
-        if (p >= 0 && hello_send(fd, cookie, deadline) < 0) {
-            snprintf(why, sizeof why, "could not answer node %d", p);
-            p = -EPIPE;
+        /* out sockets: connected (send the hello), or the answer */
+        for (int r = 0; !rc && r < n; r++) {
+            struct hs *h = &out[r];
+            if (r == t->rank || h->state == HS_DONE || !pf[1 + r].revents)
+                continue;
+            if (h->state == HS_CONNECTING) {
+                int e = 0;
+                socklen_t el = sizeof e;
+                getsockopt(h->fd, SOL_SOCKET, SO_ERROR, &e, &el);
+                if (!e && send(h->fd, hello, sizeof hello,
+                               MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof hello)
+                    e = errno ? errno : EIO;
+                if (e) {
+                    ompdsm_err("tcp: cannot connect to node %d: %s", r,
+                               strerror(e));
+                    rc = -e;
+                }
+                h->state = HS_HELLO_WAIT;
+                continue;
+            }
+            int got = hello_read(h, cookie, why, sizeof why);
+            if (got == 1 && h->rank != r) {
+                snprintf(why, sizeof why, "node %d answered", h->rank);
+                got = -1;
+            }
+            if (got < 0) {
+                ompdsm_err("tcp: handshake with node %d failed: %s", r, why);
+                rc = -EPROTO;
+            } else if (got == 1) {
+                h->state = HS_DONE;
+                t->peers[r].out_fd = h->fd;
+                h->fd = -1;
+                outs++;
+            }
         }
-        if (p < 0) {
-            ompdsm_warn("tcp: refused a connection: %s", why);
-            close(fd);
-            continue;
+        /* new connections */
+        while (!rc && pf[0].revents) {
+            int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+            if (fd >= 0 && nacc < n) {
+                acc[nacc++] = (struct hs){.fd = fd, .rank = -1};
+                continue;
+            }
+            if (fd >= 0) {
+                ompdsm_warn("tcp: refused a connection: too many at once");
+                close(fd);
+            } else if (errno == EINTR || errno == ECONNABORTED) {
+                continue;
+            } else if (errno != EAGAIN) {
+                rc = -errno;
+                ompdsm_err("tcp: accept: %s", strerror(errno));
+            }
+            break;
         }
-        t->conn[p].fd = fd;
-        want--;
+    }
+    for (int r = 0; out && r < n; r++)
+        if (out[r].fd >= 0)
+            close(out[r].fd);
+    for (int i = 0; i < nacc; i++)
+        close(acc[i].fd);
+    free(out);
+    free(acc);
+    free(pf);
+    return rc;
+}
+
+/* Out connections block (application threads wait in them) with timeouts
+ * that let them look at the job's state; in connections do not block. */
+static int sock_setup(struct tcp_peer *p)
+{
+    int one = 1;
+    struct timeval tv = {0, TCP_POLL_MS * 1000};
+    if (setsockopt(p->out_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) ||
+        setsockopt(p->in_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) ||
+        setsockopt(p->out_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) ||
+        setsockopt(p->out_fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) ||
+        fcntl(p->out_fd, F_SETFL, fcntl(p->out_fd, F_GETFL) & ~O_NONBLOCK)) {
+        int e = errno;
+        ompdsm_err("tcp: socket options: %s", strerror(e));
+        return -e;
     }
     return 0;
 }
@@ -1315,43 +1548,49 @@ static void tcp_stop(struct comm_transport *t)
         return;
     if (t->service_started) {
         if (!comm_g.failed) {
-            /* The final barrier is behind us: nothing more is coming.  Say
-             * so, then wait (in the service thread) for every peer's BYE and
-             * EOF, so that no unread data turns our close into a reset. */
+            /* The final barrier is behind us: no more requests.  Say so and
+             * half-close; the service thread then waits for the peers to
+             * close both directions, so that nothing unread turns a close
+             * into a reset. */
             uint64_t dl = ompdsm_now_ns() + TCP_CLOSE_TIMEOUT_S * 1000000000ull;
-            for (int p = 0; p < t->size; p++) {
-                struct tcp_conn *c = &t->conn[p];
-                if (p == t->rank)
+            for (int r = 0; r < t->size; r++) {
+                struct tcp_peer *p = &t->peers[r];
+                if (r == t->rank)
                     continue;
-                pthread_mutex_lock(&c->send_lock);
-                if (!c->closed_tx && !c->eof) {
+                pthread_mutex_lock(&p->send_lock);
+                if (!p->closed_tx) {
                     unsigned char hdr[TCP_FRAME_HDR];
                     struct tcp_frame f = {.op = TCP_OP_BYE};
                     tcp_frame_encode(&f, hdr);
                     struct iovec iov = {hdr, sizeof hdr};
-                    if (!queue_flush(c, dl))
-                        write_all(c, &iov, 1, dl);
-                    shutdown(c->fd, SHUT_WR);
-                    c->closed_tx = 1;
+                    if (!oq_flush(p, dl))
+                        write_all(p->out_fd, &iov, 1, dl);
+                    shutdown(p->out_fd, SHUT_WR);
+                    p->closed_tx = 1;
                 }
-                pthread_mutex_unlock(&c->send_lock);
+                pthread_mutex_unlock(&p->send_lock);
             }
         }
-        __atomic_store_n(&t->stopping, 1, __ATOMIC_RELEASE);
+        st(&t->stopping, 1);
         uint64_t one = 1;
         (void)!write(t->stopfd, &one, sizeof one);
         pthread_join(t->service, NULL);
     }
-    for (int p = 0; p < t->size; p++) {
-        struct tcp_conn *c = &t->conn[p];
-        if (c->fd >= 0)
-            close(c->fd);
-        free(c->rbuf);
-        free(c->msgbuf);
-        free(c->q);
-        pthread_mutex_destroy(&c->send_lock);
-        pthread_mutex_destroy(&c->q_lock);
-        pthread_mutex_destroy(&c->req_lock);
+    for (int r = 0; r < t->size; r++) {
+        struct tcp_peer *p = &t->peers[r];
+        if (p->out_fd >= 0)
+            close(p->out_fd);
+        if (p->in_fd >= 0)
+            close(p->in_fd);
+        free(p->orx.buf);
+        free(p->irx.buf);
+        free(p->msgbuf);
+        free(p->oq.q);
+        free(p->iq.q);
+        pthread_mutex_destroy(&p->send_lock);
+        pthread_mutex_destroy(&p->q_lock);
+        pthread_mutex_destroy(&p->rx_lock);
+        pthread_mutex_destroy(&p->req_lock);
     }
     if (t->epfd >= 0)
         close(t->epfd);
@@ -1361,7 +1600,7 @@ static void tcp_stop(struct comm_transport *t)
         close(comm_g.tcp_listen_fd);
         comm_g.tcp_listen_fd = -1;
     }
-    free(t->conn);
+    free(t->peers);
     free(t);
 }
 
@@ -1377,36 +1616,29 @@ static int tcp_start(struct comm_transport **out)
     t->rank = comm_g.rank;
     t->size = comm_g.size;
     t->epfd = t->stopfd = t->bootfd = -1;
-    t->conn = calloc((size_t)t->size, sizeof *t->conn);
-    if (!t->conn) {
+    t->peers = calloc((size_t)t->size, sizeof *t->peers);
+    if (!t->peers) {
         free(t);
         return -ENOMEM;
     }
     int rc = 0;
-    for (int p = 0; p < t->size; p++) {
-        struct tcp_conn *c = &t->conn[p];
-        c->peer = p;
-        c->fd = -1;
-        pthread_mutex_init(&c->send_lock, NULL);
-        pthread_mutex_init(&c->q_lock, NULL);
-        pthread_mutex_init(&c->req_lock, NULL);
-        if (p != t->rank && !(c->rbuf = malloc(TCP_RBUF)))
+    for (int r = 0; r < t->size; r++) {
+        struct tcp_peer *p = &t->peers[r];
+        p->peer = r;
+        p->out_fd = p->in_fd = -1;
+        pthread_mutex_init(&p->send_lock, NULL);
+        pthread_mutex_init(&p->q_lock, NULL);
+        pthread_mutex_init(&p->rx_lock, NULL);
+        pthread_mutex_init(&p->req_lock, NULL);
+        if (r != t->rank && (!(p->orx.buf = malloc(TCP_RBUF)) ||
+                             !(p->irx.buf = malloc(TCP_RBUF))))
             rc = -ENOMEM;
     }
-    /* Connect down, accept up: every pair once, and no cycle of waits
-     * (node 0 only accepts). */
-    uint64_t cookie = job_cookie();
-    uint64_t deadline = ompdsm_now_ns() +
-                        TCP_CONNECT_TIMEOUT_S * 1000000000ull;
-    for (int p = 0; !rc && p < t->rank; p++)
-        rc = connect_to(t, p, cookie, deadline);
     if (!rc)
-        rc = accept_from_higher(t, cookie, deadline);
+        rc = handshake(t);
     if (!rc) {
         close(comm_g.tcp_listen_fd); /* every peer is connected */
         comm_g.tcp_listen_fd = -1;
-    }
-    if (!rc) {
         t->epfd = epoll_create1(EPOLL_CLOEXEC);
         t->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (t->epfd < 0 || t->stopfd < 0) {
@@ -1414,28 +1646,24 @@ static int tcp_start(struct comm_transport **out)
             ompdsm_err("tcp: epoll/eventfd: %s", strerror(errno));
         }
     }
-    for (int p = 0; !rc && p < t->size; p++) {
-        if (p == t->rank)
+    for (int r = 0; !rc && r < t->size; r++) {
+        if (r == t->rank)
             continue;
+        rc = sock_setup(&t->peers[r]);
         struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP,
-                                 .data.u64 = (uint64_t)p};
-        if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->conn[p].fd, &ev) < 0)
+                                 .data.u64 = (uint64_t)(2 * r)};
+        if (!rc && epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->peers[r].in_fd, &ev) < 0)
             rc = -errno;
     }
     if (!rc) {
-        struct epoll_event ev = {.events = EPOLLIN,
-                                 .data.u64 = (uint64_t)(int64_t)KEY_STOP};
-        if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->stopfd, &ev) < 0)
-            rc = -errno;
+        epoll_set(t, t->stopfd, KEY_STOP, EPOLLIN, EPOLL_CTL_ADD);
         /* Only hang-ups of the launcher connection: its data is not ours. */
         t->bootfd = comm_boot_fd();
         struct epoll_event bev = {.events = EPOLLRDHUP,
                                   .data.u64 = (uint64_t)(int64_t)KEY_BOOT};
-        if (!rc && t->bootfd >= 0 &&
+        if (t->bootfd >= 0 &&
             epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->bootfd, &bev) < 0)
             t->bootfd = -1;
-    }
-    if (!rc) {
         int e = pthread_create(&t->service, NULL, service_main, t);
         if (e) {
             ompdsm_err("tcp: cannot start the service thread: %s",

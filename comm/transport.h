@@ -190,7 +190,9 @@ int comm_boot_allgather(const void *mine, size_t len, void *all);
 uint32_t comm_boot_local_addr(void);
 /* Descriptor the service thread watches for launcher loss (-1 if none). */
 int comm_boot_fd(void);
-void comm_boot_abort(int status, const char *msg);
+/* Asks the launcher to end the job; 0 if it was told, -1 if there is no
+ * launcher to tell (the caller prints the message). */
+int comm_boot_abort(int status, const char *msg);
 void comm_boot_fini(void);
 
 #endif

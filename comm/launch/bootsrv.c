@@ -1,0 +1,566 @@
+/* comm/launch/bootsrv.c - the launcher's side of comm/boot_proto.h: accepts
+ * the nodes' connections, checks every message strictly, runs the allgather
+ * rounds, and turns ABORT, protocol errors and lost connections into the
+ * end of the job.  Sockets are non-blocking: a node that stops reading its
+ * result must not stall the launcher. */
+#include "launch.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+int launch_boot_listen(struct launch_job *job, const char *bind_host,
+                       const char *advertise_host)
+{
+    struct boot_srv *s = &job->boot;
+    struct addrinfo hints, *res, *ai;
+    int fd = -1, err = 0;
+
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    int rc = getaddrinfo(bind_host, "0", &hints, &res);
+    if (rc) {
+        fprintf(stderr, "ompdsmrun: bootstrap: cannot resolve '%s': %s\n",
+                bind_host ? bind_host : "*", gai_strerror(rc));
+        return -EINVAL;
+    }
+    for (ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC |
+                    SOCK_NONBLOCK, ai->ai_protocol);
+        if (fd < 0) {
+            err = errno;
+            continue;
+        }
+        /* The backlog only needs to absorb N nodes connecting at once. */
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+            listen(fd, SOMAXCONN) == 0)
+            break;
+        err = errno;
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (fd < 0) {
+        fprintf(stderr, "ompdsmrun: bootstrap: cannot listen on %s: %s\n",
+                bind_host ? bind_host : "*", strerror(err));
+        return -err;
+    }
+
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    char port[16];
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0 ||
+        getnameinfo((struct sockaddr *)&ss, sl, NULL, 0, port, sizeof port,
+                    NI_NUMERICSERV)) {
+        err = errno ? errno : EINVAL;
+        fprintf(stderr, "ompdsmrun: bootstrap: getsockname: %s\n",
+                strerror(err));
+        close(fd);
+        return -err;
+    }
+    snprintf(s->addr, sizeof s->addr,
+             strchr(advertise_host, ':') ? "[%s]:%s" : "%s:%s",
+             advertise_host, port);
+    s->listen_fd = fd;
+    return 0;
+}
+
+/* ---- messages about a connection ---- */
+
+static const char *conn_name(const struct launch_job *job,
+                             const struct boot_conn *c, char *buf, size_t len)
+{
+    if (c->rank >= 0)
+        snprintf(buf, len, "node %d (pid %d)", c->rank,
+                 (int)job->nodes[c->rank].pid);
+    else
+        snprintf(buf, len, "connection from %s", c->peer);
+    return buf;
+}
+
+/* A protocol violation ends the job; returns -EPROTO for the caller. */
+static int proto_error(struct launch_job *job, const struct boot_conn *c,
+                       const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int proto_error(struct launch_job *job, const struct boot_conn *c,
+                       const char *fmt, ...)
+{
+    char name[128], msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    launch_fail(job, 1, "bootstrap: %s: %s; ending the job",
+                conn_name(job, c, name, sizeof name), msg);
+    return -EPROTO;
+}
+
+/* ---- send queues ---- */
+
+static struct boot_blob *blob_new(uint32_t type, size_t payload)
+{
+    struct boot_blob *b = malloc(sizeof *b + sizeof(struct boot_hdr) +
+                                 payload);
+    if (!b)
+        return NULL;
+    b->refs = 1;
+    b->len = sizeof(struct boot_hdr) + payload;
+    struct boot_hdr h = {.type = type, .len = (uint32_t)payload};
+    memcpy(b->data, &h, sizeof h);
+    return b;
+}
+
+static void blob_unref(struct boot_blob *b)
+{
+    if (b && --b->refs == 0)
+        free(b);
+}
+
+static int enqueue(struct boot_conn *c, struct boot_blob *b)
+{
+    struct boot_out *o = malloc(sizeof *o);
+    if (!o)
+        return -ENOMEM;
+    b->refs++;
+    *o = (struct boot_out){.blob = b};
+    if (c->outq_tail)
+        c->outq_tail->next = o;
+    else
+        c->outq = o;
+    c->outq_tail = o;
+    return 0;
+}
+
+/* lost: the node closed it or it broke (not us shutting down). */
+static void conn_close(struct launch_job *job, struct boot_conn *c, int lost)
+{
+    close(c->fd);
+    c->fd = -1;
+    while (c->outq) {
+        struct boot_out *o = c->outq;
+        c->outq = o->next;
+        blob_unref(o->blob);
+        free(o);
+    }
+    c->outq_tail = NULL;
+    if (c->body_owned)
+        free(c->body);
+    c->body = NULL;
+    c->body_owned = 0;
+    if (c->rank >= 0) {
+        struct launch_node *node = &job->nodes[c->rank];
+        node->conn = -1;
+        if (lost && !c->fini && !job->ending)
+            launch_suspect(job, node);
+    }
+}
+
+static void conn_write(struct launch_job *job, struct boot_conn *c)
+{
+    while (c->fd >= 0 && c->outq) {
+        struct boot_out *o = c->outq;
+        ssize_t w = send(c->fd, o->blob->data + o->off, o->blob->len - o->off,
+                         MSG_NOSIGNAL);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return;
+            conn_close(job, c, 1); /* a reset: the node is gone */
+            return;
+        }
+        o->off += (size_t)w;
+        if (o->off == o->blob->len) {
+            c->outq = o->next;
+            if (!c->outq)
+                c->outq_tail = NULL;
+            blob_unref(o->blob);
+            free(o);
+        }
+    }
+}
+
+/* ---- allgather rounds ---- */
+
+/* A round no one can finish would hang every node waiting in it. */
+static void round_check(struct launch_job *job)
+{
+    struct boot_srv *s = &job->boot;
+    if (!s->round_started || job->ending)
+        return;
+    for (int k = 0; k < job->n; k++) {
+        struct launch_node *node = &job->nodes[k];
+        if (!node->gathered && (node->fini || node->reaped)) {
+            launch_fail(job, 1, "bootstrap: node %d (pid %d) %s without "
+                        "joining allgather round %u, which node %d is "
+                        "waiting in; ending the job", k, (int)node->pid,
+                        node->fini ? "sent FINI" : "exited", s->round,
+                        s->round_first);
+            return;
+        }
+    }
+}
+
+void launch_boot_node_gone(struct launch_job *job, struct launch_node *node)
+{
+    (void)node;
+    round_check(job);
+}
+
+static void round_complete(struct launch_job *job)
+{
+    struct boot_srv *s = &job->boot;
+    struct boot_blob *b = s->result;
+
+    s->result = NULL;
+    s->round_started = 0;
+    s->contributed = 0;
+    s->round++;
+    for (int k = 0; k < job->n; k++) {
+        struct launch_node *node = &job->nodes[k];
+        node->gathered = 0;
+        if (node->conn >= 0 && enqueue(&s->conns[node->conn], b) < 0) {
+            blob_unref(b);
+            launch_fail(job, 1, "bootstrap: out of memory; ending the job");
+            return;
+        }
+    }
+    for (int k = 0; k < job->n; k++)
+        if (job->nodes[k].conn >= 0)
+            conn_write(job, &s->conns[job->nodes[k].conn]);
+    blob_unref(b);
+}
+
+/* ---- receiving ---- */
+
+/* Called once a header is in: decides whether the message may come at all,
+ * before a single body byte is read, and where its body goes. */
+static int hdr_check(struct launch_job *job, struct boot_conn *c)
+{
+    struct boot_srv *s = &job->boot;
+    uint32_t type = c->hdr.type, len = c->hdr.len;
+
+    if (len > BOOT_MSG_MAX)
+        return proto_error(job, c, "message of %u bytes exceeds the limit "
+                           "of %u (type %u)", len, BOOT_MSG_MAX, type);
+    if (c->fini)
+        return proto_error(job, c, "sent a message (type %u) after FINI",
+                           type);
+    if (c->rank < 0 && type != BOOT_HELLO)
+        return proto_error(job, c, "sent message type %u before HELLO",
+                           type);
+
+    c->body_owned = 0;
+    c->body = NULL;
+    switch (type) {
+    case BOOT_HELLO:
+        if (c->rank >= 0)
+            return proto_error(job, c, "sent HELLO twice");
+        if (len != sizeof(struct boot_hello))
+            return proto_error(job, c, "HELLO of %u bytes (expected %zu)",
+                               len, sizeof(struct boot_hello));
+        break;
+    case BOOT_ALLGATHER: {
+        struct launch_node *node = &job->nodes[c->rank];
+        if (node->gathered)
+            return proto_error(job, c, "sent a second contribution to "
+                               "allgather round %u before it completed",
+                               s->round);
+        if ((uint64_t)len * (uint64_t)job->n > BOOT_MSG_MAX)
+            return proto_error(job, c, "allgather contribution of %u bytes "
+                               "is too large: %d nodes x %u bytes exceed "
+                               "the %u-byte limit", len, job->n, len,
+                               BOOT_MSG_MAX);
+        if (s->round_started && len != s->round_len)
+            return proto_error(job, c, "sent %u bytes to allgather round %u "
+                               "but node %d sent %u (every node must send "
+                               "the same length)", len, s->round,
+                               s->round_first, s->round_len);
+        if (!s->round_started) {
+            s->result = blob_new(BOOT_ALLGATHER_RESULT,
+                                 (size_t)len * (size_t)job->n);
+            if (!s->result)
+                return proto_error(job, c, "out of memory for allgather "
+                                   "round %u", s->round);
+            s->round_started = 1;
+            s->round_len = len;
+            s->round_first = c->rank;
+        }
+        node->gathered = 1;
+        /* Straight into the result: no copy. */
+        c->body = s->result->data + sizeof(struct boot_hdr) +
+                  (size_t)c->rank * len;
+        round_check(job);
+        return job->ending ? -EPROTO : 0;
+    }
+    case BOOT_ABORT:
+        if (len < sizeof(struct boot_abort) ||
+            len > sizeof(struct boot_abort) + LAUNCH_ABORT_MSG_MAX)
+            return proto_error(job, c, "ABORT of %u bytes (expected %zu to "
+                               "%zu)", len, sizeof(struct boot_abort),
+                               sizeof(struct boot_abort) +
+                                   LAUNCH_ABORT_MSG_MAX);
+        break;
+    case BOOT_FINI:
+        if (len)
+            return proto_error(job, c, "FINI with a %u-byte body (expected "
+                               "none)", len);
+        return 0;
+    default:
+        return proto_error(job, c, "sent message type %u, which is not one "
+                           "a node may send", type);
+    }
+    c->body = malloc(len + 1); /* +1: room for the ABORT message's NUL */
+    if (!c->body)
+        return proto_error(job, c, "out of memory");
+    c->body_owned = 1;
+    return 0;
+}
+
+static void on_hello(struct launch_job *job, struct boot_conn *c, int idx)
+{
+    struct boot_hello h;
+    memcpy(&h, c->body, sizeof h);
+    if (h.magic != BOOT_MAGIC) {
+        proto_error(job, c, "bad magic 0x%08x in HELLO (expected 0x%08x): "
+                    "not an ompdsm bootstrap client", h.magic, BOOT_MAGIC);
+        return;
+    }
+    if (h.version != BOOT_VERSION) {
+        proto_error(job, c, "bootstrap protocol version %u, but this "
+                    "ompdsmrun speaks version %u (mixed installations?)",
+                    h.version, BOOT_VERSION);
+        return;
+    }
+    if (h.size != job->n) {
+        proto_error(job, c, "HELLO says the job has %d nodes, but it has %d",
+                    h.size, job->n);
+        return;
+    }
+    if (h.rank < 0 || h.rank >= job->n) {
+        proto_error(job, c, "HELLO claims rank %d, out of range 0..%d",
+                    h.rank, job->n - 1);
+        return;
+    }
+    struct launch_node *node = &job->nodes[h.rank];
+    if (node->hello) {
+        proto_error(job, c, "HELLO claims rank %d (pid %d), which another "
+                    "connection already claimed", h.rank, (int)h.pid);
+        return;
+    }
+    c->rank = h.rank;
+    node->hello = 1;
+    node->conn = idx;
+}
+
+/* The message's text, made one printable line. */
+static void on_abort(struct launch_job *job, struct boot_conn *c)
+{
+    struct boot_abort a;
+    size_t n = c->hdr.len - sizeof a;
+    char *msg = (char *)c->body + sizeof a;
+
+    memcpy(&a, c->body, sizeof a);
+    msg[n] = 0;
+    n = strlen(msg);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)msg[i] < 0x20 || msg[i] == 0x7f)
+            msg[i] = ' ';
+    while (n && msg[n - 1] == ' ')
+        msg[--n] = 0;
+    /* Exit statuses are 8 bits: anything else would wrap to 0 or a lie. */
+    int status = a.status > 0 && a.status < 256 ? a.status : 1;
+    launch_fail(job, status, "node %d aborted the job: %s", c->rank,
+                n ? msg : "(no message)");
+}
+
+static void msg_done(struct launch_job *job, struct boot_conn *c, int idx)
+{
+    struct boot_srv *s = &job->boot;
+
+    switch (c->hdr.type) {
+    case BOOT_HELLO:
+        on_hello(job, c, idx);
+        break;
+    case BOOT_ALLGATHER:
+        if (++s->contributed == job->n)
+            round_complete(job);
+        break;
+    case BOOT_ABORT:
+        on_abort(job, c);
+        break;
+    case BOOT_FINI:
+        c->fini = 1;
+        job->nodes[c->rank].fini = 1;
+        round_check(job);
+        break;
+    }
+    if (c->body_owned)
+        free(c->body);
+    c->body = NULL;
+    c->body_owned = 0;
+    c->hdr_got = c->body_got = 0;
+}
+
+/* Returns 1 when it stopped with data possibly left (budget spent). */
+static int conn_read(struct launch_job *job, int idx)
+{
+    struct boot_conn *c = &job->boot.conns[idx];
+    int budget;
+
+    /* Bounded so that one chatty node cannot starve the others. */
+    for (budget = 64; budget > 0 && c->fd >= 0 && !job->ending; budget--) {
+        char *dst;
+        size_t want;
+        int in_hdr = c->hdr_got < sizeof c->hdr;
+        if (in_hdr) {
+            dst = (char *)&c->hdr + c->hdr_got;
+            want = sizeof c->hdr - c->hdr_got;
+        } else {
+            dst = (char *)c->body + c->body_got;
+            want = c->hdr.len - c->body_got;
+        }
+        ssize_t r = recv(c->fd, dst, want, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 0;
+        if (r <= 0) {
+            conn_close(job, c, 1);
+            return 0;
+        }
+        if (in_hdr) {
+            c->hdr_got += (size_t)r;
+            if (c->hdr_got < sizeof c->hdr)
+                continue;
+            if (hdr_check(job, c) < 0)
+                return 0;
+            if (c->hdr.len == 0)
+                msg_done(job, c, idx);
+        } else {
+            c->body_got += (size_t)r;
+            if (c->body_got == c->hdr.len)
+                msg_done(job, c, idx);
+        }
+    }
+    return budget == 0;
+}
+
+void launch_boot_drain(struct launch_job *job, struct launch_node *node)
+{
+    while (!job->ending && node->conn >= 0 && conn_read(job, node->conn))
+        ;
+}
+
+static void boot_accept(struct launch_job *job)
+{
+    struct boot_srv *s = &job->boot;
+
+    for (;;) {
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof ss;
+        int fd = accept4(s->listen_fd, (struct sockaddr *)&ss, &sl,
+                         SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return;
+            /* EMFILE and friends: the socket would stay readable forever,
+             * and the node that is not served would hang. */
+            launch_fail(job, 1, "bootstrap: accept: %s; ending the job",
+                        strerror(errno));
+            return;
+        }
+        int one = 1;
+        /* Allgather rounds are latency-bound request/answer exchanges. */
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+
+        size_t i;
+        for (i = 0; i < s->nconns; i++)
+            if (s->conns[i].fd < 0)
+                break;
+        if (i == s->nconns) {
+            size_t cap = s->nconns ? 2 * s->nconns : (size_t)job->n + 4;
+            struct boot_conn *nc = realloc(s->conns, cap * sizeof *nc);
+            if (!nc) {
+                close(fd);
+                launch_fail(job, 1, "bootstrap: out of memory; ending the "
+                            "job");
+                return;
+            }
+            for (size_t j = s->nconns; j < cap; j++)
+                nc[j].fd = -1;
+            s->conns = nc;
+            s->nconns = cap;
+        }
+        struct boot_conn *c = &s->conns[i];
+        memset(c, 0, sizeof *c);
+        c->fd = fd;
+        c->rank = -1;
+        char host[64], port[16];
+        if (getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, port,
+                        sizeof port, NI_NUMERICHOST | NI_NUMERICSERV))
+            snprintf(c->peer, sizeof c->peer, "(unknown address)");
+        else
+            snprintf(c->peer, sizeof c->peer, "%s:%s", host, port);
+    }
+}
+
+void launch_boot_add_fds(struct launch_job *job, struct launch_pollset *ps)
+{
+    struct boot_srv *s = &job->boot;
+    /* Once the job is ending, nothing a node says matters any more. */
+    if (job->ending)
+        return;
+    if (s->listen_fd >= 0)
+        launch_pollset_add(ps, s->listen_fd, POLLIN, LFD_LISTEN, 0);
+    for (size_t i = 0; i < s->nconns; i++)
+        if (s->conns[i].fd >= 0)
+            launch_pollset_add(ps, s->conns[i].fd,
+                               POLLIN | (s->conns[i].outq ? POLLOUT : 0),
+                               LFD_CONN, (int)i);
+}
+
+void launch_boot_event(struct launch_job *job, int kind, int idx,
+                       short revents)
+{
+    if (job->ending)
+        return;
+    if (kind == LFD_LISTEN) {
+        boot_accept(job);
+        return;
+    }
+    struct boot_conn *c = &job->boot.conns[idx];
+    if (c->fd >= 0 && (revents & POLLOUT))
+        conn_write(job, c);
+    if (c->fd >= 0 && (revents & (POLLIN | POLLHUP | POLLERR)))
+        conn_read(job, idx);
+}
+
+void launch_boot_close_all(struct launch_job *job)
+{
+    struct boot_srv *s = &job->boot;
+
+    for (size_t i = 0; i < s->nconns; i++)
+        if (s->conns[i].fd >= 0)
+            conn_close(job, &s->conns[i], 0);
+    free(s->conns);
+    s->conns = NULL;
+    s->nconns = 0;
+    blob_unref(s->result);
+    s->result = NULL;
+    if (s->listen_fd >= 0)
+        close(s->listen_fd);
+    s->listen_fd = -1;
+}

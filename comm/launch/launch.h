@@ -1,0 +1,247 @@
+/* comm/launch/launch.h - the interface between the files of ompdsmrun, the
+ * launcher: options (opts.c), starting nodes (spawn.c), stdio relay
+ * (relay.c) and its output queues (outq.c), the bootstrap server
+ * (bootsrv.c) and the job's event loop and failure handling (ompdsmrun.c).
+ *
+ * One thread, the poll loop, owns every structure here, and signals arrive
+ * through a signalfd, so nothing here needs a lock.  The only other threads
+ * are outq.c's writers, which touch nothing but their own queues. */
+#ifndef OMPDSM_COMM_LAUNCH_H
+#define OMPDSM_COMM_LAUNCH_H
+
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "comm/boot_proto.h"
+
+#define LAUNCH_MAX_NP 4096
+/* A line longer than this is relayed in pieces. */
+#define LAUNCH_LINE_MAX (64 * 1024)
+/* SIGTERM to SIGKILL when ending a job (the brief allows at most 2 s). */
+#define LAUNCH_GRACE_S 2.0
+/* How long a lost bootstrap connection waits for the node's exit status, so
+ * that a crash is reported as the crash rather than as the lost socket. */
+#define LAUNCH_LOST_WAIT_S 0.5
+/* How long output is still drained once every node has been reaped (a
+ * grandchild may hold a pipe open forever). */
+#define LAUNCH_DRAIN_S 1.0
+#define LAUNCH_DRAIN_FAILED_S 0.3
+/* How long queued output may take to drain when the job failed (a normal
+ * end waits for the reader, like any program). */
+#define LAUNCH_OUT_FLUSH_FAILED_S 1.0
+/* Longest ABORT message accepted. */
+#define LAUNCH_ABORT_MSG_MAX (64 * 1024)
+
+/* ---- options (opts.c) ---- */
+enum launch_bind {
+    LAUNCH_BIND_AUTO, /* core when N <= CPUs of our affinity mask, else none */
+    LAUNCH_BIND_CORE,
+    LAUNCH_BIND_NONE,
+};
+
+enum launch_action { LAUNCH_RUN, LAUNCH_HELP, LAUNCH_VERSION };
+
+struct launch_opts {
+    enum launch_action action;
+    int np;                /* number of nodes, 1..LAUNCH_MAX_NP */
+    enum launch_bind bind;
+    double timeout;        /* seconds; 0 = none */
+    int tag_output;        /* prefix each relayed line with "[node K] " */
+    char **prog_argv;      /* points into argv: program, its args, NULL */
+    int prog_argc;
+};
+
+/* Parses ompdsmrun's command line (argv[0] is ompdsmrun).  Returns 0, or
+ * -EINVAL with a one-line reason (no prefix, no newline) in err.  Nothing
+ * after the program name is looked at. */
+int launch_parse_opts(int argc, char **argv, struct launch_opts *o, char *err,
+                      size_t errlen);
+/* Finds an executable like execvp does: names with a '/' as given, others
+ * in $PATH (default /bin:/usr/bin).  Returns 0 with a malloc'd path in
+ * *path, or -ENOENT/-EACCES/-EISDIR/-ENOMEM with a reason in err. */
+int launch_find_program(const char *name, char **path, char *err,
+                        size_t errlen);
+/* The --help text. */
+extern const char launch_usage[];
+
+/* ---- stdio relay (relay.c) ---- */
+/* One pipe from a node (its stdout or stderr) to ours. */
+struct relay_stream {
+    int fd;            /* our read end; -1 after EOF */
+    int out;           /* 1 or 2: the launcher's descriptor it goes to */
+    int at_line_start; /* the next byte begins a line (gets the tag) */
+    char *pend;        /* the partial line read so far */
+    size_t pend_len, pend_cap;
+};
+
+/* ---- bootstrap server (bootsrv.c) ---- */
+/* A message shared by the send queues of several connections: an allgather
+ * result goes to every node from one buffer. */
+struct boot_blob {
+    size_t refs;
+    size_t len;            /* bytes in data, header included */
+    unsigned char data[];  /* struct boot_hdr then the payload */
+};
+
+struct boot_out {
+    struct boot_blob *blob;
+    size_t off;            /* bytes of blob already sent */
+    struct boot_out *next;
+};
+
+struct boot_conn {
+    int fd;                /* -1: slot free */
+    int rank;              /* -1 until HELLO */
+    char peer[96];         /* "addr:port" for messages before HELLO */
+    struct boot_hdr hdr;   /* header being received */
+    size_t hdr_got;
+    unsigned char *body;   /* where the body goes (maybe inside a blob) */
+    int body_owned;        /* body is ours to free */
+    size_t body_got;
+    struct boot_out *outq, *outq_tail;
+    int fini;              /* sent BOOT_FINI */
+};
+
+struct boot_srv {
+    int listen_fd;
+    char addr[96];             /* advertised host:port (OMPDSM_BOOT) */
+    struct boot_conn *conns;   /* slots; fd -1 when free */
+    size_t nconns;
+    unsigned round;            /* current allgather round, from 0 */
+    int contributed;           /* nodes whose bytes for it fully arrived */
+    int round_started;         /* someone announced a length */
+    int round_first;           /* rank that fixed round_len */
+    uint32_t round_len;
+    struct boot_blob *result;  /* the round's answer being filled */
+};
+
+/* ---- the job ---- */
+struct launch_node {
+    int rank;
+    pid_t pid;
+    int reaped;
+    int wstatus;
+    struct relay_stream out, err;
+    int conn;             /* index in boot.conns, -1 if none (or closed) */
+    int hello;            /* identified itself on the bootstrap socket */
+    int fini;             /* sent BOOT_FINI */
+    int gathered;         /* announced bytes for the current round */
+    double suspect_at;    /* >0: lost or exited without FINI since then */
+};
+
+enum stdin_state {
+    STDIN_ACTIVE,  /* relaying */
+    STDIN_PAUSED,  /* stdin is our terminal and we are in the background */
+    STDIN_DONE,    /* EOF, node 0 gone or closed its stdin */
+};
+
+struct launch_job {
+    struct launch_opts opts;
+    char *prog_path;         /* resolved program */
+    int n;
+    struct launch_node *nodes;
+    pid_t self;              /* the launcher's pid (children check it) */
+    pid_t pgid;              /* process group of every node */
+    int nreaped;
+    int *cpus;               /* CPUs of our affinity mask */
+    int ncpus;
+    int bind;                /* pin node k to cpus[k % ncpus] */
+    char jobid[128];
+    unsigned long nofile_orig; /* soft RLIMIT_NOFILE to restore in nodes */
+    int devnull;             /* stdin of nodes other than 0 */
+    int sigfd;
+    struct boot_srv boot;
+    /* stdin relay to node 0 */
+    enum stdin_state in_state;
+    int node0_in;            /* write end of node 0's stdin; -1 closed */
+    int stdin_eof;
+    char *inbuf;
+    size_t in_len, in_off;
+    /* ending */
+    int ending;              /* a failure, signal or timeout ends the job */
+    int status;              /* exit status decided by the first cause */
+    int killed;              /* SIGKILL sent */
+    double start, kill_at, drain_at;
+    int nsuspects;
+};
+
+/* poll set rebuilt each loop iteration; ref says what each entry is. */
+enum launch_fd_kind {
+    LFD_SIGNAL, LFD_LISTEN, LFD_CONN, LFD_OUT, LFD_ERR, LFD_STDIN,
+    LFD_NODE0_IN, LFD_WAKE,
+};
+
+struct launch_pollset {
+    struct pollfd *pfd;
+    struct { int kind, idx; } *ref;
+    size_t n, cap;
+};
+
+int launch_pollset_add(struct launch_pollset *ps, int fd, short events,
+                       int kind, int idx);
+
+/* ompdsmrun.c: the first abnormal end (or signal, timeout) prints its one
+ * line "ompdsmrun: <msg>", fixes the exit status and starts ending the job;
+ * later calls do nothing. */
+void launch_fail(struct launch_job *job, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Marks node as suspect (lost without FINI) unless it already is. */
+void launch_suspect(struct launch_job *job, struct launch_node *node);
+
+/* spawn.c */
+/* Fills job->cpus from our affinity mask; returns 0 or -errno. */
+int launch_cpus(struct launch_job *job);
+/* Starts every node.  Returns 0; or -errno after printing why and stopping
+ * any node already started, with *exit_status set (127 when an exec
+ * failed, 1 otherwise). */
+int launch_spawn(struct launch_job *job, int *exit_status);
+
+/* relay.c */
+int launch_relay_init(struct launch_job *job);
+void launch_relay_add_fds(struct launch_job *job, struct launch_pollset *ps);
+void launch_relay_event(struct launch_job *job, int kind, int idx,
+                        short revents);
+/* Re-checks whether stdin may be read (after SIGCONT). */
+void launch_relay_stdin_recheck(struct launch_job *job);
+/* Stops relaying stdin: node 0 ended. */
+void launch_relay_stdin_stop(struct launch_job *job);
+/* Whether every node's output pipe reached EOF. */
+int launch_relay_all_closed(const struct launch_job *job);
+/* Writes out partial lines still buffered (at exit). */
+void launch_relay_flush_all(struct launch_job *job);
+
+/* outq.c: our stdout (fd 1) and stderr (fd 2) */
+/* Starts the writer threads (after the nodes are forked, so that fork
+ * happens in a single-threaded process); without them output is written
+ * directly.  Returns 0 or -errno (warning printed). */
+int launch_outq_start(void);
+/* Queues n bytes for fd; they are written in order, in one piece. */
+void launch_outq_put(int fd, const char *p, size_t n);
+/* Whether fd's queue is too long: stop reading what would go there. */
+int launch_outq_full(int fd);
+/* Readable when a full queue has drained (poll it; -1 if none). */
+int launch_outq_wake_fd(void);
+void launch_outq_woken(void);
+/* Waits until the queues are written, or deadline (ompdsm_now() time; 0 for
+ * none) passes; returns a terminating signal that came meanwhile, or 0. */
+int launch_outq_finish(struct launch_job *job, double deadline);
+
+/* bootsrv.c */
+/* Listens on bind_host (numeric or name, port chosen by the kernel) and
+ * advertises advertise_host:port.  Returns 0 or -errno (reason printed). */
+int launch_boot_listen(struct launch_job *job, const char *bind_host,
+                       const char *advertise_host);
+void launch_boot_add_fds(struct launch_job *job, struct launch_pollset *ps);
+void launch_boot_event(struct launch_job *job, int kind, int idx,
+                       short revents);
+/* A node exited with status 0: checks allgather progress is still
+ * possible. */
+void launch_boot_node_gone(struct launch_job *job, struct launch_node *node);
+/* Reads whatever node sent before it exited (an ABORT explains its exit
+ * status better than the status does; a FINI makes exit 0 fine). */
+void launch_boot_drain(struct launch_job *job, struct launch_node *node);
+void launch_boot_close_all(struct launch_job *job);
+
+#endif

@@ -1,0 +1,271 @@
+/* comm/launch/opts.c - ompdsmrun's command line, parsed strictly, and the
+ * execvp-like program lookup done before anything is started (so that a
+ * typo costs one line and status 2, not N failing nodes). */
+#include "launch.h"
+
+#include "comm/base.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char launch_usage[] =
+    "usage: ompdsmrun -np N [options] [--] PROGRAM [ARGS...]\n"
+    "Runs N nodes of PROGRAM (an ompdsm program, or any executable) on this "
+    "host.\n"
+    "\n"
+    "  -np N, -n N, --np N     number of nodes (1 to 4096; required)\n"
+    "  --bind-to core|none     pin node k to the k-th CPU of our affinity "
+    "mask\n"
+    "                          (default: core if N <= CPUs, else none)\n"
+    "  --timeout SEC           end the job after SEC seconds, exit status "
+    "124\n"
+    "  --tag-output            prefix every output line with \"[node K] \"\n"
+    "  -h, --help              this text\n"
+    "  -V, --version           print the version\n"
+    "\n"
+    "Options end at the program name or at \"--\"; everything after it is\n"
+    "passed to the program untouched.  See docs/ompdsmrun.md.\n";
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -EINVAL;
+}
+
+/* Digits only: "+4", " 4", "4x", "0x4" and "" are all refused. */
+static int parse_np(const char *s, int *out)
+{
+    long v = 0;
+    if (!*s)
+        return -EINVAL;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return -EINVAL;
+        v = v * 10 + (*p - '0');
+        if (v > LAUNCH_MAX_NP)
+            return -ERANGE;
+    }
+    if (v < 1)
+        return -ERANGE;
+    *out = (int)v;
+    return 0;
+}
+
+/* Non-negative decimal seconds ("2", "0.5"); strtod alone would also take
+ * "inf", "nan", hex and leading blanks. */
+static int parse_seconds(const char *s, double *out)
+{
+    int digits = 0, dots = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p >= '0' && *p <= '9')
+            digits++;
+        else if (*p == '.' && !dots)
+            dots++;
+        else
+            return -EINVAL;
+    }
+    if (!digits)
+        return -EINVAL;
+    char *end;
+    double v = strtod(s, &end);
+    if (*end || v > 1e9)
+        return -EINVAL;
+    *out = v;
+    return 0;
+}
+
+enum opt_id { OPT_NP, OPT_BIND, OPT_TIMEOUT, OPT_TAG, OPT_HELP, OPT_VERSION };
+
+static const struct {
+    const char *name;
+    enum opt_id id;
+    int has_value;
+} options[] = {
+    {"-np", OPT_NP, 1},          {"-n", OPT_NP, 1},
+    {"--np", OPT_NP, 1},         {"--bind-to", OPT_BIND, 1},
+    {"--timeout", OPT_TIMEOUT, 1}, {"--tag-output", OPT_TAG, 0},
+    {"-h", OPT_HELP, 0},         {"--help", OPT_HELP, 0},
+    {"-V", OPT_VERSION, 0},      {"--version", OPT_VERSION, 0},
+};
+
+int launch_parse_opts(int argc, char **argv, struct launch_opts *o, char *err,
+                      size_t errlen)
+{
+    int i = 1, have_np = 0, have_bind = 0, have_timeout = 0;
+
+    memset(o, 0, sizeof *o);
+    o->action = LAUNCH_RUN;
+    o->bind = LAUNCH_BIND_AUTO;
+    if (errlen)
+        err[0] = 0;
+
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) {
+            i++;
+            break;
+        }
+        if (a[0] != '-' || !a[1])
+            break; /* the program ("-" alone is a name too) */
+
+        /* --opt=value and -np=value; the name is what precedes '=' */
+        char name[32];
+        const char *eq = strchr(a, '=');
+        const char *val = NULL;
+        size_t nlen = eq ? (size_t)(eq - a) : strlen(a);
+        if (nlen >= sizeof name)
+            return fail(err, errlen, "unknown option '%s'", a);
+        memcpy(name, a, nlen);
+        name[nlen] = 0;
+        if (eq)
+            val = eq + 1;
+
+        size_t k;
+        for (k = 0; k < OMPDSM_ARRAY_LEN(options); k++)
+            if (!strcmp(name, options[k].name))
+                break;
+        if (k == OMPDSM_ARRAY_LEN(options))
+            return fail(err, errlen, "unknown option '%s' (see ompdsmrun "
+                        "--help)", a);
+        if (options[k].has_value && !val) {
+            if (i + 1 >= argc)
+                return fail(err, errlen, "option %s needs a value", name);
+            val = argv[++i];
+        } else if (!options[k].has_value && val) {
+            return fail(err, errlen, "option %s takes no value", name);
+        }
+
+        switch (options[k].id) {
+        case OPT_NP: {
+            if (have_np++)
+                return fail(err, errlen, "the number of nodes is given "
+                            "twice");
+            int rc = parse_np(val, &o->np);
+            if (rc)
+                return fail(err, errlen, "%s '%s' is not valid: expected a "
+                            "number of nodes from 1 to %d", name, val,
+                            LAUNCH_MAX_NP);
+            break;
+        }
+        case OPT_BIND:
+            if (have_bind++)
+                return fail(err, errlen, "--bind-to is given twice");
+            if (!strcmp(val, "core"))
+                o->bind = LAUNCH_BIND_CORE;
+            else if (!strcmp(val, "none"))
+                o->bind = LAUNCH_BIND_NONE;
+            else
+                return fail(err, errlen, "--bind-to '%s' is not valid: "
+                            "expected core or none", val);
+            break;
+        case OPT_TIMEOUT:
+            if (have_timeout++)
+                return fail(err, errlen, "--timeout is given twice");
+            if (parse_seconds(val, &o->timeout))
+                return fail(err, errlen, "--timeout '%s' is not valid: "
+                            "expected seconds (a number >= 0; 0 means none)",
+                            val);
+            break;
+        case OPT_TAG:
+            o->tag_output = 1;
+            break;
+        case OPT_HELP:
+            o->action = LAUNCH_HELP;
+            return 0;
+        case OPT_VERSION:
+            o->action = LAUNCH_VERSION;
+            return 0;
+        }
+    }
+
+    if (!have_np)
+        return fail(err, errlen, "missing -np N (the number of nodes)");
+    if (i >= argc)
+        return fail(err, errlen, "missing the program to run");
+    o->prog_argv = argv + i;
+    o->prog_argc = argc - i;
+    return 0;
+}
+
+/* 0 if path is an executable regular file, else -errno. */
+static int check_exec(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) < 0)
+        return -errno;
+    if (S_ISDIR(st.st_mode))
+        return -EISDIR;
+    if (!S_ISREG(st.st_mode))
+        return -EACCES;
+    if (access(path, X_OK) < 0)
+        return -errno;
+    return 0;
+}
+
+int launch_find_program(const char *name, char **path, char *err,
+                        size_t errlen)
+{
+    int rc;
+
+    *path = NULL;
+    if (!*name) {
+        fail(err, errlen, "the program name is empty");
+        return -ENOENT;
+    }
+    if (strchr(name, '/')) {
+        rc = check_exec(name);
+        if (rc) {
+            fail(err, errlen, "cannot run '%s': %s", name, strerror(-rc));
+            return rc;
+        }
+        *path = strdup(name);
+        return *path ? 0 : -ENOMEM;
+    }
+
+    /* Like execvp: the first executable match wins; a match that is not
+     * executable is remembered so the message can say so. */
+    const char *env = getenv("PATH");
+    const char *dirs = env ? env : "/bin:/usr/bin";
+    int seen = 0;
+    size_t nlen = strlen(name);
+    for (const char *p = dirs;; p++) {
+        const char *colon = strchr(p, ':');
+        size_t dlen = colon ? (size_t)(colon - p) : strlen(p);
+        char *cand = malloc(dlen + nlen + 3);
+        if (!cand)
+            return -ENOMEM;
+        if (dlen == 0) /* an empty entry means the current directory */
+            sprintf(cand, "./%s", name);
+        else
+            sprintf(cand, "%.*s/%s", (int)dlen, p, name);
+        rc = check_exec(cand);
+        if (!rc) {
+            *path = cand;
+            return 0;
+        }
+        free(cand);
+        if (rc != -ENOENT && rc != -ENOTDIR)
+            seen = rc;
+        if (!colon)
+            break;
+        p = colon;
+    }
+    if (seen) {
+        fail(err, errlen, "cannot run '%s': found in PATH but %s", name,
+             seen == -EISDIR ? "it is a directory" : "it is not executable");
+        return seen;
+    }
+    fail(err, errlen, "program '%s' not found in PATH", name);
+    return -ENOENT;
+}
