@@ -54,6 +54,29 @@ static void send_diff(uint32_t pg, int home)
     dsm_twin_free(twin);
 }
 
+/* Page runs handled as one batch: contiguous pages that do not cross a
+ * multiple of 256 pages, so that their page locks (striped by page mod 256)
+ * are distinct and always taken in increasing order. */
+static uint32_t run_end(const uint32_t *pages, size_t n, size_t i)
+{
+    size_t j = i;
+    while (j + 1 < n && pages[j + 1] == pages[j] + 1 && (pages[j + 1] & 255))
+        j++;
+    return (uint32_t)(j - i + 1);
+}
+
+static void lock_run(uint32_t pg, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++)
+        pthread_mutex_lock(page_lock(pg + k));
+}
+
+static void unlock_run(uint32_t pg, uint32_t n)
+{
+    for (uint32_t k = n; k-- > 0;)
+        pthread_mutex_unlock(page_lock(pg + k));
+}
+
 void dsm_release_pages(struct notice_list *out)
 {
     pthread_mutex_lock(&dsm_g.dirty_lock);
@@ -70,21 +93,26 @@ void dsm_release_pages(struct notice_list *out)
     }
     qsort(pages, n, sizeof *pages, cmp_u32);
     int sent = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t pg = pages[i];
-        pthread_mutex_t *l = page_lock(pg);
-        pthread_mutex_lock(l);
-        if (dsm_g.state[pg] == PG_DIRTY) {
-            dsm_protect(pg, 1, PROT_READ);
-            int home = dsm_home(pg);
+    for (size_t i = 0; i < n;) {
+        uint32_t pg = pages[i], len = run_end(pages, n, i);
+        i += len;
+        lock_run(pg, len);
+        /* One mprotect for the run; then no thread of this node can write
+         * these pages until we are done diffing them. */
+        dsm_protect(pg, len, PROT_READ);
+        for (uint32_t k = 0; k < len; k++) {
+            uint32_t p = pg + k;
+            if (dsm_g.state[p] != PG_DIRTY)
+                continue; /* listed twice cannot happen; be safe */
+            int home = dsm_home(p);
             if (home != dsm_g.rank) {
-                send_diff(pg, home);
+                send_diff(p, home);
                 sent = 1;
             }
-            dsm_g.state[pg] = PG_RO;
-            notice_push(out, pg, 1, dsm_g.rank);
+            dsm_g.state[p] = PG_RO;
+            notice_push(out, p, 1, dsm_g.rank);
         }
-        pthread_mutex_unlock(l);
+        unlock_run(pg, len);
     }
     free(pages);
     for (size_t i = 0; i < at.n; i++)
@@ -138,28 +166,78 @@ void dsm_track_since_fork(int on)
     pthread_mutex_unlock(&dsm_g.interval_lock);
 }
 
-/* Invalidates (or, with the update protocol, refreshes) one page that
- * another node wrote.  A dirty page cannot be here: every acquire releases
- * first. */
-static void stale_page(uint32_t pg)
+/* Makes pages [pg, pg+n) stale: every one of them is valid here (RO), not
+ * homed here, and within one 256-page stripe block.  Invalidate: one
+ * mprotect for the run.  Update: refetch, one get per stretch with one
+ * home.  A dirty page cannot be here: every acquire releases first. */
+static void stale_run(uint32_t pg, uint32_t n)
 {
-    pthread_mutex_t *l = page_lock(pg);
-    pthread_mutex_lock(l);
-    uint8_t st = dsm_g.state[pg];
-    if (st == PG_RO) {
-        if (dsm_g.update_protocol) {
-            dsm_fetch_page(pg, dsm_home(pg));
-            DSM_STAT(updates, 1);
-        } else {
-            dsm_g.state[pg] = PG_INVALID;
-            dsm_protect(pg, 1, PROT_NONE);
-            DSM_STAT(invalidations, 1);
+    lock_run(pg, n);
+    /* Recheck under the locks: a fault may have changed a state. */
+    for (uint32_t k = 0; k < n; k++) {
+        uint8_t st = dsm_g.state[pg + k];
+        if (st == PG_DIRTY)
+            ompdsm_fatal("internal error: write notice for page %u while it "
+                         "is dirty here", pg + k);
+        if (st != PG_RO) {
+            /* Split around pages that changed meanwhile. */
+            unlock_run(pg, n);
+            if (k)
+                stale_run(pg, k);
+            if (k + 1 < n)
+                stale_run(pg + k + 1, n - k - 1);
+            return;
         }
-    } else if (st == PG_DIRTY) {
-        ompdsm_fatal("internal error: write notice for page %u while it is "
-                     "dirty here", pg);
     }
-    pthread_mutex_unlock(l);
+    if (dsm_g.update_protocol) {
+        for (uint32_t k = 0; k < n;) {
+            int home = dsm_home(pg + k);
+            uint32_t m = 1;
+            while (k + m < n && dsm_home(pg + k + m) == home)
+                m++;
+            int rc = comm_get(home, COMM_REG_HEAP, page_off(pg + k),
+                              page_sys(pg + k), (size_t)m << dsm_g.page_shift);
+            if (rc < 0)
+                ompdsm_fatal("update of pages %u-%u from node %d failed",
+                             pg + k, pg + k + m - 1, home);
+            DSM_STAT(pages_fetched, m);
+            DSM_STAT(updates, m);
+            k += m;
+        }
+    } else {
+        for (uint32_t k = 0; k < n; k++)
+            dsm_g.state[pg + k] = PG_INVALID;
+        dsm_protect(pg, n, PROT_NONE);
+        DSM_STAT(invalidations, n);
+    }
+    unlock_run(pg, n);
+}
+
+/* Collects the pages of [pg, pg+n) that must go stale and hands them to
+ * stale_run in batches. */
+static void stale_range(uint32_t pg, uint32_t n)
+{
+    int me = dsm_g.rank;
+    uint32_t start = 0, len = 0;
+    for (uint32_t k = 0; k <= n; k++) {
+        uint32_t p = pg + k;
+        /* A page whose home we never learned is not ours either: we
+         * learn the homes of what we allocate at once. */
+        int want = k < n && dsm_g.state[p] == PG_RO &&
+                   (!dsm_g.home[p] || dsm_g.home[p] - 1 != me);
+        if (want && len && (p & 255) == 0) {
+            stale_run(start, len);
+            len = 0;
+        }
+        if (want) {
+            if (!len)
+                start = p;
+            len++;
+        } else if (len) {
+            stale_run(start, len);
+            len = 0;
+        }
+    }
 }
 
 void dsm_apply_notices(const struct notice *v, size_t n)
@@ -169,23 +247,13 @@ void dsm_apply_notices(const struct notice *v, size_t n)
         if (v[i].writer == me)
             continue; /* only we wrote it: our copy is what the home has */
         DSM_STAT(notices_applied, 1);
-        for (uint32_t k = 0; k < v[i].npages; k++) {
-            uint32_t pg = v[i].page + k;
-            if (dsm_g.state[pg] == PG_INVALID)
-                continue;
-            if (dsm_home(pg) == me)
-                continue; /* the master copy: diffs already applied here */
-            stale_page(pg);
-        }
+        stale_range(v[i].page, v[i].npages);
     }
 }
 
 void dsm_invalidate_all(void)
 {
-    for (uint32_t pg = 0; pg < dsm_g.npages; pg++)
-        if (dsm_g.state[pg] == PG_RO && dsm_g.home[pg] &&
-            dsm_g.home[pg] - 1 != dsm_g.rank)
-            stale_page(pg);
+    stale_range(0, dsm_g.npages);
 }
 
 /* ---- the global notice log at node 0 ---- */
