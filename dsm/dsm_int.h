@@ -17,6 +17,8 @@ enum page_state {
     PG_INVALID = 1, /* stale, PROT_NONE: the next access fetches from home */
     PG_DIRTY = 2,   /* written this interval, PROT_READ|WRITE; non-home
                      * pages have a twin */
+    PG_FETCHING = 3, /* a fault is fetching it (page lock held): an acquire
+                      * must wait for it and then drop what it fetched */
 };
 
 #define HOME_UNKNOWN 0xffffu
@@ -79,11 +81,18 @@ struct dsm_state {
     pthread_mutex_t plock[256];
 
     /* Pages written in the current interval (state PG_DIRTY), guarded by
-     * dirty_lock.  Also pages written by atomics at their home. */
+     * dirty_lock.  extra_notices: pages written by atomics at their home,
+     * and dirty pages whose diff an acquire had to send early; their
+     * notices go out with the next release. */
     pthread_mutex_t dirty_lock;
     uint32_t *dirty;
     size_t ndirty, dirty_cap;
-    struct notice_list atomic_notices; /* under dirty_lock */
+    struct notice_list extra_notices; /* under dirty_lock */
+    /* One release at a time per node: a release carries the writes of every
+     * thread of the node, so a thread's own release must not finish (and
+     * hand its lock on) before a concurrent release that took its writes
+     * has put them at their homes and published them. */
+    pthread_mutex_t release_lock;
 
     /* Notices released since the last barrier (own writes); the barrier
      * publishes their union.  since_fork keeps them across barriers for a

@@ -80,6 +80,13 @@ void dsm_page_access(uint32_t pg, int write)
     pthread_mutex_lock(l);
     uint8_t st = dsm_g.state[pg];
     int home = dsm_home(pg);
+    if (st == PG_INVALID && home != dsm_g.rank) {
+        /* Announce the fetch before it reads the home (a full fence: the
+         * store must be visible before the loads), so that an acquire that
+         * checks this page without its lock cannot miss a fetch that might
+         * read data older than the notices it applies. */
+        __atomic_store_n(&dsm_g.state[pg], PG_FETCHING, __ATOMIC_SEQ_CST);
+    }
     if (!write) {
         if (st == PG_INVALID) {
             dsm_fetch_page(pg, home);
@@ -98,9 +105,12 @@ void dsm_page_access(uint32_t pg, int write)
             dsm_g.twin[pg] = t;
             DSM_STAT(twins, 1);
         }
+        /* Listed before it becomes writable: once any thread can store to
+         * it, a release on another thread must find it in the list (and
+         * then wait for this page lock), or that store would be missed. */
+        add_dirty(pg);
         dsm_g.state[pg] = PG_DIRTY;
         dsm_protect(pg, 1, PROT_READ | PROT_WRITE);
-        add_dirty(pg);
         DSM_STAT(write_faults, 1);
         OMPDSM_TRACE(OMPDSM_TR_FAULT, "write fault page %u (home %d)%s", pg,
                      home, st == PG_INVALID ? " after fetch" : "");

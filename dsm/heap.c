@@ -127,6 +127,7 @@ int dsm_init(void)
     pthread_mutex_init(&dsm_g.dirty_lock, NULL);
     pthread_mutex_init(&dsm_g.interval_lock, NULL);
     pthread_mutex_init(&dsm_g.acquire_lock, NULL);
+    pthread_mutex_init(&dsm_g.release_lock, NULL);
 
     /* The dsm region: header, chunk table, notice log and its sequence
      * words, lock tails, queue nodes. */

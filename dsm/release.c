@@ -82,10 +82,10 @@ void dsm_release_pages(struct notice_list *out)
     pthread_mutex_lock(&dsm_g.dirty_lock);
     uint32_t *pages = dsm_g.dirty;
     size_t n = dsm_g.ndirty;
-    struct notice_list at = dsm_g.atomic_notices;
+    struct notice_list at = dsm_g.extra_notices;
     dsm_g.dirty = NULL;
     dsm_g.ndirty = dsm_g.dirty_cap = 0;
-    memset(&dsm_g.atomic_notices, 0, sizeof dsm_g.atomic_notices);
+    memset(&dsm_g.extra_notices, 0, sizeof dsm_g.extra_notices);
     pthread_mutex_unlock(&dsm_g.dirty_lock);
     if (!n && !at.n) {
         free(pages);
@@ -97,13 +97,21 @@ void dsm_release_pages(struct notice_list *out)
         uint32_t pg = pages[i], len = run_end(pages, n, i);
         i += len;
         lock_run(pg, len);
-        /* One mprotect for the run; then no thread of this node can write
-         * these pages until we are done diffing them. */
-        dsm_protect(pg, len, PROT_READ);
+        /* One mprotect per stretch of still-dirty pages (an acquire on
+         * another thread may have cleaned or invalidated some meanwhile);
+         * then no thread of this node can write them until we are done. */
+        for (uint32_t k = 0; k < len;) {
+            uint32_t m = 0;
+            while (k + m < len && dsm_g.state[pg + k + m] == PG_DIRTY)
+                m++;
+            if (m)
+                dsm_protect(pg + k, m, PROT_READ);
+            k += m ? m : 1;
+        }
         for (uint32_t k = 0; k < len; k++) {
             uint32_t p = pg + k;
             if (dsm_g.state[p] != PG_DIRTY)
-                continue; /* listed twice cannot happen; be safe */
+                continue;
             int home = dsm_home(p);
             if (home != dsm_g.rank) {
                 send_diff(p, home);
@@ -111,6 +119,7 @@ void dsm_release_pages(struct notice_list *out)
             }
             dsm_g.state[p] = PG_RO;
             notice_push(out, p, 1, dsm_g.rank);
+            OMPDSM_TRACE(OMPDSM_TR_DSM, "release page %u (home %d)", p, home);
         }
         unlock_run(pg, len);
     }
@@ -124,7 +133,7 @@ void dsm_release_pages(struct notice_list *out)
         ompdsm_fatal("completing diffs failed");
 }
 
-void dsm_release_interval(struct notice_list *published)
+static void release_interval_locked(struct notice_list *published)
 {
     struct notice_list rel = {0};
     dsm_release_pages(&rel);
@@ -151,6 +160,13 @@ void dsm_release_interval(struct notice_list *published)
     }
 }
 
+void dsm_release_interval(struct notice_list *published)
+{
+    pthread_mutex_lock(&dsm_g.release_lock);
+    release_interval_locked(published);
+    pthread_mutex_unlock(&dsm_g.release_lock);
+}
+
 void dsm_track_since_fork(int on)
 {
     pthread_mutex_lock(&dsm_g.interval_lock);
@@ -166,55 +182,69 @@ void dsm_track_since_fork(int on)
     pthread_mutex_unlock(&dsm_g.interval_lock);
 }
 
-/* Makes pages [pg, pg+n) stale: every one of them is valid here (RO), not
- * homed here, and within one 256-page stripe block.  Invalidate: one
- * mprotect for the run.  Update: refetch, one get per stretch with one
- * home.  A dirty page cannot be here: every acquire releases first. */
+/* Makes the valid copies among pages [pg, pg+n) stale: none is homed here,
+ * all lie within one 256-page stripe block.  Under the page locks: a dirty
+ * page (another thread wrote it since this acquire released) first sends
+ * its diff, its notice going out with the next release; invalid pages are
+ * left alone; the rest are invalidated with one mprotect per stretch, or
+ * refetched (update protocol) with one get per stretch with one home. */
 static void stale_run(uint32_t pg, uint32_t n)
 {
     lock_run(pg, n);
-    /* Recheck under the locks: a fault may have changed a state. */
+    int sent = 0;
     for (uint32_t k = 0; k < n; k++) {
-        uint8_t st = dsm_g.state[pg + k];
-        if (st == PG_DIRTY)
-            ompdsm_fatal("internal error: write notice for page %u while it "
-                         "is dirty here", pg + k);
-        if (st != PG_RO) {
-            /* Split around pages that changed meanwhile. */
-            unlock_run(pg, n);
-            if (k)
-                stale_run(pg, k);
-            if (k + 1 < n)
-                stale_run(pg + k + 1, n - k - 1);
-            return;
-        }
+        uint32_t p = pg + k;
+        if (dsm_g.state[p] != PG_DIRTY)
+            continue;
+        dsm_protect(p, 1, PROT_READ);
+        send_diff(p, dsm_home(p));
+        dsm_g.state[p] = PG_RO;
+        pthread_mutex_lock(&dsm_g.dirty_lock);
+        notice_push(&dsm_g.extra_notices, p, 1, dsm_g.rank);
+        pthread_mutex_unlock(&dsm_g.dirty_lock);
+        sent = 1;
     }
-    if (dsm_g.update_protocol) {
-        for (uint32_t k = 0; k < n;) {
-            int home = dsm_home(pg + k);
-            uint32_t m = 1;
-            while (k + m < n && dsm_home(pg + k + m) == home)
-                m++;
-            int rc = comm_get(home, COMM_REG_HEAP, page_off(pg + k),
-                              page_sys(pg + k), (size_t)m << dsm_g.page_shift);
-            if (rc < 0)
-                ompdsm_fatal("update of pages %u-%u from node %d failed",
-                             pg + k, pg + k + m - 1, home);
-            DSM_STAT(pages_fetched, m);
-            DSM_STAT(updates, m);
-            k += m;
+    if (sent && comm_fence(-1) < 0)
+        ompdsm_fatal("completing early diffs failed");
+    for (uint32_t k = 0; k < n;) {
+        if (dsm_g.state[pg + k] != PG_RO) {
+            k++;
+            continue;
         }
-    } else {
-        for (uint32_t k = 0; k < n; k++)
-            dsm_g.state[pg + k] = PG_INVALID;
-        dsm_protect(pg, n, PROT_NONE);
-        DSM_STAT(invalidations, n);
+        uint32_t m = 1;
+        while (k + m < n && dsm_g.state[pg + k + m] == PG_RO)
+            m++;
+        uint32_t s0 = pg + k;
+        if (dsm_g.update_protocol) {
+            for (uint32_t j = 0; j < m;) {
+                int home = dsm_home(s0 + j);
+                uint32_t h = 1;
+                while (j + h < m && dsm_home(s0 + j + h) == home)
+                    h++;
+                int rc = comm_get(home, COMM_REG_HEAP, page_off(s0 + j),
+                                  page_sys(s0 + j), (size_t)h << dsm_g.page_shift);
+                if (rc < 0)
+                    ompdsm_fatal("update of pages %u-%u from node %d failed",
+                                 s0 + j, s0 + j + h - 1, home);
+                DSM_STAT(pages_fetched, h);
+                DSM_STAT(updates, h);
+                j += h;
+            }
+        } else {
+            for (uint32_t j = 0; j < m; j++)
+                dsm_g.state[s0 + j] = PG_INVALID;
+            dsm_protect(s0, m, PROT_NONE);
+            DSM_STAT(invalidations, m);
+        }
+        k += m;
     }
     unlock_run(pg, n);
 }
 
-/* Collects the pages of [pg, pg+n) that must go stale and hands them to
- * stale_run in batches. */
+/* Collects the pages of [pg, pg+n) that may hold a copy (valid, dirty or
+ * being fetched) and are not homed here, and hands them to stale_run in
+ * batches.  The unlocked state check is safe: a page read as INVALID has
+ * no fetch in flight that started before our notices' data was at home. */
 static void stale_range(uint32_t pg, uint32_t n)
 {
     int me = dsm_g.rank;
@@ -223,7 +253,8 @@ static void stale_range(uint32_t pg, uint32_t n)
         uint32_t p = pg + k;
         /* A page whose home we never learned is not ours either: we
          * learn the homes of what we allocate at once. */
-        int want = k < n && dsm_g.state[p] == PG_RO &&
+        int want = k < n &&
+                   __atomic_load_n(&dsm_g.state[p], __ATOMIC_SEQ_CST) != PG_INVALID &&
                    (!dsm_g.home[p] || dsm_g.home[p] - 1 != me);
         if (want && len && (p & 255) == 0) {
             stale_run(start, len);
@@ -377,9 +408,11 @@ void dsm_release(void)
         return;
     DSM_STAT(releases, 1);
     struct notice_list rel = {0};
-    dsm_release_interval(&rel);
+    pthread_mutex_lock(&dsm_g.release_lock);
+    release_interval_locked(&rel);
     if (rel.n)
         dsm_log_publish(rel.v, rel.n);
+    pthread_mutex_unlock(&dsm_g.release_lock);
     notice_free(&rel);
 }
 
