@@ -12,8 +12,9 @@ RT_API void omp_set_num_threads(int n)
 RT_API int omp_get_num_threads(void) { return rt_self.nthreads; }
 RT_API int omp_get_max_threads(void)
 {
-    /* Inside a region, a nested region would get a team of one. */
-    return rt_self.level > 0 ? 1 : rt_icv.nthreads;
+    /* nthreads-var, as libgomp reports it, also inside regions (where a
+     * nested region would still get a team of one). */
+    return rt_icv.nthreads;
 }
 RT_API int omp_get_thread_num(void) { return rt_self.tid; }
 RT_API int omp_get_num_procs(void) { return rt_icv.max_threads; }

@@ -30,6 +30,12 @@ struct rt_fork_msg {
     int32_t nthreads;   /* team size */
     int32_t status;     /* shutdown: exit status */
     uint64_t ws_base;   /* work-share counter at the fork */
+    /* The encountering task's data-environment ICVs, which the region's
+     * implicit tasks inherit (omp_set_schedule, omp_set_num_threads, ...
+     * called in the serial part on node 0). */
+    int32_t icv_nthreads, icv_dynamic, icv_nested, icv_max_active_levels;
+    int32_t icv_sched_kind, pad;
+    int64_t icv_sched_chunk;
     /* then the frame bytes */
 };
 
@@ -151,7 +157,7 @@ static void finish_node(int status)
 
 static void broadcast_shutdown(int status)
 {
-    struct rt_fork_msg m = {RT_MSG_SHUTDOWN, -1, 0, status, 0};
+    struct rt_fork_msg m = {RT_MSG_SHUTDOWN, -1, 0, status, 0, 0, 0, 0, 0, 0, 0, 0};
     dsm_fork_send(COMM_WORLD, &m, sizeof m);
     /* The barrier pairing this fork, so the channel's rule holds. */
     dsm_barrier(COMM_WORLD, NULL);
@@ -196,6 +202,12 @@ void rt_worker_loop(void)
             finish_node(m.status);
         }
         OMPDSM_region *r = rt_region_by_id(m.region);
+        rt_icv.nthreads = m.icv_nthreads;
+        rt_icv.dynamic = m.icv_dynamic;
+        rt_icv.nested = m.icv_nested;
+        rt_icv.max_active_levels = m.icv_max_active_levels;
+        rt_icv.sched_kind = m.icv_sched_kind;
+        rt_icv.sched_chunk = m.icv_sched_chunk;
         rt_team_run(r, (char *)b.data + sizeof m, m.nthreads, m.ws_base);
     }
 }
@@ -207,7 +219,10 @@ void rt_fork_send(int region, int nthreads, uint64_t ws_base, const void *frame,
                   size_t frame_size)
 {
     struct comm_buf b = {0};
-    struct rt_fork_msg m = {RT_MSG_REGION, region, nthreads, 0, ws_base};
+    struct rt_fork_msg m = {RT_MSG_REGION, region, nthreads, 0, ws_base,
+                            rt_icv.nthreads, rt_icv.dynamic, rt_icv.nested,
+                            rt_icv.max_active_levels, rt_icv.sched_kind, 0,
+                            rt_icv.sched_chunk};
     if (comm_buf_append(&b, &m, sizeof m) < 0 ||
         comm_buf_append(&b, frame, frame_size) < 0)
         ompdsm_fatal("out of memory forking a region");

@@ -1,0 +1,747 @@
+/* driver.c - ompcc's command line and pipeline.
+ *
+ *   source.c --clang -E--> tmp.i --translate--> name.ompdsm.c
+ *            --backend -c--> name.o --backend (link)--> a.out + libompdsm
+ *
+ * Options are sorted by the step that needs them: preprocessing (-I -D -U
+ * -include, dependency generation -M*), libclang's parse (-std, -m, a few
+ * -f), the backend compile (-O -g -W -f -m and anything unknown) and the
+ * link (-L -l -Wl, objects, in their order). */
+#include "driver.h"
+#include "translate.h"
+#include "util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef OMPCC_VERSION
+#define OMPCC_VERSION "0"
+#endif
+#ifndef OMPCC_CLANG
+#define OMPCC_CLANG "clang-19"
+#endif
+#ifndef OMPCC_BUILD_EXE
+#define OMPCC_BUILD_EXE ""
+#endif
+#ifndef OMPCC_BUILD_INCDIR
+#define OMPCC_BUILD_INCDIR ""
+#endif
+#ifndef OMPCC_BUILD_LIBDIR
+#define OMPCC_BUILD_LIBDIR ""
+#endif
+#ifndef OMPCC_PREFIX
+#define OMPCC_PREFIX "/usr/local"
+#endif
+#ifndef OMPCC_BINDIR
+#define OMPCC_BINDIR "bin"
+#endif
+#ifndef OMPCC_LIBDIR
+#define OMPCC_LIBDIR "lib"
+#endif
+#ifndef OMPCC_INCDIR
+#define OMPCC_INCDIR "include/ompdsm"
+#endif
+
+extern char **environ;
+
+typedef VEC(char *) strvec;
+
+enum mode { MODE_LINK, MODE_COMPILE, MODE_ASM, MODE_PREPROCESS };
+enum input_kind { IN_C, IN_I, IN_ASM, IN_OTHER };
+
+typedef struct input {
+    char *path;
+    int kind;
+    char *obj;       /* the object (or .s) made from it */
+} input;
+
+typedef struct opts {
+    int mode;
+    int deps_only;       /* -M or -MM without -MD/-MMD: clang -E does it all */
+    int md;              /* -MD or -MMD */
+    char *out;
+    char *mf;
+    int have_mt;
+    int keep, verbose, dump;
+    strvec pp;           /* preprocessing */
+    strvec parse;        /* libclang's parse */
+    strvec cc;           /* backend compile */
+    strvec deps;         /* -MD -MMD -MP -MG -MT -MQ (with arguments) */
+    strvec link;         /* link line, in order; "\001N" stands for input N */
+    VEC(input) inputs;
+} opts;
+
+typedef struct paths {
+    char *incdir;        /* omp.h and ompdsm_abi.h */
+    char *libdir;        /* libompdsm.so */
+    char *clang;         /* preprocessor, and the default backend */
+} paths;
+
+/* ------------------------------------------------------------------------
+ * temporary files
+ * ------------------------------------------------------------------------ */
+
+static char *tmpdir;
+static strvec tmpfiles;
+
+static void cleanup(void)
+{
+    int i;
+    for (i = 0; i < tmpfiles.n; i++)
+        unlink(tmpfiles.v[i]);
+    if (tmpdir)
+        rmdir(tmpdir);
+}
+
+static void on_signal(int sig)
+{
+    cleanup();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static const char *get_tmpdir(void)
+{
+    if (!tmpdir) {
+        const char *base = getenv("TMPDIR");
+        char *tmpl = xasprintf("%s/ompcc-XXXXXX", base && *base ? base : "/tmp");
+        if (!mkdtemp(tmpl))
+            internal_error("cannot create a temporary directory %s: %s", tmpl,
+                           strerror(errno));
+        tmpdir = tmpl;
+        atexit(cleanup);
+        signal(SIGINT, on_signal);
+        signal(SIGTERM, on_signal);
+        signal(SIGHUP, on_signal);
+    }
+    return tmpdir;
+}
+
+static char *tmpfile_named(const char *base, const char *ext)
+{
+    char *p = xasprintf("%s/%s%s", get_tmpdir(), base, ext);
+    int i, n = 2;
+    for (i = 0; i < tmpfiles.n; i++) {
+        if (!strcmp(tmpfiles.v[i], p)) {
+            free(p);
+            p = xasprintf("%s/%s-%d%s", get_tmpdir(), base, n++, ext);
+            i = -1;
+        }
+    }
+    VEC_PUSH(tmpfiles, p);
+    return p;
+}
+
+/* ------------------------------------------------------------------------
+ * small helpers
+ * ------------------------------------------------------------------------ */
+
+static void push(strvec *v, const char *s)
+{
+    VEC_PUSH(*v, xstrdup(s));
+}
+
+static void push_all(strvec *dst, const strvec *src)
+{
+    int i;
+    for (i = 0; i < src->n; i++)
+        push(dst, src->v[i]);
+}
+
+static int starts(const char *s, const char *prefix)
+{
+    return !strncmp(s, prefix, strlen(prefix));
+}
+
+static const char *ext_of(const char *path)
+{
+    const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+    if (!dot || (slash && dot < slash))
+        return "";
+    return dot;
+}
+
+/* "dir/name.c" -> "name" */
+static char *stem(const char *path)
+{
+    const char *slash = strrchr(path, '/'), *b = slash ? slash + 1 : path;
+    const char *dot = strrchr(b, '.');
+    return dot && dot != b ? xstrndup(b, (size_t)(dot - b)) : xstrdup(b);
+}
+
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return xstrdup(".");
+    if (slash == path)
+        return xstrdup("/");
+    return xstrndup(path, (size_t)(slash - path));
+}
+
+static int file_exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+static void print_cmd(const strvec *v)
+{
+    int i;
+    for (i = 0; i < v->n; i++) {
+        const char *s = v->v[i];
+        if (strpbrk(s, " \t\"'\\$") || !*s)
+            fprintf(stderr, "%s'%s'", i ? " " : "", s);
+        else
+            fprintf(stderr, "%s%s", i ? " " : "", s);
+    }
+    fputc('\n', stderr);
+}
+
+/* Runs argv; returns its exit status (128+signal when killed). */
+static int run(strvec *argv, int verbose)
+{
+    pid_t pid;
+    int st, rc;
+    VEC_PUSH(*argv, NULL);
+    argv->n--;
+    if (verbose)
+        print_cmd(argv);
+    rc = posix_spawnp(&pid, argv->v[0], NULL, NULL, argv->v, environ);
+    if (rc != 0) {
+        fprintf(stderr, "ompcc: error: cannot run %s: %s\n", argv->v[0], strerror(rc));
+        return 127;
+    }
+    while (waitpid(pid, &st, 0) < 0) {
+        if (errno != EINTR) {
+            fprintf(stderr, "ompcc: error: waiting for %s: %s\n", argv->v[0],
+                    strerror(errno));
+            return 1;
+        }
+    }
+    if (WIFEXITED(st))
+        return WEXITSTATUS(st);
+    fprintf(stderr, "ompcc: error: %s killed by signal %d\n", argv->v[0], WTERMSIG(st));
+    return 128 + WTERMSIG(st);
+}
+
+/* ------------------------------------------------------------------------
+ * where things are
+ * ------------------------------------------------------------------------ */
+
+static char *self_exe(void)
+{
+    char buf[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0)
+        return NULL;
+    buf[n] = 0;
+    return xstrdup(buf);
+}
+
+static void find_paths(paths *p)
+{
+    char *exe = self_exe(), *build = NULL, *rp;
+    char buf[PATH_MAX];
+    const char *env;
+    memset(p, 0, sizeof *p);
+    p->clang = xstrdup(OMPCC_CLANG);
+    if (*OMPCC_BUILD_EXE && (rp = realpath(OMPCC_BUILD_EXE, buf)) != NULL)
+        build = xstrdup(rp);
+    if (exe && build && !strcmp(exe, build)) {
+        p->incdir = xstrdup(OMPCC_BUILD_INCDIR);
+        p->libdir = xstrdup(OMPCC_BUILD_LIBDIR);
+    } else if (exe && OMPCC_BINDIR[0] != '/') {
+        /* relocatable installation: <prefix>/<bindir>/ompcc */
+        static const char bindir[] = OMPCC_BINDIR;
+        char *prefix = dir_of(exe);
+        const char *s;
+        for (s = bindir; *s; s++) {
+            if (*s != '/' && (s == bindir || s[-1] == '/')) {
+                char *up = dir_of(prefix);
+                free(prefix);
+                prefix = up;
+            }
+        }
+        p->incdir = OMPCC_INCDIR[0] == '/' ? xstrdup(OMPCC_INCDIR)
+                                           : xasprintf("%s/%s", prefix, OMPCC_INCDIR);
+        p->libdir = OMPCC_LIBDIR[0] == '/' ? xstrdup(OMPCC_LIBDIR)
+                                           : xasprintf("%s/%s", prefix, OMPCC_LIBDIR);
+        free(prefix);
+    }
+    if (!p->incdir || !file_exists(p->incdir)) {
+        free(p->incdir);
+        free(p->libdir);
+        p->incdir = OMPCC_INCDIR[0] == '/' ? xstrdup(OMPCC_INCDIR)
+                                           : xasprintf("%s/%s", OMPCC_PREFIX, OMPCC_INCDIR);
+        p->libdir = OMPCC_LIBDIR[0] == '/' ? xstrdup(OMPCC_LIBDIR)
+                                           : xasprintf("%s/%s", OMPCC_PREFIX, OMPCC_LIBDIR);
+    }
+    if ((env = getenv("OMPDSM_LIBDIR")) && *env) {
+        free(p->libdir);
+        p->libdir = xstrdup(env);
+    }
+    free(exe);
+    free(build);
+}
+
+/* OMPDSM_CC, split at blanks ("ccache clang-19" works) */
+static void backend(strvec *v, const paths *p)
+{
+    const char *env = getenv("OMPDSM_CC");
+    if (env && *env) {
+        char *s = xstrdup(env), *tok, *save = NULL;
+        for (tok = strtok_r(s, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save))
+            push(v, tok);
+        free(s);
+        if (v->n)
+            return;
+    }
+    push(v, p->clang);
+}
+
+/* ------------------------------------------------------------------------
+ * the command line
+ * ------------------------------------------------------------------------ */
+
+static void usage(FILE *f)
+{
+    fputs("Usage: ompcc [options] file...\n"
+          "Compiles OpenMP C programs for ompdsm (a cluster through a software\n"
+          "distributed shared memory).  Behaves like cc; -fopenmp is implied.\n"
+          "\n"
+          "  -c, -S, -E, -o FILE       as cc: compile only, assembly, preprocess, output\n"
+          "  -I -D -U -include -M...   preprocessing (clang -E)\n"
+          "  -O -g -W -f -m -std=      compilation\n"
+          "  -L -l -Wl,... objects     linking (with libompdsm, rpath set)\n"
+          "  -k, --keep                keep the translated C as NAME.ompdsm.c beside\n"
+          "                            the output\n"
+          "  --dump-pragmas            print the parsed OpenMP directives and exit\n"
+          "  -v                        print the commands ompcc runs\n"
+          "  --version, --help\n"
+          "\n"
+          "Environment: OMPDSM_CC selects the backend compiler (default: the\n"
+          "clang ompcc parses with); OMPDSM_LIBDIR overrides where libompdsm is.\n"
+          "See docs/ompcc.md.\n",
+          f);
+}
+
+/* options that take the next argument when written separately */
+static const char *const with_arg[] = {
+    "-o", "-I", "-D", "-U", "-L", "-l", "-include", "-imacros", "-isystem",
+    "-idirafter", "-iquote", "-iprefix", "-iwithprefix", "-MF", "-MT", "-MQ",
+    "-x", "-Xlinker", "-Xpreprocessor", "-Xassembler", "-T", "-u", "-z",
+    "-isysroot", "--sysroot", "-target", "-Xclang", NULL};
+
+static int takes_arg(const char *a)
+{
+    int i;
+    for (i = 0; with_arg[i]; i++)
+        if (!strcmp(a, with_arg[i]))
+            return 1;
+    return 0;
+}
+
+static void add_input(opts *o, const char *path, const char *lang)
+{
+    input in;
+    const char *e = ext_of(path);
+    char buf[16];
+    memset(&in, 0, sizeof in);
+    in.path = xstrdup(path);
+    if (lang && !strcmp(lang, "c"))
+        in.kind = IN_C;
+    else if (lang && !strcmp(lang, "cpp-output"))
+        in.kind = IN_I;
+    else if (!strcmp(e, ".c"))
+        in.kind = IN_C;
+    else if (!strcmp(e, ".i"))
+        in.kind = IN_I;
+    else if (!strcmp(e, ".s") || !strcmp(e, ".S") || !strcmp(e, ".sx"))
+        in.kind = IN_ASM;
+    else
+        in.kind = IN_OTHER;
+    VEC_PUSH(o->inputs, in);
+    snprintf(buf, sizeof buf, "\001%d", o->inputs.n - 1);
+    push(&o->link, buf);
+}
+
+/* Returns -1 on a usage error, 1 when ompcc should exit 0 (--help). */
+static int parse_args(opts *o, int argc, char **argv)
+{
+    int i;
+    const char *lang = NULL;
+    for (i = 1; i < argc; i++) {
+        char *a = argv[i];
+        char *arg = NULL;
+        if (a[0] != '-' || !a[1]) {
+            if (!strcmp(a, "-")) {
+                fprintf(stderr, "ompcc: error: reading a program from standard "
+                                "input is not supported\n");
+                return -1;
+            }
+            add_input(o, a, lang);
+            continue;
+        }
+        if (takes_arg(a)) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "ompcc: error: missing argument to '%s'\n", a);
+                return -1;
+            }
+            arg = argv[++i];
+        }
+        if (!strcmp(a, "--help") || !strcmp(a, "-help")) {
+            usage(stdout);
+            return 1;
+        } else if (!strcmp(a, "--version")) {
+            printf("ompcc (ompdsm) %s\nbackend and preprocessor: %s\n", OMPCC_VERSION,
+                   OMPCC_CLANG);
+            return 1;
+        } else if (!strcmp(a, "-c")) {
+            o->mode = MODE_COMPILE;
+        } else if (!strcmp(a, "-S")) {
+            o->mode = MODE_ASM;
+        } else if (!strcmp(a, "-E")) {
+            o->mode = MODE_PREPROCESS;
+        } else if (starts(a, "-fopenmp") || !strcmp(a, "-fno-openmp") ||
+                   !strcmp(a, "-openmp") || !strcmp(a, "-qopenmp")) {
+            /* implied */
+        } else if (!strcmp(a, "-o") || starts(a, "-o")) {
+            o->out = xstrdup(arg ? arg : a + 2);
+        } else if (!strcmp(a, "-k") || !strcmp(a, "--keep")) {
+            o->keep = 1;
+        } else if (!strcmp(a, "--dump-pragmas")) {
+            o->dump = 1;
+        } else if (!strcmp(a, "-v")) {
+            o->verbose = 1;
+        } else if (!strcmp(a, "-x")) {
+            lang = !strcmp(arg, "none") ? NULL : arg;
+            if (lang && strcmp(lang, "c") && strcmp(lang, "cpp-output")) {
+                fprintf(stderr, "ompcc: error: language '%s' is not supported "
+                                "(only C)\n", lang);
+                return -1;
+            }
+        } else if (starts(a, "-x") && a[2]) {
+            lang = !strcmp(a + 2, "none") ? NULL : a + 2;
+            if (lang && strcmp(lang, "c") && strcmp(lang, "cpp-output")) {
+                fprintf(stderr, "ompcc: error: language '%s' is not supported "
+                                "(only C)\n", lang);
+                return -1;
+            }
+        } else if (!strcmp(a, "-M") || !strcmp(a, "-MM")) {
+            o->deps_only = 1;
+            push(&o->deps, a);
+        } else if (!strcmp(a, "-MD") || !strcmp(a, "-MMD")) {
+            o->md = 1;
+            push(&o->deps, a);
+        } else if (!strcmp(a, "-MP") || !strcmp(a, "-MG")) {
+            push(&o->deps, a);
+        } else if (!strcmp(a, "-MF") || starts(a, "-MF")) {
+            free(o->mf);
+            o->mf = xstrdup(arg ? arg : a + 3);
+        } else if (!strcmp(a, "-MT") || !strcmp(a, "-MQ") || starts(a, "-MT") ||
+                   starts(a, "-MQ")) {
+            o->have_mt = 1;
+            push(&o->deps, arg ? a : xstrndup(a, 3));
+            push(&o->deps, arg ? arg : a + 3);
+        } else if (!strcmp(a, "-I") || !strcmp(a, "-D") || !strcmp(a, "-U") ||
+                   !strcmp(a, "-include") || !strcmp(a, "-imacros") ||
+                   !strcmp(a, "-isystem") || !strcmp(a, "-idirafter") ||
+                   !strcmp(a, "-iquote") || !strcmp(a, "-iprefix") ||
+                   !strcmp(a, "-iwithprefix")) {
+            push(&o->pp, a);
+            push(&o->pp, arg);
+        } else if (starts(a, "-I") || starts(a, "-D") || starts(a, "-U") ||
+                   !strcmp(a, "-nostdinc") || !strcmp(a, "-undef") ||
+                   !strcmp(a, "-trigraphs") || starts(a, "-Wp,")) {
+            push(&o->pp, a);
+        } else if (!strcmp(a, "-Xpreprocessor")) {
+            push(&o->pp, a);
+            push(&o->pp, arg);
+        } else if (!strcmp(a, "-L") || !strcmp(a, "-l") || !strcmp(a, "-Xlinker") ||
+                   !strcmp(a, "-T") || !strcmp(a, "-u") || !strcmp(a, "-z")) {
+            push(&o->link, a);
+            push(&o->link, arg);
+        } else if (starts(a, "-L") || starts(a, "-l") || starts(a, "-Wl,") ||
+                   !strcmp(a, "-static") || !strcmp(a, "-shared") ||
+                   !strcmp(a, "-rdynamic") || !strcmp(a, "-pie") ||
+                   !strcmp(a, "-no-pie") || !strcmp(a, "-nostdlib") ||
+                   !strcmp(a, "-nostartfiles") || !strcmp(a, "-nodefaultlibs") ||
+                   !strcmp(a, "-s") || starts(a, "-static-")) {
+            push(&o->link, a);
+        } else if (starts(a, "-std=") || !strcmp(a, "-ansi")) {
+            push(&o->pp, a);
+            push(&o->parse, a);
+            push(&o->cc, a);
+        } else if (starts(a, "-O") || !strcmp(a, "-pthread") || starts(a, "-f") ||
+                   starts(a, "-m") || starts(a, "--target=") || !strcmp(a, "-target") ||
+                   !strcmp(a, "-isysroot") || starts(a, "--sysroot")) {
+            /* these affect predefined macros, the parse and the link too */
+            if (arg) {
+                push(&o->pp, a); push(&o->pp, arg);
+                push(&o->cc, a); push(&o->cc, arg);
+                push(&o->link, a); push(&o->link, arg);
+            } else {
+                push(&o->pp, a);
+                push(&o->cc, a);
+                push(&o->link, a);
+            }
+            if (starts(a, "-m") || starts(a, "--target=") ||
+                !strcmp(a, "-funsigned-char") || !strcmp(a, "-fsigned-char") ||
+                !strcmp(a, "-fshort-enums") || !strcmp(a, "-fshort-wchar") ||
+                !strcmp(a, "-fms-extensions") || !strcmp(a, "-fgnu89-inline")) {
+                push(&o->parse, a);
+                if (arg)
+                    push(&o->parse, arg);
+            }
+        } else if (starts(a, "-g") || starts(a, "-W") || !strcmp(a, "-w") ||
+                   starts(a, "-pedantic") || starts(a, "-Wa,") ||
+                   !strcmp(a, "-Xassembler") || !strcmp(a, "-pipe")) {
+            push(&o->cc, a);
+            if (arg)
+                push(&o->cc, arg);
+            if (starts(a, "-g"))
+                push(&o->link, a);
+        } else {
+            /* unknown: to the backend, for compiling and linking */
+            push(&o->cc, a);
+            push(&o->link, a);
+            if (arg) {
+                push(&o->cc, arg);
+                push(&o->link, arg);
+            }
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * the steps
+ * ------------------------------------------------------------------------ */
+
+static void preprocess_cmd(strvec *v, const opts *o, const paths *p)
+{
+    push(v, p->clang);
+    push(v, "-E");
+    push(v, "-x");
+    push(v, "c");
+    push(v, "-isystem");
+    push(v, p->incdir);
+    push(v, "-D_OPENMP=200805");
+    push_all(v, &o->pp);
+}
+
+static int write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    size_t n = strlen(text);
+    if (!f) {
+        fprintf(stderr, "ompcc: error: cannot write %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    if (fwrite(text, 1, n, f) != n || fclose(f) != 0) {
+        fprintf(stderr, "ompcc: error: cannot write %s: %s\n", path, strerror(errno));
+        unlink(path);
+        return -1;
+    }
+    return 0;
+}
+
+/* Preprocesses, translates and compiles one C (or .i) input to in->obj. */
+static int compile_one(opts *o, const paths *p, input *in, const char *obj)
+{
+    char *base = stem(in->path), *ipath, *cpath, *text = NULL, *abi;
+    strvec cmd = {0};
+    translate_opts to;
+    int rc;
+
+    if (in->kind == IN_C) {
+        ipath = tmpfile_named(base, ".i");
+        preprocess_cmd(&cmd, o, p);
+        if (o->md) {
+            push_all(&cmd, &o->deps);
+            if (!o->have_mt) {
+                push(&cmd, "-MT");
+                push(&cmd, obj);
+            }
+            push(&cmd, "-MF");
+            if (o->mf) {
+                push(&cmd, o->mf);
+            } else {
+                char *d = dir_of(obj), *s = stem(obj);
+                VEC_PUSH(cmd, xasprintf("%s/%s.d", d, s));
+                free(d);
+                free(s);
+            }
+        }
+        push(&cmd, in->path);
+        push(&cmd, "-o");
+        push(&cmd, ipath);
+        rc = run(&cmd, o->verbose);
+        if (rc != 0)
+            return 1;
+    } else {
+        ipath = in->path;
+    }
+
+    memset(&to, 0, sizeof to);
+    to.clang_args = (const char *const *)o->parse.v;
+    to.nclang_args = o->parse.n;
+    abi = xasprintf("%s/ompdsm_abi.h", p->incdir);
+    to.abi_header = abi;
+    to.dump_pragmas = o->dump;
+    rc = translate_file(ipath, &to, &text);
+    free(abi);
+    if (o->dump) {
+        if (text)
+            fputs(text, stdout);
+        free(text);
+        return rc;
+    }
+    if (rc != 0)
+        return 1;
+
+    if (o->keep) { /* beside the output */
+        char *d = o->out ? dir_of(o->out) : xstrdup(".");
+        cpath = xasprintf("%s/%s.ompdsm.c", d, base);
+        free(d);
+    } else {
+        cpath = tmpfile_named(base, ".ompdsm.c");
+    }
+    if (write_file(cpath, text) < 0)
+        return 1;
+    free(text);
+
+    cmd.n = 0;
+    backend(&cmd, p);
+    push(&cmd, "-x");
+    push(&cmd, "c");
+    push(&cmd, o->mode == MODE_ASM ? "-S" : "-c");
+    push(&cmd, "-Wno-error=implicit-int");
+    push(&cmd, "-Wno-error=implicit-function-declaration");
+    push(&cmd, "-Wno-error=int-conversion");
+    push(&cmd, "-Wno-error=incompatible-pointer-types");
+    push_all(&cmd, &o->cc);
+    push(&cmd, cpath);
+    push(&cmd, "-o");
+    push(&cmd, obj);
+    rc = run(&cmd, o->verbose);
+    free(base);
+    return rc != 0 ? 1 : 0;
+}
+
+static int do_link(opts *o, const paths *p)
+{
+    strvec cmd = {0};
+    int i;
+    backend(&cmd, p);
+    for (i = 0; i < o->link.n; i++) {
+        const char *s = o->link.v[i];
+        if (s[0] == '\001')
+            push(&cmd, o->inputs.v[atoi(s + 1)].obj);
+        else
+            push(&cmd, s);
+    }
+    VEC_PUSH(cmd, xasprintf("-L%s", p->libdir));
+    VEC_PUSH(cmd, xasprintf("-Wl,-rpath,%s", p->libdir));
+    push(&cmd, "-lompdsm");
+    push(&cmd, "-lm");
+    push(&cmd, "-lpthread");
+    push(&cmd, "-o");
+    push(&cmd, o->out ? o->out : "a.out");
+    return run(&cmd, o->verbose) != 0 ? 1 : 0;
+}
+
+int driver_main(int argc, char **argv)
+{
+    opts o;
+    paths p;
+    int i, r, nsrc = 0;
+    memset(&o, 0, sizeof o);
+    r = parse_args(&o, argc, argv);
+    if (r < 0)
+        return 1;
+    if (r > 0)
+        return 0;
+    if (!o.inputs.n) {
+        fprintf(stderr, "ompcc: error: no input files\n");
+        return 1;
+    }
+    find_paths(&p);
+    for (i = 0; i < o.inputs.n; i++)
+        if (o.inputs.v[i].kind == IN_C || o.inputs.v[i].kind == IN_I)
+            nsrc++;
+
+    if (o.mode == MODE_PREPROCESS || o.deps_only) {
+        strvec cmd = {0};
+        preprocess_cmd(&cmd, &o, &p);
+        push_all(&cmd, &o.deps);
+        if (o.mf) {
+            push(&cmd, "-MF");
+            push(&cmd, o.mf);
+        }
+        for (i = 0; i < o.inputs.n; i++)
+            push(&cmd, o.inputs.v[i].path);
+        if (o.out) {
+            push(&cmd, "-o");
+            push(&cmd, o.out);
+        }
+        return run(&cmd, o.verbose) != 0 ? 1 : 0;
+    }
+    if (o.dump) {
+        int rc = 0;
+        for (i = 0; i < o.inputs.n; i++)
+            if (o.inputs.v[i].kind == IN_C || o.inputs.v[i].kind == IN_I)
+                rc |= compile_one(&o, &p, &o.inputs.v[i], "/dev/null");
+        return rc ? 1 : 0;
+    }
+    if (o.out && o.mode != MODE_LINK && o.inputs.n > 1 && nsrc > 1) {
+        fprintf(stderr, "ompcc: error: cannot specify -o with -c or -S and "
+                        "several source files\n");
+        return 1;
+    }
+
+    for (i = 0; i < o.inputs.n; i++) {
+        input *in = &o.inputs.v[i];
+        char *s;
+        if (in->kind == IN_OTHER) {
+            in->obj = xstrdup(in->path);
+            continue;
+        }
+        s = stem(in->path);
+        if (o.mode == MODE_LINK)
+            in->obj = tmpfile_named(s, ".o");
+        else if (o.out)
+            in->obj = xstrdup(o.out);
+        else
+            in->obj = xasprintf("%s%s", s, o.mode == MODE_ASM ? ".s" : ".o");
+        free(s);
+        if (in->kind == IN_ASM) {
+            strvec cmd = {0};
+            if (o.mode == MODE_ASM) /* nothing to do for cc -S x.s */
+                continue;
+            backend(&cmd, &p);
+            push_all(&cmd, &o.pp);
+            push_all(&cmd, &o.cc);
+            push(&cmd, "-c");
+            push(&cmd, in->path);
+            push(&cmd, "-o");
+            push(&cmd, in->obj);
+            if (run(&cmd, o.verbose) != 0)
+                return 1;
+        } else if (compile_one(&o, &p, in, in->obj) != 0) {
+            return 1;
+        }
+    }
+    if (o.mode == MODE_LINK)
+        return do_link(&o, &p);
+    return 0;
+}

@@ -1,0 +1,153 @@
+/* emit.c - assembles the translated file: the ABI header, the rewritten
+ * program with the code placed before each function, and the per-unit
+ * tables, initialiser, registration constructor and main thunk; also the
+ * --dump-pragmas listing. */
+#include "tu.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void put_cstring(sbuf *o, const char *s)
+{
+    sb_putc(o, '"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            sb_putc(o, '\\');
+        sb_putc(o, *s);
+    }
+    sb_putc(o, '"');
+}
+
+static void main_thunk(tu *t, sbuf *o)
+{
+    fninfo *f = &t->funcs.v[t->main_func];
+    CXCursor c = t->nodes.v[f->node].c;
+    CXType rt = clang_getResultType(clang_getCursorType(c));
+    int nargs = clang_Cursor_getNumArguments(c);
+    const char *args = nargs <= 0 ? "" : nargs == 1 ? "argc"
+                       : nargs == 2 ? "argc, argv" : "argc, argv, envp";
+    sb_puts(o, "\n/* main: the runtime starts every node, then runs the "
+               "program's main on node 0 */\n"
+               "static int __ompdsm_main_thunk(int argc, char **argv, char **envp)\n{\n"
+               "    (void)argc; (void)argv; (void)envp;\n");
+    if (rt.kind == CXType_Void)
+        sb_printf(o, "    __ompdsm_user_main(%s);\n    return 0;\n}\n", args);
+    else
+        sb_printf(o, "    return __ompdsm_user_main(%s);\n}\n", args);
+    sb_puts(o, "int main(int argc, char **argv, char **envp)\n{\n"
+               "    return OMPDSM_main(argc, argv, envp, __ompdsm_main_thunk);\n}\n");
+}
+
+char *emit_unit(tu *t, const char *abi_header, const char *abi_path)
+{
+    sbuf o;
+    int i;
+    sb_init(&o);
+    /* code that goes before each function definition */
+    for (i = 0; i < t->funcs.n; i++) {
+        fninfo *f = &t->funcs.v[i];
+        sbuf s;
+        if (!f->pre.n && !f->pre_decls.n)
+            continue;
+        sb_init(&s);
+        sb_puts(&s, "\n/* ompdsm: generated for ");
+        sb_puts(&s, f->name);
+        sb_puts(&s, " */\n");
+        if (f->pre_decls.n)
+            sb_puts(&s, f->pre_decls.s);
+        if (f->pre.n)
+            sb_puts(&s, f->pre.s);
+        edit_add(t, f->b, f->b, sb_take(&s), -100);
+    }
+    if (abi_header) { /* as a system header: no warnings about it */
+        sb_puts(&o, "# 1 ");
+        put_cstring(&o, abi_path);
+        sb_puts(&o, " 3\n");
+        sb_puts(&o, abi_header);
+        if (o.n && o.s[o.n - 1] != '\n')
+            sb_putc(&o, '\n');
+    }
+    render(t, 0, t->len, &o);
+
+    sb_puts(&o, "\n#line 1 \"<ompdsm generated>\"\n");
+    if (t->nglobals)
+        sb_printf(&o, "/* the shared globals this unit defines */\n"
+                      "static OMPDSM_global __ompdsm_globals[] = {\n%s};\n",
+                  t->globals_tab.s);
+    if (t->init_fn.n)
+        sb_printf(&o, "/* their initial values, stored once the runtime has "
+                      "allocated them */\nstatic void __ompdsm_init(void)\n{%s\n}\n",
+                  t->init_fn.s);
+    sb_puts(&o, "#line 1 \"<ompdsm generated>\"\n");
+    if (t->regions.n) {
+        /* in source order (they were outlined innermost first) */
+        sb_puts(&o, "static OMPDSM_region *__ompdsm_regions[] = {");
+        for (i = t->regions.n - 1; i >= 0; i--)
+            sb_printf(&o, "%s&%s_desc", i < t->regions.n - 1 ? ", " : "",
+                      t->regions.v[i]);
+        sb_puts(&o, "};\n");
+    }
+    if (t->criticals.n) {
+        sb_puts(&o, "static const char *const __ompdsm_criticals[] = {");
+        for (i = 0; i < t->criticals.n; i++) {
+            if (i)
+                sb_puts(&o, ", ");
+            put_cstring(&o, t->criticals.v[i]);
+        }
+        sb_puts(&o, "};\n");
+    }
+    sb_puts(&o, "static OMPDSM_unit __ompdsm_unit = {OMPDSM_ABI_VERSION, ");
+    put_cstring(&o, srcmap_main_file(&t->map));
+    sb_printf(&o, ",\n    %s, %d, %s,\n    %s, %d,\n    %s, %d, 0};\n",
+              t->nglobals ? "__ompdsm_globals" : "0", t->nglobals,
+              t->init_fn.n ? "__ompdsm_init" : "0",
+              t->regions.n ? "__ompdsm_regions" : "0", t->regions.n,
+              t->criticals.n ? "__ompdsm_criticals" : "0", t->criticals.n);
+    sb_puts(&o, "__attribute__((constructor)) static void __ompdsm_register(void)\n"
+                "{\n    OMPDSM_register_unit(&__ompdsm_unit);\n}\n");
+    if (t->main_func >= 0 && t->funcs.v[t->main_func].body >= 0)
+        main_thunk(t, &o);
+    return sb_take(&o);
+}
+
+void emit_dump_pragmas(tu *t, sbuf *o)
+{
+    int i, l;
+    for (i = 0; i < t->cons.n; i++) {
+        construct *c = &t->cons.v[i];
+        const char *file;
+        int line, bl, el;
+        if (c->combined == 2)
+            continue;
+        srcmap_presumed(&t->map, c->p->begin, &file, &line, NULL);
+        sb_printf(o, "%s:%d: ", file, line);
+        pragma_format(c->p, t->text, o);
+        sb_putc(o, '\n');
+        if (c->combined == 1)
+            c = &t->cons.v[i + 1];
+        if (c->se > c->sb) {
+            srcmap_presumed(&t->map, c->sb, NULL, &bl, NULL);
+            srcmap_presumed(&t->map, c->se - 1, NULL, &el, NULL);
+            sb_printf(o, "    block: lines %d-%d%s\n", bl, el,
+                      c->stmt < 0 ? " (a construct)" : "");
+        }
+        if (c->parent >= 0 && t->cons.v[c->parent].combined != 1)
+            sb_printf(o, "    inside: %s at line %d\n",
+                      pragma_dir_name(t->cons.v[c->parent].dir), t->cons.v[c->parent].line);
+        for (l = 0; l < c->nloops; l++) {
+            loopinfo *L = &c->loops[l];
+            const char *cmp = L->cmp == '<' ? "<" : L->cmp == 'l' ? "<="
+                              : L->cmp == '>' ? ">" : ">=";
+            sb_printf(o, "    loop %d: %s%s = %.*s; %s %s %.*s; step %s%.*s%s\n", l,
+                      L->declared ? "(declared) " : "", t->vars.v[L->var].name,
+                      (int)(L->lb.e - L->lb.b), t->text + L->lb.b,
+                      t->vars.v[L->var].name, cmp, (int)(L->ub.e - L->ub.b),
+                      t->text + L->ub.b, L->step_neg ? "-" : "",
+                      L->step.e > L->step.b ? (int)(L->step.e - L->step.b) : 1,
+                      L->step.e > L->step.b ? t->text + L->step.b : "1",
+                      L->is_ptr ? " (pointer)" : L->is_unsigned ? " (unsigned)" : "");
+        }
+        if (c->dir == DIR_SECTIONS)
+            sb_printf(o, "    sections: %d\n", c->sections.n);
+    }
+}

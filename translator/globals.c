@@ -1,0 +1,454 @@
+/* globals.c - file-scope and function-static variables in the shared heap
+ * (Omni's scheme for SCASH), threadprivate, the renamed main, malloc & co.
+ * and system calls routed to the runtime, and references to variables. */
+#include "tu.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------
+ * classification
+ * ------------------------------------------------------------------------ */
+
+static int is_descendant(const tu *t, int n, int anc)
+{
+    for (; n >= 0; n = t->nodes.v[n].parent)
+        if (n == anc)
+            return 1;
+    return 0;
+}
+
+/* In the operand of sizeof/_Alignof (below node `top`)? */
+static int unevaluated(const tu *t, int n, int top)
+{
+    for (; n >= 0 && n != top; n = t->nodes.v[n].parent)
+        if (t->nodes.v[n].kind == CXCursor_UnaryExpr)
+            return 1;
+    return 0;
+}
+
+/* Does the initializer of v refer to a rewritten variable (outside sizeof)? */
+static int init_refers_rewritten(const tu *t, int init)
+{
+    int i;
+    for (i = init; i < t->nodes.n && is_descendant(t, i, init); i++) {
+        const node *n = &t->nodes.v[i];
+        if (n->kind == CXCursor_DeclRefExpr && n->var >= 0 &&
+            t->vars.v[n->var].rewritten && !unevaluated(t, i, init))
+            return 1;
+    }
+    return 0;
+}
+
+static int name_used_before(const tu *t, const char *ptr, int before)
+{
+    int i;
+    for (i = 0; i < before; i++)
+        if (t->vars.v[i].ptr && !strcmp(t->vars.v[i].ptr, ptr))
+            return 1;
+    return 0;
+}
+
+void globals_classify(tu *t)
+{
+    int i, changed;
+    /* threadprivate directives */
+    for (i = 0; i < t->cons.n; i++) {
+        construct *c = &t->cons.v[i];
+        int j;
+        if (c->dir != DIR_THREADPRIVATE)
+            continue;
+        for (j = 0; j < c->priv.n; j++) {
+            var *v = &t->vars.v[c->priv.v[j]];
+            if (v->kind != VK_GLOBAL && v->kind != VK_STATIC)
+                tu_error(t, c->p->vars[j].off, "'%s' in threadprivate must be a "
+                         "file-scope or static variable", v->name);
+            else
+                v->threadprivate = 1;
+        }
+    }
+    for (i = 0; i < t->vars.n; i++) {
+        var *v = &t->vars.v[i];
+        v->rewritten = (v->kind == VK_GLOBAL || v->kind == VK_STATIC) &&
+                       !v->threadprivate && !v->tls && !v->is_const;
+    }
+    /* const objects whose initializer takes the address of a shared
+     * variable cannot be initialised statically any more */
+    do {
+        changed = 0;
+        for (i = 0; i < t->vars.n; i++) {
+            var *v = &t->vars.v[i];
+            if ((v->kind == VK_GLOBAL || v->kind == VK_STATIC) && !v->rewritten &&
+                v->is_const && !v->threadprivate && !v->tls && v->init >= 0 &&
+                init_refers_rewritten(t, v->init)) {
+                v->rewritten = 1;
+                changed = 1;
+            }
+        }
+    } while (changed);
+    for (i = 0; i < t->vars.n; i++) {
+        var *v = &t->vars.v[i];
+        char *base;
+        int n = 2;
+        if (!v->rewritten)
+            continue;
+        if (v->kind == VK_GLOBAL) {
+            v->ptr = xasprintf("__ompdsm_g_%s", v->name);
+            continue;
+        }
+        /* function statics: unique per function and name */
+        base = xasprintf("__ompdsm_s_%s_%s", t->funcs.v[v->func].name, v->name);
+        v->ptr = xstrdup(base);
+        while (name_used_before(t, v->ptr, i)) {
+            free(v->ptr);
+            v->ptr = xasprintf("%s_%d", base, n++);
+        }
+        free(base);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * declarations
+ * ------------------------------------------------------------------------ */
+
+static unsigned find_back(tu *t, unsigned from, char ch, unsigned limit)
+{
+    unsigned p = from;
+    while (p > limit && isspace((unsigned char)t->text[p - 1]))
+        p--;
+    if (p > limit && t->text[p - 1] == ch)
+        return p - 1;
+    return (unsigned)-1;
+}
+
+/* Edits of one declaration of a rewritten variable: the name becomes
+ * (*ptr), an initializer is removed (the initialiser function stores it),
+ * an omitted array size is filled in. */
+static void rewrite_declarator(tu *t, int v, int d)
+{
+    var *vv = &t->vars.v[v];
+    node *n = &t->nodes.v[d];
+    size_t len = strlen(vv->name);
+    edit_add(t, n->loc, n->loc + (unsigned)len, xasprintf("(*%s)", vv->ptr), 10);
+    if (d == vv->def && vv->init >= 0) {
+        unsigned ib = t->nodes.v[vv->init].b, eq = find_back(t, ib, '=', n->loc);
+        if (eq == (unsigned)-1)
+            tu_error(t, ib, "internal error: cannot find '=' of the "
+                     "initializer of '%s'", vv->name);
+        else
+            edit_add(t, eq, t->nodes.v[vv->init].e, xstrdup(""), 10);
+    }
+    if (clang_getCanonicalType(vv->type).kind == CXType_ConstantArray) {
+        /* `int t[] = {...}`: the pointer needs the size */
+        unsigned p = n->loc + (unsigned)len;
+        while (p < n->e && isspace((unsigned char)t->text[p]))
+            p++;
+        if (p < n->e && t->text[p] == ')') /* int (t)[] */
+            p++;
+        while (p < n->e && isspace((unsigned char)t->text[p]))
+            p++;
+        if (p < n->e && t->text[p] == '[') {
+            unsigned q = p + 1;
+            while (q < n->e && isspace((unsigned char)t->text[q]))
+                q++;
+            if (t->text[q] == ']')
+                edit_add(t, p + 1, p + 1,
+                         xasprintf("%lld", clang_getArraySize(clang_getCanonicalType(vv->type))),
+                         10);
+        }
+    }
+}
+
+/* The table entry and the initial value of a variable this TU defines. */
+static void table_and_init(tu *t, int v, const char *label)
+{
+    var *vv = &t->vars.v[v];
+    sb_printf(&t->globals_tab, "    {(void **)&%s, sizeof(*%s), __alignof__(*%s), \"%s\"},\n",
+              vv->ptr, vv->ptr, vv->ptr, label);
+    t->nglobals++;
+    if (vv->init >= 0) {
+        char *init = render_str(t, t->nodes.v[vv->init].b, t->nodes.v[vv->init].e);
+        int is_const = !init_refers_rewritten(t, vv->init);
+        srcmap_sync(&t->map, t->nodes.v[vv->init].b, &t->init_fn);
+        sb_printf(&t->init_fn, "{ %s__typeof__(*%s) __ompdsm_v = %s; "
+                  "__builtin_memcpy((void *)%s, &__ompdsm_v, sizeof __ompdsm_v); }\n",
+                  is_const ? "static " : "", vv->ptr, init, vv->ptr);
+        free(init);
+    }
+}
+
+/* Inserts `__thread` into a declaration of a threadprivate variable. */
+static void add_thread(tu *t, int d)
+{
+    node *n = &t->nodes.v[d];
+    unsigned p = n->b;
+    int i;
+    for (i = 0; i < t->nodes.n; i++) { /* other declarators of the group */
+        node *o = &t->nodes.v[i];
+        if (i != d && o->kind == CXCursor_VarDecl && o->b == n->b && o->var >= 0 &&
+            !t->vars.v[o->var].threadprivate) {
+            tu_error(t, o->loc, "'%s' is declared together with threadprivate "
+                     "'%s': declare it separately", t->vars.v[o->var].name,
+                     t->vars.v[n->var].name);
+            return;
+        }
+    }
+    while (p < n->loc) { /* after `static` or `extern` when present */
+        if (isalpha((unsigned char)t->text[p]) || t->text[p] == '_') {
+            unsigned s = p;
+            while (p < n->loc && (isalnum((unsigned char)t->text[p]) || t->text[p] == '_'))
+                p++;
+            if ((p - s == 6 && !strncmp(t->text + s, "static", 6)) ||
+                (p - s == 6 && !strncmp(t->text + s, "extern", 6))) {
+                edit_add(t, p, p, xstrdup(" __thread"), 10);
+                return;
+            }
+        } else {
+            p++;
+        }
+    }
+    edit_add(t, n->b, n->b, xstrdup("__thread "), 10);
+}
+
+static void rewrite_static(tu *t, int v)
+{
+    var *vv = &t->vars.v[v];
+    fninfo *f = &t->funcs.v[vv->func];
+    int ds = vv->declstmt, ch, all = 1;
+    const char *why;
+    char *sp;
+    if (ast_type_is_local(vv->type, &why)) {
+        tu_error(t, t->nodes.v[vv->decls.v[0]].loc, "static variable '%s' has "
+                 "%s: it cannot be moved to the shared heap (declare the type "
+                 "at file scope)", vv->name, why);
+        return;
+    }
+    if (ds < 0) {
+        tu_error(t, t->nodes.v[vv->decls.v[0]].loc, "cannot move static "
+                 "variable '%s' to the shared heap", vv->name);
+        return;
+    }
+    for (ch = t->nodes.v[ds].first; ch >= 0; ch = t->nodes.v[ch].next)
+        if (t->nodes.v[ch].kind == CXCursor_VarDecl &&
+            (t->nodes.v[ch].var < 0 || !t->vars.v[t->nodes.v[ch].var].rewritten))
+            all = 0;
+    if (!all) {
+        tu_error(t, t->nodes.v[vv->decls.v[0]].loc, "static variable '%s' is "
+                 "declared together with variables that stay private: declare "
+                 "it separately", vv->name);
+        return;
+    }
+    if (t->nodes.v[ds].first == vv->decls.v[0]) /* the group once */
+        edit_add(t, t->nodes.v[ds].b, t->nodes.v[ds].e, xstrdup(""), 10);
+    sp = ast_type_spelling(vv->type);
+    sb_printf(&f->pre_decls, "static __typeof__(%s) *%s;\n", sp, vv->ptr);
+    free(sp);
+}
+
+/* ------------------------------------------------------------------------
+ * main, library calls
+ * ------------------------------------------------------------------------ */
+
+static const char *const routed[] = {
+    "malloc", "calloc", "realloc", "free", "posix_memalign", "aligned_alloc",
+    "memalign", "valloc", "strdup", "strndup", "read", "write", "pread",
+    "pwrite", "fread", "fwrite", NULL};
+
+static int user_defines(tu *t, const char *name)
+{
+    int i;
+    for (i = 0; i < t->defined_funcs.n; i++) {
+        CXString s = clang_getCursorSpelling(t->nodes.v[t->defined_funcs.v[i]].c);
+        int eq = !strcmp(clang_getCString(s), name);
+        clang_disposeString(s);
+        if (eq)
+            return 1;
+    }
+    return 0;
+}
+
+static void rewrite_functions(tu *t)
+{
+    int i, k;
+    for (i = 0; i < t->nodes.n; i++) {
+        node *n = &t->nodes.v[i];
+        CXCursor r;
+        CXString s;
+        const char *name;
+        if (n->kind == CXCursor_FunctionDecl) {
+            s = clang_getCursorSpelling(n->c);
+            if (!strcmp(clang_getCString(s), "main") && n->parent < 0)
+                edit_add(t, n->loc, n->loc + 4, xstrdup("__ompdsm_user_main"), 10);
+            clang_disposeString(s);
+            continue;
+        }
+        if (n->kind != CXCursor_DeclRefExpr || n->var >= 0)
+            continue;
+        r = clang_getCursorReferenced(n->c);
+        if (clang_getCursorKind(r) != CXCursor_FunctionDecl)
+            continue;
+        s = clang_getCursorSpelling(r);
+        name = clang_getCString(s);
+        if (!strcmp(name, "main") && n->e - n->b == 4) {
+            edit_add(t, n->b, n->e, xstrdup("__ompdsm_user_main"), 10);
+        } else {
+            for (k = 0; routed[k]; k++)
+                if (!strcmp(name, routed[k]) && n->e - n->b == strlen(name))
+                    break;
+            if (routed[k] && !user_defines(t, name) &&
+                clang_Cursor_getStorageClass(r) != CX_SC_Static)
+                edit_add(t, n->b, n->e, xasprintf("OMPDSM_%s", name), 10);
+        }
+        clang_disposeString(s);
+    }
+    if (t->main_func >= 0) {
+        fninfo *f = &t->funcs.v[t->main_func];
+        CXType rt = clang_getResultType(clang_getCursorType(t->nodes.v[f->node].c));
+        if (f->body >= 0 && rt.kind != CXType_Void)
+            edit_add(t, t->nodes.v[f->body].e - 1, t->nodes.v[f->body].e - 1,
+                     xstrdup(" return 0; "), 20);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * shared locals and references
+ * ------------------------------------------------------------------------ */
+
+static void promote_locals(tu *t)
+{
+    int i;
+    for (i = 0; i < t->vars.n; i++) {
+        var *v = &t->vars.v[i];
+        if (!v->promoted)
+            continue;
+        if (v->kind == VK_LOCAL) {
+            node *d = &t->nodes.v[v->decls.v[0]];
+            node *ds = &t->nodes.v[v->declstmt];
+            edit_add(t, d->loc, d->loc + (unsigned)strlen(v->name),
+                     xasprintf("__ompdsm_i_%s", v->name), 10);
+            edit_add(t, ds->e, ds->e,
+                     xasprintf(" __typeof__(__ompdsm_i_%s) *__ompdsm_l_%s "
+                               "__attribute__((cleanup(OMPDSM_local_free))) = "
+                               "OMPDSM_local_alloc(sizeof(__ompdsm_i_%s), "
+                               "__alignof__(__ompdsm_i_%s), %s%s);",
+                               v->name, v->name, v->name, v->name,
+                               v->init >= 0 ? "&__ompdsm_i_" : "0",
+                               v->init >= 0 ? v->name : ""),
+                     10);
+        } else if (v->kind == VK_PARAM) {
+            fninfo *f = &t->funcs.v[v->func];
+            unsigned at = t->nodes.v[f->body].b + 1;
+            char *ty = ast_var_type_name(t, i, 0);
+            edit_add(t, at, at,
+                     xasprintf(" __typeof__(%s) *__ompdsm_l_%s "
+                               "__attribute__((cleanup(OMPDSM_local_free))) = "
+                               "OMPDSM_local_alloc(sizeof(%s), __alignof__(%s), "
+                               "&%s);",
+                               ty, v->name, ty, ty, v->name),
+                     5);
+            free(ty);
+        }
+    }
+}
+
+static void rewrite_refs(tu *t)
+{
+    int i;
+    for (i = 0; i < t->refs.n; i++) {
+        ref *r = &t->refs.v[i];
+        char *name;
+        if (r->b == r->e)
+            continue;
+        name = sharing_name(t, r->var, r->start, r->b);
+        if (!name) {
+            tu_error(t, r->b, "internal error: no name for '%s' here",
+                     t->vars.v[r->var].name);
+            continue;
+        }
+        if (strlen(name) != r->e - r->b || strncmp(name, t->text + r->b, r->e - r->b))
+            edit_add(t, r->b, r->e, name, 10);
+        else
+            free(name);
+    }
+}
+
+/* A local whose every use moved into private copies would draw an
+ * "unused variable" warning the original program did not have. */
+static void mark_unused(tu *t, int v)
+{
+    var *vv = &t->vars.v[v];
+    node *d = &t->nodes.v[vv->decls.v[0]];
+    unsigned at = d->e;
+    if (vv->init >= 0) {
+        at = find_back(t, t->nodes.v[vv->init].b, '=', d->loc);
+        if (at == (unsigned)-1)
+            return;
+    }
+    edit_add(t, at, at, xstrdup(" __attribute__((unused))"), 10);
+}
+
+void globals_rewrite(tu *t)
+{
+    int i, k;
+    for (i = 0; i < t->vars.n; i++) {
+        var *v = &t->vars.v[i];
+        if (v->kind == VK_LOCAL && v->nrefs && !v->used_base && !v->promoted &&
+            v->decls.n && v->declstmt >= 0)
+            mark_unused(t, i);
+        if (v->threadprivate && !v->tls)
+            for (k = 0; k < v->decls.n; k++)
+                add_thread(t, v->decls.v[k]);
+        if (v->threadprivate && v->def >= 0 && v->init >= 0 &&
+            init_refers_rewritten(t, v->init)) {
+            /* the address of a shared variable is known at run time only */
+            unsigned ib = t->nodes.v[v->init].b;
+            unsigned eq = find_back(t, ib, '=', t->nodes.v[v->def].loc);
+            if (v->kind != VK_GLOBAL || eq == (unsigned)-1)
+                tu_error(t, ib, "threadprivate variable '%s' needs the address "
+                         "of a shared variable: only file-scope variables can "
+                         "be initialised this way", v->name);
+            else
+                edit_add(t, eq, t->nodes.v[v->init].e, xstrdup(""), 10);
+            v->dyn_init = 1;
+        }
+        if (!v->rewritten)
+            continue;
+        if (v->kind == VK_GLOBAL) {
+            for (k = 0; k < v->decls.n; k++)
+                rewrite_declarator(t, i, v->decls.v[k]);
+        } else if (v->kind == VK_STATIC) {
+            rewrite_static(t, i);
+        }
+    }
+    rewrite_functions(t);
+    promote_locals(t);
+    rewrite_refs(t);
+}
+
+/* After every reference is rewritten: the table of shared globals and the
+ * initial values. */
+void globals_tables(tu *t)
+{
+    int i;
+    for (i = 0; i < t->vars.n; i++) {
+        var *v = &t->vars.v[i];
+        if (v->dyn_init) { /* on each node's initial thread */
+            char *init = render_str(t, t->nodes.v[v->init].b, t->nodes.v[v->init].e);
+            srcmap_sync(&t->map, t->nodes.v[v->init].b, &t->init_fn);
+            sb_printf(&t->init_fn, "{ __typeof__(%s) __ompdsm_v = %s; "
+                      "__builtin_memcpy(&%s, &__ompdsm_v, sizeof __ompdsm_v); }\n",
+                      v->name, init, v->name);
+            free(init);
+        }
+        if (!v->rewritten || v->def < 0)
+            continue;
+        if (v->kind == VK_GLOBAL) {
+            table_and_init(t, i, v->name);
+        } else if (v->kind == VK_STATIC) {
+            char *label = xasprintf("%s.%s", t->funcs.v[v->func].name, v->name);
+            table_and_init(t, i, label);
+            free(label);
+        }
+    }
+}

@@ -1,0 +1,509 @@
+/* outline.c - a parallel region becomes a static function placed before
+ * the enclosing function, a frame struct carrying what it needs from the
+ * encountering thread, a region descriptor, and a call site
+ * OMPDSM_parallel(&desc, &frame, sizeof frame, num_threads, if). */
+#include "tu.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A type expression valid at file scope, before the enclosing function;
+ * unqual: without top-level qualifiers (frame members that are assigned). */
+static char *file_type_q(tu *t, int v, unsigned off, int unqual)
+{
+    var *vv = &t->vars.v[v];
+    const char *why;
+    char *sp, *r;
+    if (vv->rewritten)
+        return xasprintf("__typeof__(*%s)", vv->ptr);
+    if ((vv->kind == VK_GLOBAL || vv->kind == VK_SYSTEM) && vv->decls.n &&
+        t->nodes.v[vv->decls.v[0]].func < 0)
+        return xasprintf("__typeof__(%s)", vv->name);
+    if (vv->kind == VK_SYSTEM)
+        return xasprintf("__typeof__(%s)", vv->name);
+    if (ast_var_type_is_local(t, v, &why)) {
+        tu_error(t, off, "variable '%s' has %s: a parallel region cannot use it "
+                 "(declare the type at file scope)", vv->name, why);
+        return xstrdup("int");
+    }
+    sp = ast_var_type_name(t, v, unqual);
+    r = xasprintf("__typeof__(%s)", sp);
+    free(sp);
+    return r;
+}
+
+static char *file_type(tu *t, int v, unsigned off)
+{
+    return file_type_q(t, v, off, 0);
+}
+
+static int name_taken(tu *t, const char *name)
+{
+    int i;
+    for (i = 0; i < t->regions.n; i++)
+        if (!strcmp(t->regions.v[i], name))
+            return 1;
+    return 0;
+}
+
+/* frame member names: the variable's name, made unique */
+typedef struct members {
+    VEC(char *) names;
+} members;
+
+static char *member_name(members *m, const char *name)
+{
+    char *r = xstrdup(name);
+    int i, n = 2, clash;
+    do {
+        clash = 0;
+        for (i = 0; i < m->names.n; i++)
+            if (!strcmp(m->names.v[i], r))
+                clash = 1;
+        if (clash) {
+            free(r);
+            r = xasprintf("%s_%d", name, n++);
+        }
+    } while (clash);
+    VEC_PUSH(m->names, r);
+    return r;
+}
+
+static char *outer(tu *t, int k, int v)
+{
+    construct *c = &t->cons.v[k];
+    char *n = sharing_name(t, v, c->parent, c->b);
+    if (!n) {
+        tu_error(t, c->p->dir_off, "internal error: '%s' is not available "
+                 "where the region starts", t->vars.v[v].name);
+        n = xstrdup(t->vars.v[v].name);
+    }
+    return n;
+}
+
+/* Block-scope declarations of functions and extern variables of the
+ * enclosing function, which the outlined function must see too. */
+static void replicate_decls(tu *t, int k, sbuf *o)
+{
+    construct *c = &t->cons.v[k];
+    int i;
+    for (i = t->funcs.v[c->func].node; i < t->nodes.n; i++) {
+        node *n = &t->nodes.v[i];
+        int ch, ok = 1;
+        if (n->b >= c->b)
+            break;
+        if (n->func != c->func || n->kind != CXCursor_DeclStmt)
+            continue;
+        for (ch = n->first; ch >= 0; ch = t->nodes.v[ch].next) {
+            node *d = &t->nodes.v[ch];
+            const char *why;
+            /* (a declaration naming types of the function cannot move) */
+            if (d->kind == CXCursor_FunctionDecl &&
+                !ast_type_is_local(clang_getCursorType(d->c), &why))
+                continue;
+            if (d->kind == CXCursor_VarDecl && d->var >= 0 &&
+                t->vars.v[d->var].kind == VK_GLOBAL)
+                continue;
+            ok = 0;
+        }
+        if (ok && n->first >= 0) {
+            char *txt = render_str(t, n->b, n->e);
+            srcmap_sync(&t->map, n->b, o);
+            sb_puts(o, txt);
+            sb_putc(o, '\n');
+            free(txt);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * types declared inside the enclosing function
+ *
+ * The frame is declared at file scope, where such types do not exist: a
+ * variable of a local type travels as bytes (by value) or as void * (in
+ * shared storage), and the outlined function re-declares the function's
+ * local types before its prologue, naming unnamed ones with a typedef.
+ * The re-declared types have the same layout as the originals.
+ * ------------------------------------------------------------------------ */
+
+typedef struct ltypes {
+    int needed;           /* some variable of the region has a local type */
+    sbuf text;            /* the re-declarations */
+    VEC(unsigned) anon_at;   /* offsets of unnamed struct/union/enum decls */
+    VEC(char *) anon_name;   /* their typedef names */
+} ltypes;
+
+static int local_type(tu *t, int v)
+{
+    const char *why;
+    return ast_var_type_is_local(t, v, &why) && strcmp(why, "a variable-length array");
+}
+
+/* Is node n inside the block (compound statement) that contains off? */
+static int in_scope(tu *t, int n, unsigned off)
+{
+    int p = t->nodes.v[n].parent;
+    while (p >= 0 && t->nodes.v[p].kind != CXCursor_CompoundStmt)
+        p = t->nodes.v[p].parent;
+    return p >= 0 && t->nodes.v[p].b <= off && off < t->nodes.v[p].e;
+}
+
+static int is_type_decl(enum CXCursorKind k)
+{
+    return k == CXCursor_StructDecl || k == CXCursor_UnionDecl ||
+           k == CXCursor_EnumDecl || k == CXCursor_TypedefDecl;
+}
+
+static void replicate_types(tu *t, int k, ltypes *L)
+{
+    construct *c = &t->cons.v[k];
+    int i, nanon = 0;
+    for (i = t->funcs.v[c->func].node; i < t->nodes.n; i++) {
+        node *n = &t->nodes.v[i];
+        int ch, only_types = 1;
+        if (n->b >= c->b)
+            break;
+        if (n->func != c->func || n->kind != CXCursor_DeclStmt || !in_scope(t, i, c->b))
+            continue;
+        for (ch = n->first; ch >= 0; ch = t->nodes.v[ch].next)
+            if (!is_type_decl(t->nodes.v[ch].kind))
+                only_types = 0;
+        if (n->first < 0)
+            continue;
+        if (only_types) {
+            char *txt = render_str(t, n->b, n->e);
+            srcmap_sync(&t->map, n->b, &L->text);
+            sb_puts(&L->text, txt);
+            sb_putc(&L->text, '\n');
+            free(txt);
+            continue;
+        }
+        for (ch = n->first; ch >= 0; ch = t->nodes.v[ch].next) {
+            node *d = &t->nodes.v[ch];
+            char *txt;
+            if (!is_type_decl(d->kind) || d->kind == CXCursor_TypedefDecl ||
+                !clang_isCursorDefinition(d->c))
+                continue;
+            txt = render_str(t, d->b, d->e);
+            srcmap_sync(&t->map, d->b, &L->text);
+            if (clang_Cursor_isAnonymous(d->c)) {
+                char *name = xasprintf("__ompdsm_T%d", ++nanon);
+                sb_printf(&L->text, "typedef %s %s;\n", txt, name);
+                VEC_PUSH(L->anon_at, d->b);
+                VEC_PUSH(L->anon_name, name);
+            } else {
+                sb_printf(&L->text, "%s;\n", txt);
+            }
+            free(txt);
+        }
+    }
+}
+
+/* A type name for ty inside the outlined function. */
+static char *lt_name(tu *t, ltypes *L, CXType ty)
+{
+    char *in, *r;
+    const char *cq = clang_isConstQualifiedType(ty) ? "const " : "";
+    switch (ty.kind) {
+    case CXType_Elaborated:
+    case CXType_Record:
+    case CXType_Enum: {
+        CXType named = ty.kind == CXType_Elaborated ? clang_Type_getNamedType(ty) : ty;
+        CXCursor d = clang_getTypeDeclaration(named);
+        int i;
+        if (named.kind == CXType_Typedef)
+            return ast_type_spelling(ty);
+        if (!clang_Cursor_isNull(d) && clang_Cursor_isAnonymous(d)) {
+            unsigned off;
+            clang_getSpellingLocation(clang_getRangeStart(clang_getCursorExtent(d)),
+                                      NULL, NULL, NULL, &off);
+            for (i = 0; i < L->anon_at.n; i++)
+                if (L->anon_at.v[i] == off)
+                    return xasprintf("%s%s", cq, L->anon_name.v[i]);
+        }
+        return ast_type_spelling(ty);
+    }
+    case CXType_Pointer:
+        in = lt_name(t, L, clang_getPointeeType(ty));
+        r = xasprintf("__typeof__(%s) *%s", in, *cq ? " const" : "");
+        free(in);
+        return r;
+    case CXType_ConstantArray:
+        in = lt_name(t, L, clang_getArrayElementType(ty));
+        r = xasprintf("__typeof__(%s)[%lld]", in, clang_getArraySize(ty));
+        free(in);
+        return r;
+    case CXType_IncompleteArray:
+        in = lt_name(t, L, clang_getArrayElementType(ty));
+        r = xasprintf("__typeof__(%s)[]", in);
+        free(in);
+        return r;
+    default:
+        return ast_type_spelling(ty);
+    }
+}
+
+/* The variable's type inside the outlined function. */
+static char *in_type(tu *t, ltypes *L, int v)
+{
+    var *vv = &t->vars.v[v];
+    char *n, *r;
+    if (vv->decay == 1) {
+        CXType ty = clang_getCanonicalType(vv->type);
+        n = lt_name(t, L, clang_getArrayElementType(ty));
+        r = xasprintf("__typeof__(__typeof__(%s) *)", n);
+    } else {
+        n = lt_name(t, L, vv->type);
+        r = xasprintf("__typeof__(%s)", n);
+    }
+    free(n);
+    return r;
+}
+
+/* a frame member holding the bytes of a variable of a local type */
+static char *bytes_member(tu *t, int v, const char *m)
+{
+    var *vv = &t->vars.v[v];
+    long long size = vv->decay ? (long long)sizeof(void *) : clang_Type_getSizeOf(vv->type);
+    long long al = vv->decay ? (long long)sizeof(void *) : clang_Type_getAlignOf(vv->type);
+    return xasprintf("unsigned char %s[%lld] __attribute__((aligned(%lld)))",
+                     m, size > 0 ? size : 1, al > 0 ? al : 1);
+}
+
+void outline_region(tu *t, int k)
+{
+    construct *c = &t->cons.v[k];
+    fninfo *f = &t->funcs.v[c->func];
+    sbuf mem, fill, pro, cin_pro, epi, fn, site;
+    members mn;
+    ltypes L;
+    char *base, *fname, *frame, *body, *nt, *ifx;
+    const char *file, *p;
+    int i, n = 2, nred = 0;
+    memset(&mn, 0, sizeof mn);
+    memset(&L, 0, sizeof L);
+    sb_init(&mem);
+    sb_init(&fill);
+    sb_init(&pro);
+    sb_init(&cin_pro);
+    sb_init(&epi);
+    sb_init(&fn);
+    sb_init(&site);
+
+    base = xasprintf("__ompdsm_region_%s_%d", f->name, c->line);
+    fname = xstrdup(base);
+    while (name_taken(t, fname)) {
+        free(fname);
+        fname = xasprintf("%s_%d", base, n++);
+    }
+    free(base);
+    VEC_PUSH(t->regions, fname);
+    c = &t->cons.v[k];
+    c->fname = fname;
+    frame = xasprintf("__ompdsm_frame_%s", fname + strlen("__ompdsm_region_"));
+
+    /* types declared in the function that the region needs */
+    for (i = 0; i < c->uses.n && !L.needed; i++)
+        L.needed = (c->uses.v[i].mode == MODE_VALUE || c->uses.v[i].mode == MODE_POINTER) &&
+                   local_type(t, c->uses.v[i].var);
+    for (i = 0; i < c->priv.n && !L.needed; i++)
+        L.needed = local_type(t, c->priv.v[i]);
+    for (i = 0; i < c->fpriv.n && !L.needed; i++)
+        L.needed = local_type(t, c->fpriv.v[i]);
+    for (i = 0; i < c->red.n && !L.needed; i++)
+        L.needed = local_type(t, c->red.v[i]);
+    for (i = 0; i < c->copyin.n && !L.needed; i++)
+        L.needed = local_type(t, c->copyin.v[i]);
+    if (L.needed)
+        replicate_types(t, k, &L);
+
+    /* shared variables */
+    for (i = 0; i < t->cons.v[k].uses.n; i++) {
+        usage u = t->cons.v[k].uses.v[i];
+        const char *vn = t->vars.v[u.var].name;
+        char *ty, *m, *o;
+        if (u.mode == MODE_GLOBAL || u.mode == MODE_PLAIN)
+            continue;
+        m = member_name(&mn, vn);
+        o = outer(t, k, u.var);
+        if (local_type(t, u.var)) {
+            ty = in_type(t, &L, u.var);
+            if (u.mode == MODE_VALUE) {
+                char *b = bytes_member(t, u.var, m);
+                sb_printf(&mem, "    %s; /* shared, read-only: by value */\n", b);
+                sb_printf(&fill, "  __builtin_memcpy(__ompdsm_fr.%s, &(%s), sizeof __ompdsm_fr.%s);\n",
+                          m, o, m);
+                sb_printf(&pro, "  %s %s; __builtin_memcpy(&%s, __ompdsm_f->%s, sizeof %s);\n",
+                          ty, vn, vn, m, vn);
+                free(b);
+            } else {
+                sb_printf(&mem, "    void *%s; /* shared */\n", m);
+                sb_printf(&fill, "  __ompdsm_fr.%s = &(%s);\n", m, o);
+                sb_printf(&pro, "  %s *__ompdsm_sh_%s = __ompdsm_f->%s;\n", ty, vn, m);
+            }
+            free(ty);
+            free(o);
+            continue;
+        }
+        ty = file_type_q(t, u.var, t->cons.v[k].p->dir_off, u.mode == MODE_VALUE);
+        if (u.mode == MODE_VALUE) {
+            sb_printf(&mem, "    %s %s; /* shared, read-only: by value */\n", ty, m);
+            sb_printf(&fill, "  __ompdsm_fr.%s = %s;\n", m, o);
+            sb_printf(&pro, "  __typeof__(__ompdsm_f->%s) %s = __ompdsm_f->%s;\n", m, vn, m);
+        } else {
+            sb_printf(&mem, "    %s *%s; /* shared */\n", ty, m);
+            sb_printf(&fill, "  __ompdsm_fr.%s = &(%s);\n", m, o);
+            sb_printf(&pro, "  __typeof__(__ompdsm_f->%s) __ompdsm_sh_%s = __ompdsm_f->%s;\n",
+                      m, vn, m);
+        }
+        free(ty);
+        free(o);
+    }
+    c = &t->cons.v[k];
+    /* private */
+    for (i = 0; i < c->priv.n; i++) {
+        int v = t->cons.v[k].priv.v[i];
+        char *ty = local_type(t, v) ? in_type(t, &L, v)
+                                    : file_type(t, v, t->cons.v[k].p->dir_off);
+        sb_printf(&pro, "  %s %s; /* private */\n", ty, t->vars.v[v].name);
+        free(ty);
+    }
+    /* firstprivate and copyin: values through the frame */
+    for (i = 0; i < t->cons.v[k].fpriv.n + t->cons.v[k].copyin.n; i++) {
+        int cin = i >= t->cons.v[k].fpriv.n;
+        int v = cin ? t->cons.v[k].copyin.v[i - t->cons.v[k].fpriv.n]
+                    : t->cons.v[k].fpriv.v[i];
+        const char *vn = t->vars.v[v].name;
+        char *m = member_name(&mn, vn), *o = outer(t, k, v), *ty;
+        if (local_type(t, v)) {
+            char *b = bytes_member(t, v, m);
+            ty = in_type(t, &L, v);
+            sb_printf(&mem, "    %s; /* %s */\n", b, cin ? "copyin" : "firstprivate");
+            if (cin)
+                sb_printf(&cin_pro, "  __builtin_memcpy(&%s, __ompdsm_f->%s, sizeof __ompdsm_f->%s);\n",
+                          vn, m, m);
+            else
+                sb_printf(&pro, "  %s %s; __builtin_memcpy(&%s, __ompdsm_f->%s, sizeof %s);\n",
+                          ty, vn, vn, m, vn);
+            free(b);
+        } else {
+            ty = file_type_q(t, v, t->cons.v[k].p->dir_off, 1);
+            sb_printf(&mem, "    %s %s; /* %s */\n", ty, m, cin ? "copyin" : "firstprivate");
+            if (cin)
+                sb_printf(&cin_pro, "  __builtin_memcpy(&%s, &__ompdsm_f->%s, sizeof __ompdsm_f->%s);\n",
+                          vn, m, m);
+            else
+                sb_printf(&pro, "  __typeof__(__ompdsm_f->%s) %s; __builtin_memcpy(&%s, "
+                          "&__ompdsm_f->%s, sizeof %s);\n", m, vn, vn, m, vn);
+        }
+        sb_printf(&fill, "  __builtin_memcpy(&__ompdsm_fr.%s, &(%s), sizeof __ompdsm_fr.%s);\n",
+                  m, o, m);
+        free(ty);
+        free(o);
+    }
+    /* reduction: the frame points to the original */
+    for (i = 0; i < t->cons.v[k].red.n; i++) {
+        int v = t->cons.v[k].red.v[i], op = t->cons.v[k].redop.v[i];
+        const char *vn = t->vars.v[v].name;
+        const char *code = lower_type_code(t, t->vars.v[v].type, op,
+                                           t->cons.v[k].p->dir_off,
+                                           "reduction variable", vn);
+        char *m = member_name(&mn, vn), *o = outer(t, k, v), *ty;
+        if (local_type(t, v)) {
+            ty = in_type(t, &L, v);
+            sb_printf(&mem, "    void *%s; /* reduction(%s) */\n", m, pragma_redop_name(op));
+            sb_printf(&pro, "  %s %s; OMPDSM_reduce_init(&%s, %s, %s);\n", ty, vn, vn,
+                      code, lower_redop_abi(op));
+        } else {
+            ty = file_type(t, v, t->cons.v[k].p->dir_off);
+            sb_printf(&mem, "    %s *%s; /* reduction(%s) */\n", ty, m, pragma_redop_name(op));
+            sb_printf(&pro, "  __typeof__(*__ompdsm_f->%s) %s; OMPDSM_reduce_init(&%s, %s, %s);\n",
+                      m, vn, vn, code, lower_redop_abi(op));
+        }
+        sb_printf(&fill, "  __ompdsm_fr.%s = &(%s);\n", m, o);
+        sb_printf(&epi, "%s{__ompdsm_f->%s, &%s, %s, %s}", nred ? ", " : "", m, vn,
+                  code, lower_redop_abi(op));
+        nred++;
+        free(ty);
+        free(o);
+    }
+    c = &t->cons.v[k];
+    if (!mem.n)
+        sb_puts(&mem, "    char __ompdsm_unused;\n");
+
+    /* the descriptor and prototype, before the enclosing function */
+    f = &t->funcs.v[c->func];
+    srcmap_presumed(&t->map, c->p->begin, &file, NULL, NULL);
+    for (p = file; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            sb_putc(&site, '\\');
+        sb_putc(&site, *p);
+    }
+    sb_printf(&f->pre_decls, "struct %s {\n%s};\nstatic void %s(void *);\n"
+              "static OMPDSM_region %s_desc = {%s, \"%s:%d (%s)\", 0};\n",
+              frame, mem.s, fname, fname, fname, site.s, c->line, f->name);
+
+    /* the outlined function */
+    srcmap_sync(&t->map, c->p->begin, &fn);
+    sb_printf(&fn, "static void %s(void *__ompdsm_fp)\n{\n"
+                   "  struct %s *__ompdsm_f = (struct %s *)__ompdsm_fp;\n",
+              fname, frame, frame);
+    replicate_decls(t, k, &fn);
+    if (L.text.n) {
+        sb_puts(&fn, L.text.s);
+        srcmap_sync(&t->map, t->cons.v[k].p->begin, &fn);
+    }
+    sb_puts(&fn, pro.s ? pro.s : "");
+    sb_puts(&fn, cin_pro.s ? cin_pro.s : ""); /* copyin: statements last */
+    sb_puts(&fn, "  (void)__ompdsm_f;\n");
+    c = &t->cons.v[k];
+    body = render_str(t, c->sb, c->se);
+    srcmap_sync(&t->map, c->sb, &fn);
+    sb_puts(&fn, body);
+    free(body);
+    if (nred)
+        sb_printf(&fn, "\n  { OMPDSM_red __ompdsm_r[] = {%s}; OMPDSM_reduce(__ompdsm_r, %d); }",
+                  epi.s, nred);
+    sb_puts(&fn, "\n}\n");
+    f = &t->funcs.v[c->func];
+    sb_puts(&f->pre, fn.s);
+
+    /* the call site */
+    c = &t->cons.v[k];
+    nt = c->c_num_threads ? render_str(t, c->c_num_threads->args[0].b,
+                                       c->c_num_threads->args[0].e)
+                          : NULL;
+    ifx = c->c_if ? render_str(t, c->c_if->args[0].b, c->c_if->args[0].e) : NULL;
+    {
+        sbuf o;
+        char *ntx = nt ? xasprintf("(int)(%s)", nt) : xstrdup("0");
+        char *ifs = ifx ? xasprintf("(%s) ? 1 : 0", ifx) : xstrdup("1");
+        sb_init(&o);
+        lower_comment(t, k, &o);
+        sb_printf(&o, "\n{\n  struct %s __ompdsm_fr;\n%s"
+                      "  OMPDSM_parallel(&%s_desc, &__ompdsm_fr, sizeof __ompdsm_fr, %s, %s);\n}",
+                  frame, fill.s ? fill.s : "", fname, ntx, ifs);
+        free(ntx);
+        free(ifs);
+        c = &t->cons.v[k];
+        edit_add(t, c->b, c->e, sb_take(&o), con_depth(t, k));
+    }
+    free(nt);
+    free(ifx);
+    free(frame);
+    for (i = 0; i < mn.names.n; i++)
+        free(mn.names.v[i]);
+    free(mn.names.v);
+    sb_free(&mem);
+    sb_free(&fill);
+    sb_free(&pro);
+    sb_free(&cin_pro);
+    sb_free(&epi);
+    sb_free(&fn);
+    sb_free(&site);
+    sb_free(&L.text);
+    for (i = 0; i < L.anon_name.n; i++)
+        free(L.anon_name.v[i]);
+    free(L.anon_name.v);
+    free(L.anon_at.v);
+}

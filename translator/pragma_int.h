@@ -1,0 +1,44 @@
+/* pragma_int.h - what pragma.c (directives, clauses) and pexpr.c (tokens,
+ * expressions, constants) share: the token list and the parser state. */
+#ifndef OMPCC_PRAGMA_INT_H
+#define OMPCC_PRAGMA_INT_H
+
+#include "pragma.h"
+
+enum tok_kind { T_EOF, T_IDENT, T_NUM, T_STR, T_CHAR, T_PUNCT };
+
+typedef struct tok {
+    int kind;
+    unsigned b, e;
+} tok;
+
+typedef struct parser {
+    const char *text;
+    tok *t;
+    int nt, i;
+    pragma_msg *err;
+    int failed;
+    pragma_msg *warns;
+    int *nwarns, maxwarns;
+} parser;
+
+
+/* Splits text[b, e) into tokens ending with a T_EOF token; returns the
+ * count (the caller frees *out). */
+int pragma_lex(const char *text, unsigned b, unsigned e, tok **out);
+
+tok *pp_cur(parser *p);
+int pp_is(parser *p, int k, const char *s);  /* token k is the punctuator or word s */
+int pp_at(parser *p, const char *s);         /* the current token is s */
+char *pp_tok_str(parser *p, tok *t);
+/* the first error wins; the parse stops at it */
+void pp_fail(parser *p, unsigned off, const char *fmt, ...) OMPCC_PRINTF(3, 4);
+void pp_warn(parser *p, unsigned off, const char *fmt, ...) OMPCC_PRINTF(3, 4);
+int pp_expect(parser *p, const char *s, const char *what);
+/* index of the token closing the bracket at k, -1 */
+int pp_match_close(parser *p, int k);
+/* Validates tokens [p->i, end) as one C expression and stores its text
+ * range in *r; 0 (and pp_fail()) when it is not one. */
+int pp_parse_expr(parser *p, int end, prange *r);
+
+#endif

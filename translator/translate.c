@@ -1,0 +1,164 @@
+/* translate.c - runs the translation of one preprocessed unit: libclang
+ * parse (without -fopenmp: the full C tree), the model, the analyses, the
+ * edits, and the assembled output. */
+#include "translate.h"
+#include "tu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tu_error(tu *t, unsigned off, const char *fmt, ...)
+{
+    const char *file;
+    int line, col;
+    va_list ap;
+    srcmap_presumed(&t->map, off, &file, &line, &col);
+    va_start(ap, fmt);
+    diag_print(file, line, col, "error", fmt, ap);
+    va_end(ap);
+}
+
+void tu_warning(tu *t, unsigned off, const char *fmt, ...)
+{
+    const char *file;
+    int line, col;
+    va_list ap;
+    srcmap_presumed(&t->map, off, &file, &line, &col);
+    va_start(ap, fmt);
+    diag_print(file, line, col, "warning", fmt, ap);
+    va_end(ap);
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return NULL;
+    }
+    buf = xmalloc((size_t)n + 1);
+    if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        fclose(f);
+        free(buf);
+        return NULL;
+    }
+    fclose(f);
+    buf[n] = 0;
+    *len = (size_t)n;
+    return buf;
+}
+
+/* libclang's errors, with the user's file and line (presumed locations) */
+static int parse_diagnostics(tu *t)
+{
+    unsigned i, n = clang_getNumDiagnostics(t->ctu);
+    int errors = 0;
+    for (i = 0; i < n; i++) {
+        CXDiagnostic d = clang_getDiagnostic(t->ctu, i);
+        enum CXDiagnosticSeverity sev = clang_getDiagnosticSeverity(d);
+        if (sev >= CXDiagnostic_Error) {
+            CXString file, msg = clang_getDiagnosticSpelling(d);
+            unsigned line = 0, col = 0;
+            CXSourceLocation loc = clang_getDiagnosticLocation(d);
+            clang_getPresumedLocation(loc, &file, &line, &col);
+            if (line)
+                fprintf(stderr, "%s:%u:%u: %s: %s\n", clang_getCString(file), line,
+                        col, sev == CXDiagnostic_Fatal ? "fatal error" : "error",
+                        clang_getCString(msg));
+            else
+                fprintf(stderr, "ompcc: error: %s\n", clang_getCString(msg));
+            clang_disposeString(file);
+            errors++;
+            diag_errors++;
+        }
+        clang_disposeString(clang_getDiagnosticSpelling(d));
+        clang_disposeDiagnostic(d);
+    }
+    return errors;
+}
+
+int translate_file(const char *ipath, const translate_opts *o, char **out)
+{
+    static const char *const base_args[] = {
+        "-x", "c", "-Wno-error=implicit-int",
+        "-Wno-error=implicit-function-declaration", "-Wno-error=int-conversion",
+        "-Wno-error=incompatible-pointer-types", "-ferror-limit=0"};
+    const int nbase = (int)(sizeof base_args / sizeof base_args[0]);
+    tu t;
+    size_t len;
+    char *text, *abi = NULL;
+    const char **args;
+    int nargs = 0, i, rc;
+    enum CXErrorCode err;
+
+    memset(&t, 0, sizeof t);
+    text = read_file(ipath, &len);
+    if (!text)
+        internal_error("cannot read %s", ipath);
+    t.ipath = ipath;
+    t.text = text;
+    t.len = (unsigned)len;
+    srcmap_init(&t.map, text, t.len);
+
+    args = xmalloc((size_t)(nbase + o->nclang_args) * sizeof *args);
+    for (i = 0; i < nbase; i++)
+        args[nargs++] = base_args[i];
+    for (i = 0; i < o->nclang_args; i++)
+        args[nargs++] = o->clang_args[i];
+    t.index = clang_createIndex(0, 0);
+    err = clang_parseTranslationUnit2(t.index, ipath, args, nargs, NULL, 0,
+                                      CXTranslationUnit_None, &t.ctu);
+    free(args);
+    if (err != CXError_Success)
+        internal_error("libclang could not parse %s (error %d)", ipath, (int)err);
+    if (parse_diagnostics(&t))
+        return 1;
+
+    ast_build(&t);
+    rc = analysis_constructs(&t);
+    if (o->dump_pragmas) {
+        sbuf s;
+        sb_init(&s);
+        emit_dump_pragmas(&t, &s);
+        *out = sb_take(&s);
+        return diag_errors ? 1 : 0;
+    }
+    if (rc < 0)
+        return 1;
+    globals_classify(&t);
+    if (diag_errors)
+        return 1;
+    if (sharing_analyse(&t) < 0)
+        return 1;
+    globals_rewrite(&t);
+    if (diag_errors)
+        return 1;
+    /* innermost constructs first: each embeds the rendered text of the
+     * constructs inside it */
+    for (i = t.cons.n - 1; i >= 0; i--) {
+        if (t.cons.v[i].dir == DIR_PARALLEL && t.cons.v[i].func >= 0)
+            outline_region(&t, i);
+        else
+            lower_construct(&t, i);
+    }
+    globals_tables(&t);
+    if (diag_errors)
+        return 1;
+    if (o->abi_header) {
+        size_t alen;
+        abi = read_file(o->abi_header, &alen);
+        if (!abi)
+            internal_error("cannot read the ABI header %s", o->abi_header);
+    }
+    *out = emit_unit(&t, abi, o->abi_header);
+    free(abi);
+    if (diag_errors)
+        return 1;
+    /* the model is freed with the process: ompcc translates few files */
+    return 0;
+}
