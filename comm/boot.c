@@ -35,15 +35,33 @@ static struct {
     pthread_mutex_t lock;   /* one message at a time on fd */
 } boot = {.fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
 
+/* send(MSG_NOSIGNAL): a launcher that went away must not kill us with
+ * SIGPIPE while we try to tell it we are failing. */
+static int send_all(const void *p, size_t len)
+{
+    const char *c = p;
+    while (len) {
+        ssize_t n = send(boot.fd, c, len, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        c += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
 static int send_msg(uint32_t type, const void *a, size_t alen, const void *b,
                     size_t blen)
 {
     struct boot_hdr h = {type, (uint32_t)(alen + blen)};
-    int rc = ompdsm_write_full(boot.fd, &h, sizeof h);
+    int rc = send_all(&h, sizeof h);
     if (!rc && alen)
-        rc = ompdsm_write_full(boot.fd, a, alen);
+        rc = send_all(a, alen);
     if (!rc && blen)
-        rc = ompdsm_write_full(boot.fd, b, blen);
+        rc = send_all(b, blen);
     return rc;
 }
 

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,7 +116,7 @@ static int tcp_listen_early(void)
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = addr};
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 256) < 0) {
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 4096) < 0) {
         int e = errno;
         ompdsm_err("tcp: bind/listen on %s: %s", inet_ntoa(sa.sin_addr),
                    strerror(e));
@@ -289,6 +290,13 @@ int comm_connect(void)
         close(comm_g.tcp_listen_fd);
         comm_g.tcp_listen_fd = -1;
     }
+    /* A node bound to one CPU that spins takes that CPU from its own tcp
+     * service thread, which must run to deliver the notify being waited
+     * for: block at once instead (unless OMPDSM_SPIN_US says otherwise). */
+    cpu_set_t cpus;
+    if (kind == COMM_TRANSPORT_TCP && !getenv("OMPDSM_SPIN_US") &&
+        sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) == 1)
+        comm_g.spin_ns = 0;
     comm_g.connected = 1;
     OMPDSM_TRACE(OMPDSM_TR_COMM, "comm_connect: transport %s, all local %d",
                  comm_transport_name(), comm_g.all_local);

@@ -105,6 +105,7 @@ static const char *const op_names[TCP_OP_END] = {
     [TCP_OP_CAS] = "compare-swap", [TCP_OP_NOTIFY] = "notify",
     [TCP_OP_FENCE] = "fence",  [TCP_OP_SEND] = "send",
     [TCP_OP_REPLY] = "reply",  [TCP_OP_BYE] = "bye",
+    [TCP_OP_ABORT] = "abort",
 };
 
 const char *tcp_op_name(unsigned op)
@@ -134,6 +135,7 @@ static const uint8_t op_fields[TCP_OP_END] = {
     [TCP_OP_SEND] = F_TAG | F_LEN,
     [TCP_OP_REPLY] = F_ID | F_LEN | F_A | F_B,
     [TCP_OP_BYE] = 0,
+    [TCP_OP_ABORT] = F_LEN,
 };
 
 int tcp_frame_decode(const unsigned char in[TCP_FRAME_HDR],
@@ -187,6 +189,11 @@ int tcp_frame_decode(const unsigned char in[TCP_FRAME_HDR],
                  "limit", f->len, COMM_MSG_MAX);
         return -EPROTO;
     }
+    if (f->op == TCP_OP_ABORT && f->len > TCP_ABORT_MAX) {
+        snprintf(why, whylen, "abort text of %u bytes exceeds %d", f->len,
+                 TCP_ABORT_MAX);
+        return -EPROTO;
+    }
     if ((u & F_LEN) && f->len > TCP_FRAME_MAX_LEN) {
         snprintf(why, whylen, "%s of %u bytes exceeds the %u-byte frame limit",
                  name, f->len, TCP_FRAME_MAX_LEN);
@@ -215,7 +222,7 @@ int tcp_frame_decode(const unsigned char in[TCP_FRAME_HDR],
 size_t tcp_frame_payload(const struct tcp_frame *f)
 {
     return (f->op == TCP_OP_PUT || f->op == TCP_OP_SEND ||
-            f->op == TCP_OP_REPLY) ? f->len : 0;
+            f->op == TCP_OP_REPLY || f->op == TCP_OP_ABORT) ? f->len : 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -246,14 +253,21 @@ struct tcp_rx {
     char *dst;            /* where it goes (put: region memory, send: msgbuf) */
 };
 
-/* Bytes waiting to be written: q[head..len). */
+/* Bytes waiting to be written: q[head..len).  len is also read without
+ * the owner's lock as a hint (oq_pending), so it is stored atomically. */
 struct tcp_outq {
     char *q;
     size_t head, len, cap;
 };
 
+static void outq_set_len(struct tcp_outq *o, size_t len)
+{
+    __atomic_store_n(&o->len, len, __ATOMIC_RELAXED);
+}
+
 struct tcp_peer {
     int peer;
+    struct comm_transport *t;
     /* ---- out: this node's requests to the peer; its replies come back ---- */
     int out_fd;              /* blocking, with TCP_POLL_MS timeouts */
     /* One writer at a time on out_fd, held across whole frames.  Application
@@ -279,7 +293,7 @@ struct tcp_peer {
     /* ---- in: the peer's requests; replies go back (service thread only) */
     int in_fd;               /* non-blocking */
     struct tcp_rx irx;
-    char *msgbuf;            /* a control message being received */
+    char *msgbuf;            /* a control message or abort text arriving */
     struct tcp_outq iq;      /* replies not written yet */
     int iq_armed;            /* EPOLLOUT on in_fd */
     int shut_pending;        /* half-close in_fd once iq is written */
@@ -308,23 +322,56 @@ static __thread int tcp_in_service;
 static inline int ld(const int *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline void st(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 
+static int oq_pending(struct tcp_peer *p);
+
+/* Fails the job with msg and, best effort, tells every other peer why
+ * (an ABORT frame), so that the nodes that notice the failure through this
+ * node's own exit still name the node that was lost first. */
+static void job_failed(struct tcp_peer *lost, const char *msg)
+{
+    if (comm_g.failed)
+        return;
+    comm_set_failed("%s", msg);
+    struct comm_transport *t = lost->t;
+    size_t len = strnlen(msg, TCP_ABORT_MAX);
+    struct tcp_frame f = {.op = TCP_OP_ABORT, .len = (uint32_t)len};
+    unsigned char hdr[TCP_FRAME_HDR];
+    tcp_frame_encode(&f, hdr);
+    for (int r = 0; r < t->size; r++) {
+        struct tcp_peer *p = &t->peers[r];
+        if (p == lost || r == t->rank || pthread_mutex_trylock(&p->send_lock))
+            continue;
+        /* Only between frames: never after a partly written one. */
+        if (!p->closed_tx && !oq_pending(p)) {
+            struct iovec iov[2] = {{hdr, sizeof hdr}, {(void *)msg, len}};
+            struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
+            if (sendmsg(p->out_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) !=
+                (ssize_t)(sizeof hdr + len))
+                p->closed_tx = 1;
+        }
+        pthread_mutex_unlock(&p->send_lock);
+    }
+}
+
 static void peer_lost(struct tcp_peer *p, int err, const char *doing)
 {
     if (comm_g.failed)
         return;
-    char how[96] = "closed";
+    char how[96] = "closed", msg[512];
     if (err)
         snprintf(how, sizeof how, "failed (%s)", strerror(err));
-    comm_set_failed("tcp: connection to node %d %s while %s; did node %d die?",
-                    p->peer, how, doing, p->peer);
+    snprintf(msg, sizeof msg, "tcp: connection to node %d %s while %s; did "
+             "node %d die?", p->peer, how, doing, p->peer);
+    job_failed(p, msg);
 }
 
 /* The peer broke the protocol: fatal for the job. */
 static int bad_peer(struct tcp_peer *p, const char *why)
 {
-    if (!comm_g.failed)
-        comm_set_failed("tcp: bad frame from node %d: %s; ending the job",
-                        p->peer, why);
+    char msg[512];
+    snprintf(msg, sizeof msg, "tcp: bad frame from node %d: %s; ending the job",
+             p->peer, why);
+    job_failed(p, msg);
     return -EPROTO;
 }
 
@@ -341,9 +388,10 @@ static void outq_append(struct tcp_outq *o, int peer, const struct iovec *iov,
     total -= skip;
     if (o->len + total > o->cap) {
         size_t live = o->len - o->head;
-        memmove(o->q, o->q + o->head, live);
+        if (o->head)
+            memmove(o->q, o->q + o->head, live);
         o->head = 0;
-        o->len = live;
+        outq_set_len(o, live);
         if (live + total > o->cap) {
             size_t cap = o->cap ? o->cap : 64 * 1024;
             while (cap < live + total)
@@ -363,7 +411,7 @@ static void outq_append(struct tcp_outq *o, int peer, const struct iovec *iov,
             continue;
         }
         memcpy(o->q + o->len, (const char *)iov[i].iov_base + skip, l - skip);
-        o->len += l - skip;
+        outq_set_len(o, o->len + l - skip);
         skip = 0;
     }
 }
@@ -382,7 +430,8 @@ static int outq_write(struct tcp_outq *o, int fd)
         }
         o->head += (size_t)w;
     }
-    o->head = o->len = 0;
+    o->head = 0;
+    outq_set_len(o, 0);
     return 0;
 }
 
@@ -435,7 +484,9 @@ static int oq_flush(struct tcp_peer *p, uint64_t deadline_ns)
     for (;;) {
         pthread_mutex_lock(&p->q_lock);
         struct tcp_outq o = p->oq;
-        memset(&p->oq, 0, sizeof p->oq);
+        p->oq.q = NULL;
+        p->oq.head = p->oq.cap = 0;
+        outq_set_len(&p->oq, 0);
         pthread_mutex_unlock(&p->q_lock);
         if (o.head == o.len) {
             free(o.q);
@@ -478,8 +529,10 @@ static void service_flush_out(struct comm_transport *t, struct tcp_peer *p)
         return;
     pthread_mutex_lock(&p->q_lock);
     int rc = p->closed_tx ? 0 : outq_write(&p->oq, p->out_fd);
-    if (rc < 0 || p->closed_tx)
-        p->oq.head = p->oq.len = 0;
+    if (rc < 0 || p->closed_tx) {
+        p->oq.head = 0;
+        outq_set_len(&p->oq, 0);
+    }
     int pending = p->oq.len != 0;
     pthread_mutex_unlock(&p->q_lock);
     if (rc < 0)
@@ -577,7 +630,7 @@ static int send_frame(struct comm_transport *t, struct tcp_peer *p,
         tcp_frame_encode(f, hdr);
         rc = write_all(p->out_fd, iov, niov, 0);
     }
-    if (rc < 0 && rc != -ECONNABORTED)
+    if (rc < 0) /* maybe after part of the frame: nothing more may follow */
         p->closed_tx = 1;
     if (!req)
         __atomic_fetch_add(&p->put_seq, 1, __ATOMIC_RELEASE);
@@ -1006,6 +1059,8 @@ static void reply(struct comm_transport *t, struct tcp_peer *p, uint64_t id,
     arm_in(t, p, 1);
 }
 
+static void request_end(struct tcp_peer *p);
+
 /* Acts on a request header.  Returns 0, or -EPROTO when the peer must no
  * longer be read. */
 static int request_begin(struct comm_transport *t, struct tcp_peer *p,
@@ -1054,11 +1109,12 @@ static int request_begin(struct comm_transport *t, struct tcp_peer *p,
         reply(t, p, f->id, 0, 0, NULL, 0);
         return 0;
     case TCP_OP_SEND:
-        if (!p->msgbuf && !(p->msgbuf = malloc(COMM_MSG_MAX)))
+    case TCP_OP_ABORT:
+        if (!p->msgbuf && !(p->msgbuf = malloc(COMM_MSG_MAX + 1)))
             ompdsm_fatal("tcp: out of memory for a message from node %d", peer);
         x->dst = p->msgbuf;
         if (!f->len)
-            comm_dispatch(peer, f->tag, p->msgbuf, 0);
+            request_end(p);
         break;
     case TCP_OP_BYE:
         /* Nothing more comes from the peer: once our replies are out, close
@@ -1081,8 +1137,12 @@ static void request_end(struct tcp_peer *p)
 {
     struct tcp_rx *x = &p->irx;
     x->in_payload = 0;
-    if (x->cur.op == TCP_OP_SEND)
+    if (x->cur.op == TCP_OP_SEND) {
         comm_dispatch(p->peer, x->cur.tag, p->msgbuf, x->cur.len);
+    } else if (x->cur.op == TCP_OP_ABORT && !comm_g.failed) {
+        p->msgbuf[x->cur.len] = 0;
+        comm_set_failed("node %d reports: %s", p->peer, p->msgbuf);
+    }
 }
 
 static void in_closed(struct comm_transport *t, struct tcp_peer *p, int err)
@@ -1100,7 +1160,7 @@ static void in_closed(struct comm_transport *t, struct tcp_peer *p, int err)
         snprintf(doing, sizeof doing, "receiving a %s of %u bytes from it",
                  tcp_op_name(p->irx.cur.op), p->irx.cur.len);
     else
-        snprintf(doing, sizeof doing, "serving its requests");
+        snprintf(doing, sizeof doing, "the job was running");
     peer_lost(p, err, doing);
 }
 
@@ -1397,6 +1457,8 @@ static int handshake(struct comm_transport *t)
     int nacc = 0, ins = 0, outs = 0;
     if (!out || !acc || !pf)
         rc = -ENOMEM;
+    /* accepts until EAGAIN below */
+    fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK);
     for (int r = 0; !rc && r < n; r++) {
         out[r].fd = -1;
         if (r != t->rank && (rc = start_connect(r, &out[r])) < 0)
@@ -1625,6 +1687,7 @@ static int tcp_start(struct comm_transport **out)
     for (int r = 0; r < t->size; r++) {
         struct tcp_peer *p = &t->peers[r];
         p->peer = r;
+        p->t = t;
         p->out_fd = p->in_fd = -1;
         pthread_mutex_init(&p->send_lock, NULL);
         pthread_mutex_init(&p->q_lock, NULL);

@@ -27,12 +27,14 @@ enum tcp_op {
     TCP_OP_REPLY,     /* id of the request, a = old value, b = status (0 or
                          -errno); len payload bytes follow (GET data) */
     TCP_OP_BYE,       /* orderly end: the sender sends nothing more */
+    TCP_OP_ABORT,     /* the sender is failing: len bytes of text say why */
     TCP_OP_END
 };
 
 enum {
     TCP_FRAME_HDR = 40,
     TCP_FRAME_MAGIC = 0xd5,
+    TCP_ABORT_MAX = 1024, /* longest ABORT text */
 };
 /* Largest payload of one PUT, GET or REPLY frame; longer transfers are
  * split into several frames. */

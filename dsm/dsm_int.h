@@ -201,8 +201,6 @@ void dsm_release_pages(struct notice_list *out);
 void dsm_apply_notices(const struct notice *v, size_t n);
 /* Invalidates every valid non-home page (log overrun). */
 void dsm_invalidate_all(void);
-/* Publishes notices in the global log (lock release, flush). */
-void dsm_log_publish(const struct notice *v, size_t n);
 /* Reads and applies log entries since log_pos. */
 void dsm_log_acquire(void);
 /* Releases and records the notices in the interval accumulator. */

@@ -77,21 +77,25 @@ static void unlock_run(uint32_t pg, uint32_t n)
         pthread_mutex_unlock(page_lock(pg + k));
 }
 
-void dsm_release_pages(struct notice_list *out)
+/* Takes the node's dirty list and extra notices (sorted pages). */
+static void take_batch(uint32_t **pages, size_t *n, struct notice_list *extra)
 {
     pthread_mutex_lock(&dsm_g.dirty_lock);
-    uint32_t *pages = dsm_g.dirty;
-    size_t n = dsm_g.ndirty;
-    struct notice_list at = dsm_g.extra_notices;
+    *pages = dsm_g.dirty;
+    *n = dsm_g.ndirty;
+    *extra = dsm_g.extra_notices;
     dsm_g.dirty = NULL;
     dsm_g.ndirty = dsm_g.dirty_cap = 0;
     memset(&dsm_g.extra_notices, 0, sizeof dsm_g.extra_notices);
     pthread_mutex_unlock(&dsm_g.dirty_lock);
-    if (!n && !at.n) {
-        free(pages);
-        return;
-    }
-    qsort(pages, n, sizeof *pages, cmp_u32);
+    qsort(*pages, *n, sizeof **pages, cmp_u32);
+}
+
+/* Write-protects the pages of a batch that are still dirty, sends the diffs
+ * of those not homed here, and appends a notice for each to out (may be
+ * NULL).  Returns whether diffs went out (they need a fence). */
+static int release_batch(const uint32_t *pages, size_t n, struct notice_list *out)
+{
     int sent = 0;
     for (size_t i = 0; i < n;) {
         uint32_t pg = pages[i], len = run_end(pages, n, i);
@@ -118,11 +122,22 @@ void dsm_release_pages(struct notice_list *out)
                 sent = 1;
             }
             dsm_g.state[p] = PG_RO;
-            notice_push(out, p, 1, dsm_g.rank);
+            if (out)
+                notice_push(out, p, 1, dsm_g.rank);
             OMPDSM_TRACE(OMPDSM_TR_DSM, "release page %u (home %d)", p, home);
         }
         unlock_run(pg, len);
     }
+    return sent;
+}
+
+void dsm_release_pages(struct notice_list *out)
+{
+    uint32_t *pages;
+    size_t n;
+    struct notice_list at;
+    take_batch(&pages, &n, &at);
+    int sent = release_batch(pages, n, out);
     free(pages);
     for (size_t i = 0; i < at.n; i++)
         notice_push(out, at.v[i].page, at.v[i].npages, at.v[i].writer);
@@ -289,17 +304,21 @@ void dsm_invalidate_all(void)
 
 /* ---- the global notice log at node 0 ---- */
 
-void dsm_log_publish(const struct notice *v, size_t n)
+/* Reserves n entries of the log; readers that see the new tail wait for
+ * the entries' sequence words, so reserving first makes them wait for this
+ * release's diffs too (see dsm_release). */
+static uint64_t log_reserve(size_t n)
 {
-    struct notice all = {0, dsm_g.npages, NOTICE_MULTI, 0};
-    if (n > DSM_LOG_CAP / 4) {
-        /* Too many ranges: tell everyone to drop every copy. */
-        v = &all;
-        n = 1;
-    }
     uint64_t start;
     COMM_CHECK(comm_fetch_add(0, COMM_REG_DSM,
                               offsetof(struct dsm_area_hdr, log_tail), n, &start));
+    return start;
+}
+
+/* Writes reserved entries: contents first, then (after a fence) the
+ * sequence words that mark them complete; split where the ring wraps. */
+static void log_write(uint64_t start, const struct notice *v, size_t n)
+{
     struct dsm_log_entry *e = malloc(n * sizeof *e);
     uint64_t *seq = malloc(n * sizeof *seq);
     if (!e || !seq)
@@ -309,8 +328,6 @@ void dsm_log_publish(const struct notice *v, size_t n)
                                       0, 0};
         seq[i] = start + i + 1;
     }
-    /* Entries first, then (after a fence) the sequence words that mark them
-     * complete; split where the ring wraps. */
     for (int pass = 0; pass < 2; pass++) {
         size_t done = 0;
         while (done < n) {
@@ -331,6 +348,18 @@ void dsm_log_publish(const struct notice *v, size_t n)
     }
     free(e);
     free(seq);
+}
+
+/* More ranges than a quarter of the ring: publish one entry telling
+ * everyone to drop every copy instead. */
+static const struct notice *log_shape(const struct notice *v, size_t *n,
+                                      struct notice *all)
+{
+    if (*n <= DSM_LOG_CAP / 4)
+        return v;
+    *all = (struct notice){0, dsm_g.npages, NOTICE_MULTI, 0};
+    *n = 1;
+    return all;
 }
 
 void dsm_log_acquire(void)
@@ -407,13 +436,48 @@ void dsm_release(void)
     if (dsm_g.solo || !dsm_g.started)
         return;
     DSM_STAT(releases, 1);
-    struct notice_list rel = {0};
     pthread_mutex_lock(&dsm_g.release_lock);
-    release_interval_locked(&rel);
-    if (rel.n)
-        dsm_log_publish(rel.v, rel.n);
+    uint32_t *pages;
+    size_t n;
+    struct notice_list pre = {0};
+    take_batch(&pages, &n, &pre);
+    if (!n && !pre.n) {
+        free(pages);
+        pthread_mutex_unlock(&dsm_g.release_lock);
+        return;
+    }
+    /* Notices first, from the dirty list (a superset if another thread
+     * cleans a page meanwhile), and their log entries reserved before any
+     * diff goes out.  A node that is home of a page written here (a flag)
+     * sees the new bytes the moment the diff lands, before it acquired; an
+     * acquire it then does sees the reserved entries and waits until they
+     * are complete, that is, until every diff of this release has landed. */
+    for (size_t i = 0; i < n; i++)
+        notice_push(&pre, pages[i], 1, dsm_g.rank);
+    notice_normalize(&pre);
+    struct notice all;
+    size_t cnt = pre.n;
+    const struct notice *v = log_shape(pre.v, &cnt, &all);
+    uint64_t start = log_reserve(cnt);
+    if (release_batch(pages, n, NULL) && comm_fence(-1) < 0)
+        ompdsm_fatal("completing diffs failed");
+    free(pages);
+    DSM_STAT(notices_sent, pre.n);
+    pthread_mutex_lock(&dsm_g.interval_lock);
+    struct notice_list m = {0};
+    notice_merge(dsm_g.interval.v, dsm_g.interval.n, pre.v, pre.n, &m);
+    notice_free(&dsm_g.interval);
+    dsm_g.interval = m;
+    if (dsm_g.track_since_fork) {
+        struct notice_list f = {0};
+        notice_merge(dsm_g.since_fork.v, dsm_g.since_fork.n, pre.v, pre.n, &f);
+        notice_free(&dsm_g.since_fork);
+        dsm_g.since_fork = f;
+    }
+    pthread_mutex_unlock(&dsm_g.interval_lock);
+    log_write(start, v, cnt);
     pthread_mutex_unlock(&dsm_g.release_lock);
-    notice_free(&rel);
+    notice_free(&pre);
 }
 
 void dsm_acquire(void)

@@ -12,10 +12,9 @@ static inline struct rt_loop *L_of(OMPDSM_loop *l)
     return (struct rt_loop *)l;
 }
 
-static void claim_of(const struct rt_loop *L, int ordered,
-                     struct sched_claim *c)
+static void claim_of(const struct rt_loop *L, struct sched_claim *c)
 {
-    rt_ws_where(L->seq, ordered, &c->node, &c->off);
+    rt_ws_where(L->seq, &c->node, &c->off);
     c->region = COMM_REG_RT;
     c->gen = rt_ws_gen(L->seq);
 }
@@ -103,7 +102,7 @@ RT_API int OMPDSM_loop_next(OMPDSM_loop *loop, unsigned long long *lo,
     case OMPDSM_SCHED_DYNAMIC: {
         struct sched_claim c;
         uint64_t ci;
-        claim_of(L, 0, &c);
+        claim_of(L, &c);
         uint64_t nchunks = L->n ? (L->n - 1) / L->chunk + 1 : 0;
         got = sched_dynamic_next(&c, nchunks, &ci);
         if (got) {
@@ -116,7 +115,7 @@ RT_API int OMPDSM_loop_next(OMPDSM_loop *loop, unsigned long long *lo,
     }
     case OMPDSM_SCHED_GUIDED: {
         struct sched_claim c;
-        claim_of(L, 0, &c);
+        claim_of(L, &c);
         got = sched_guided_next(&c, L->n, L->chunk, L->nthreads, &a, &b);
         if (!got)
             L->done = 1;
@@ -156,21 +155,25 @@ RT_API void OMPDSM_loop_iter(OMPDSM_loop *loop, unsigned long long k)
     rt_self.ordered_iter = k;
 }
 
-/* The word at every team node holds gen << 40 | (iterations done); the
- * thread finishing iteration k tells every team node k + 1. */
-static uint64_t ordered_word(const struct rt_loop *L)
+/* Every team node holds, per ordered-loop slot, one word per sender (see
+ * rt.h); the thread finishing iteration k sets its node's word on every
+ * team node to gen << 40 | k + 1.  Ordered regions run one at a time, so
+ * the largest word of this instance says how many iterations are done. */
+static volatile uint64_t *ordered_words(const struct rt_loop *L)
 {
-    return rt_area->ordered[L->seq % RT_WS_SLOTS];
+    return rt_area->ordered + (L->seq % RT_ORD_SLOTS) * (uint64_t)comm_size();
 }
 
 static int ordered_ready(void *arg)
 {
     const struct rt_loop *L = arg;
-    uint64_t w = ordered_word(L);
-    uint64_t d = ((w >> 40) - L->gen) & 0xffffff;
-    if (d && d < 0x800000)
-        return 1; /* a newer instance: ours is long done */
-    uint64_t done = d ? 0 : (w & RT_WS_VAL_MASK);
+    volatile uint64_t *w = ordered_words(L);
+    uint64_t done = 0;
+    for (int s = 0; s < rt_self.group.nodes; s++) {
+        uint64_t v = __atomic_load_n(&w[s], __ATOMIC_ACQUIRE);
+        if (((v >> 40) & 0xffffff) == L->gen && (v & RT_WS_VAL_MASK) > done)
+            done = v & RT_WS_VAL_MASK;
+    }
     return done >= rt_self.ordered_iter;
 }
 
@@ -192,7 +195,8 @@ RT_API void OMPDSM_ordered_end(void)
     dsm_release();
     uint64_t w = (L->gen << 40) | (rt_self.ordered_iter + 1);
     uint64_t off = offsetof(struct rt_area, ordered) +
-                   (L->seq % RT_WS_SLOTS) * 8;
+                   ((L->seq % RT_ORD_SLOTS) * (uint64_t)comm_size() +
+                    (uint64_t)comm_rank()) * 8;
     for (int node = 0; node < rt_self.group.nodes; node++)
         COMM_CHECK(comm_notify(node, COMM_REG_RT, off, w));
 }
@@ -210,7 +214,7 @@ RT_API int OMPDSM_single_start(void)
     memset(&L, 0, sizeof L);
     L.seq = rt_self.ws_seq++;
     struct sched_claim c;
-    claim_of(&L, 0, &c);
+    claim_of(&L, &c);
     return sched_single_claim(&c);
 }
 

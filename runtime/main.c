@@ -232,7 +232,7 @@ void rt_fork_send(int region, int nthreads, uint64_t ws_base, const void *frame,
 
 static void setup_rt_region(void)
 {
-    size_t len = OMPDSM_ALIGN_UP(sizeof(struct rt_area), (size_t)4096);
+    size_t len = OMPDSM_ALIGN_UP(rt_area_len(comm_size()), (size_t)4096);
     int fd = memfd_create("ompdsm-rt", MFD_CLOEXEC);
     if (fd < 0 || ftruncate(fd, (off_t)len) < 0)
         ompdsm_fatal("memfd for the runtime region: %s", strerror(errno));

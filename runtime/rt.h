@@ -55,15 +55,24 @@ int rt_nodes(void);
 /* Team barrier with pending reductions (and optional copyprivate data). */
 void rt_team_barrier(const void *cp, size_t cplen, int cp_executor,
                      void *cp_out);
-/* Work-share slot words (COMM_REG_RT). */
-enum { RT_WS_SLOTS = 256 };
+/* Work-share slot words (COMM_REG_RT).  ws: one claim word per instance
+ * slot (dynamic, guided, single, sections), at node seq mod team nodes.
+ * ordered: per ordered-loop slot, one word per sending node, holding
+ * gen << 40 | iterations completed: each sender's words only grow in the
+ * order it sends them (one connection), while notifies from different
+ * senders may overtake each other, so a waiter takes the maximum. */
+enum { RT_WS_SLOTS = 256, RT_ORD_SLOTS = 64 };
 struct rt_area {
-    volatile uint64_t ws[RT_WS_SLOTS];      /* dynamic/guided/single claims */
-    volatile uint64_t ordered[RT_WS_SLOTS]; /* ordered: next iteration + gen */
+    volatile uint64_t ws[RT_WS_SLOTS];
+    volatile uint64_t ordered[]; /* [RT_ORD_SLOTS][nodes] */
 };
+static inline size_t rt_area_len(int nodes)
+{
+    return sizeof(struct rt_area) + (size_t)RT_ORD_SLOTS * (size_t)nodes * 8;
+}
 extern struct rt_area *rt_area;
-/* The node holding slot words of work-share instance seq, and the offset. */
-void rt_ws_where(uint64_t seq, int ordered, int *node, uint64_t *off);
+/* The node holding the claim word of work-share instance seq, and its offset. */
+void rt_ws_where(uint64_t seq, int *node, uint64_t *off);
 /* Generation tag of an instance, stored in a slot word's top 24 bits. */
 static inline uint64_t rt_ws_gen(uint64_t seq)
 {

@@ -21,13 +21,11 @@ void rt_fork_send(int region, int nthreads, uint64_t ws_base, const void *frame,
 int rt_rank(void) { return comm_rank(); }
 int rt_nodes(void) { return comm_size(); }
 
-void rt_ws_where(uint64_t seq, int ordered, int *node, uint64_t *off)
+void rt_ws_where(uint64_t seq, int *node, uint64_t *off)
 {
     int nodes = rt_self.group.nodes > 0 ? rt_self.group.nodes : 1;
     *node = (int)(seq % (uint64_t)nodes);
-    size_t base = ordered ? offsetof(struct rt_area, ordered)
-                          : offsetof(struct rt_area, ws);
-    *off = base + (seq % RT_WS_SLOTS) * 8;
+    *off = offsetof(struct rt_area, ws) + (seq % RT_WS_SLOTS) * 8;
 }
 
 /* Runs the region's function on this node as thread `tid` of the team. */

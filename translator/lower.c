@@ -597,6 +597,56 @@ static void add_critical(tu *t, const char *name)
     VEC_PUSH(t->criticals, xstrdup(name));
 }
 
+/* A spin loop on a flushed flag, as NPB LU's pipeline writes it:
+ *     while (flag[i-1] == 0) { #pragma omp flush(flag) }
+ *     ... read what the other thread wrote before setting the flag ...
+ * OpenMP asks for a flush between seeing the flag and reading that data;
+ * shared-memory hardware lets programs omit it, a DSM does not (the node
+ * that is home of the flag's page sees the flag the moment it lands, before
+ * it acquired the data).  So every while, do or (non-work-sharing) for loop
+ * whose body holds a flush gets one full flush after it.  An extra flush
+ * never changes the meaning of a program. */
+static void flush_after_spin_loop(tu *t, int k)
+{
+    const construct *c = &t->cons.v[k];
+    int best = -1, n, i;
+    for (n = 0; n < t->nodes.n; n++) {
+        const node *x = &t->nodes.v[n];
+        if (x->func != c->func || !(x->b < c->b && c->e <= x->e))
+            continue;
+        if (x->kind != CXCursor_WhileStmt && x->kind != CXCursor_DoStmt &&
+            x->kind != CXCursor_ForStmt)
+            continue;
+        if (best < 0 || x->b > t->nodes.v[best].b)
+            best = n;
+    }
+    if (best < 0)
+        return;
+    for (i = 0; i < t->spin_loops.n; i++)
+        if (t->spin_loops.v[i] == best)
+            return;
+    /* The loop of a work-sharing construct is replaced by the construct: a
+     * flush directly in its body needs nothing here. */
+    for (i = 0; i < t->cons.n; i++) {
+        int j;
+        for (j = 0; j < t->cons.v[i].nloops; j++)
+            if (t->cons.v[i].loops[j].node == best)
+                return;
+    }
+    VEC_PUSH(t->spin_loops, best);
+    const node *x = &t->nodes.v[best];
+    unsigned end = x->e;
+    if (x->kind == CXCursor_DoStmt) {
+        /* A do statement's extent stops before its semicolon. */
+        while (end < t->len && t->text[end] != ';')
+            end++;
+        if (end < t->len)
+            end++;
+    }
+    edit_add(t, x->b, x->b, xstrdup("{ "), 0);
+    edit_add(t, end, end, xstrdup(" OMPDSM_flush(); }"), 0);
+}
+
 void lower_construct(tu *t, int k)
 {
     construct *c = &t->cons.v[k];
@@ -650,6 +700,8 @@ void lower_construct(tu *t, int k)
         sb_puts(&o, " OMPDSM_taskwait();");
         break;
     case DIR_FLUSH:
+        flush_after_spin_loop(t, k);
+        c = &t->cons.v[k];
         if (!c->flush.n)
             sb_puts(&o, " OMPDSM_flush();");
         for (i = 0; i < c->flush.n; i++) {

@@ -205,6 +205,7 @@ typedef struct tu {
     VEC(char *) criticals;
     int main_func;        /* index of the user's main, -1 */
     VEC(char *) sites;    /* loop site names */
+    VEC(int) spin_loops;  /* loops given a flush after them (nodes) */
 } tu;
 
 /* diagnostics at an offset of the preprocessed text (presumed location) */
