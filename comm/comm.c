@@ -48,6 +48,11 @@ void comm_stats_add_coll(int bcast)
 
 static int fatal_hook(int status, const char *msg)
 {
+    /* A lost peer is usually a node that died: give the launcher time to
+     * notice that death, report it as the cause and end us, rather than
+     * racing it with "connection closed" from every survivor. */
+    if (comm_g.failed)
+        usleep(1500 * 1000);
     return comm_boot_abort(status, msg);
 }
 
