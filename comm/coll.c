@@ -184,6 +184,17 @@ out:
     return rc;
 }
 
+uint64_t comm_coll_seq(int chan)
+{
+    return comm_g.coll_seq[chan];
+}
+
+void comm_coll_set_seq(int chan, uint64_t seq)
+{
+    if (seq > comm_g.coll_seq[chan])
+        comm_g.coll_seq[chan] = seq;
+}
+
 int comm_barrier(struct comm_group g)
 {
     return comm_barrier_x(g, NULL, 0, NULL, NULL, NULL, NULL);

@@ -147,6 +147,13 @@ int comm_barrier_x(struct comm_group g, const void *up, size_t uplen,
                    comm_combine_fn combine, comm_root_fn root_fn, void *ctx,
                    struct comm_buf *down);
 int comm_barrier(struct comm_group g);
+/* The sequence number of a channel's last collective on this node.  A
+ * channel used by groups of different sizes drifts apart between nodes
+ * (only members count); before the first collective of a new group, set
+ * every member to the same value, no smaller than any member's (rank 0's,
+ * when rank 0 was in every earlier group). */
+uint64_t comm_coll_seq(int chan);
+void comm_coll_set_seq(int chan, uint64_t seq);
 /* Tree broadcast of rank 0's buf to every member (no gather).  Between two
  * broadcasts on a channel there must be a barrier on that channel. */
 int comm_bcast0(struct comm_group g, struct comm_buf *buf);

@@ -76,8 +76,23 @@ void dsm_atomic_update(void *p, size_t size, dsm_atomic_fn fn, const void *arg,
     int home = dsm_home(pg);
     uint64_t hoff = (uint64_t)((char *)(a - off) - dsm_g.app);
     uint64_t guess, got, nw;
-    /* Our copy, if valid, is the best first guess. */
-    memcpy(&guess, dsm_g.sys + hoff, 8);
+    if (home != dsm_g.rank) {
+        /* Stores this node made to the page and not yet released are not
+         * at the home: release the page first, or the compare-swap would
+         * work on (and our twin update would then hide) an older value. */
+        dsm_release_page(pg);
+        pthread_mutex_lock(page_lock(pg));
+        int valid = dsm_g.state[pg] == PG_RO;
+        if (valid)
+            memcpy(&guess, dsm_g.sys + hoff, 8);
+        pthread_mutex_unlock(page_lock(pg));
+        /* Our copy, if valid, is the best first guess; otherwise ask the
+         * home, so that fn never sees bytes that were never the value. */
+        if (!valid)
+            COMM_CHECK(comm_get(home, COMM_REG_HEAP, hoff, &guess, 8));
+    } else {
+        memcpy(&guess, dsm_g.sys + hoff, 8);
+    }
     for (;;) {
         nw = apply(guess, off, size, fn, arg, out_old, out_new);
         COMM_CHECK(comm_cas(home, COMM_REG_HEAP, hoff, guess, nw, &got));

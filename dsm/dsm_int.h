@@ -203,6 +203,9 @@ void dsm_apply_notices(const struct notice *v, size_t n);
 void dsm_invalidate_all(void);
 /* Reads and applies log entries since log_pos. */
 void dsm_log_acquire(void);
+/* Sends the diff of page pg now if it is dirty here and not homed here;
+ * its notice goes out with the next release. */
+void dsm_release_page(uint32_t pg);
 /* Releases and records the notices in the interval accumulator. */
 void dsm_release_interval(struct notice_list *published);
 

@@ -256,6 +256,22 @@ static void stale_run(uint32_t pg, uint32_t n)
     unlock_run(pg, n);
 }
 
+void dsm_release_page(uint32_t pg)
+{
+    pthread_mutex_lock(page_lock(pg));
+    if (dsm_g.state[pg] == PG_DIRTY && dsm_home(pg) != dsm_g.rank) {
+        dsm_protect(pg, 1, PROT_READ);
+        send_diff(pg, dsm_home(pg));
+        dsm_g.state[pg] = PG_RO;
+        pthread_mutex_lock(&dsm_g.dirty_lock);
+        notice_push(&dsm_g.extra_notices, pg, 1, dsm_g.rank);
+        pthread_mutex_unlock(&dsm_g.dirty_lock);
+        if (comm_fence(dsm_home(pg)) < 0)
+            ompdsm_fatal("completing the diff of page %u failed", pg);
+    }
+    pthread_mutex_unlock(page_lock(pg));
+}
+
 /* Collects the pages of [pg, pg+n) that may hold a copy (valid, dirty or
  * being fetched) and are not homed here, and hands them to stale_run in
  * batches.  The unlocked state check is safe: a page read as INVALID has

@@ -11,7 +11,7 @@ struct atomic_arg {
     const void *operand;
 };
 
-#define APPLY_INT(T)                                                           \
+#define APPLY_INT(T, SIGNED)                                                         \
     do {                                                                       \
         T x, y;                                                                \
         memcpy(&x, v, sizeof x);                                               \
@@ -21,12 +21,17 @@ struct atomic_arg {
         case OMPDSM_OP_ADD: x = (T)(l + r); break;                             \
         case OMPDSM_OP_SUB: x = (T)(l - r); break;                             \
         case OMPDSM_OP_MUL: x = (T)(l * r); break;                             \
-        case OMPDSM_OP_DIV: x = (T)(l / r); break;                             \
+        /* A first guess may be a stale copy: never trap on it (a CAS with \
+         * a wrong guess fails and is retried with the real value). */      \
+        case OMPDSM_OP_DIV:                                                    \
+            if (r == 0) break;                                                 \
+            if (SIGNED && r == (T)-1) { x = (T)(0 - (uint64_t)l); break; }     \
+            x = (T)(l / r); break;                                             \
         case OMPDSM_OP_AND: x = (T)(l & r); break;                             \
         case OMPDSM_OP_OR: x = (T)(l | r); break;                              \
         case OMPDSM_OP_XOR: x = (T)(l ^ r); break;                             \
-        case OMPDSM_OP_SHL: x = (T)(l << r); break;                            \
-        case OMPDSM_OP_SHR: x = (T)(l >> r); break;                            \
+        case OMPDSM_OP_SHL: x = (T)((uint64_t)l << ((uint64_t)r & 63)); break; \
+        case OMPDSM_OP_SHR: x = (T)(l >> ((uint64_t)r & 63)); break;          \
         case OMPDSM_OP_LAND: x = (T)(l && r); break;                           \
         case OMPDSM_OP_LOR: x = (T)(l || r); break;                            \
         case OMPDSM_OP_MAX: x = l > r ? l : r; break;                          \
@@ -58,15 +63,15 @@ static void apply(void *v, const void *arg)
 {
     const struct atomic_arg *a = arg;
     switch (a->type) {
-    case OMPDSM_TY_I8: APPLY_INT(int8_t); break;
-    case OMPDSM_TY_U8: APPLY_INT(uint8_t); break;
-    case OMPDSM_TY_I16: APPLY_INT(int16_t); break;
-    case OMPDSM_TY_U16: APPLY_INT(uint16_t); break;
-    case OMPDSM_TY_I32: APPLY_INT(int32_t); break;
-    case OMPDSM_TY_U32: APPLY_INT(uint32_t); break;
-    case OMPDSM_TY_I64: APPLY_INT(int64_t); break;
-    case OMPDSM_TY_U64: APPLY_INT(uint64_t); break;
-    case OMPDSM_TY_BOOL: APPLY_INT(uint8_t); *(_Bool *)v = *(uint8_t *)v != 0; break;
+    case OMPDSM_TY_I8: APPLY_INT(int8_t, 1); break;
+    case OMPDSM_TY_U8: APPLY_INT(uint8_t, 0); break;
+    case OMPDSM_TY_I16: APPLY_INT(int16_t, 1); break;
+    case OMPDSM_TY_U16: APPLY_INT(uint16_t, 0); break;
+    case OMPDSM_TY_I32: APPLY_INT(int32_t, 1); break;
+    case OMPDSM_TY_U32: APPLY_INT(uint32_t, 0); break;
+    case OMPDSM_TY_I64: APPLY_INT(int64_t, 1); break;
+    case OMPDSM_TY_U64: APPLY_INT(uint64_t, 0); break;
+    case OMPDSM_TY_BOOL: APPLY_INT(uint8_t, 0); *(_Bool *)v = *(uint8_t *)v != 0; break;
     case OMPDSM_TY_F32: APPLY_FLT(float); break;
     case OMPDSM_TY_F64: APPLY_FLT(double); break;
     case OMPDSM_TY_F80: APPLY_FLT(long double); break;

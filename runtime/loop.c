@@ -59,6 +59,7 @@ RT_API void OMPDSM_loop_init(OMPDSM_loop *loop, OMPDSM_loop_site *site,
     if (flags & OMPDSM_LOOP_ORDERED) {
         rt_self.ordered_loop = L;
         rt_self.ordered_iter = 0;
+        rt_self.ordered_passed = 1; /* no iteration started yet */
     }
 }
 
@@ -68,11 +69,15 @@ RT_API void OMPDSM_sections_init(OMPDSM_loop *loop, OMPDSM_loop_site *site,
     OMPDSM_loop_init(loop, site, nsections, OMPDSM_SCHED_DYNAMIC, 1, 0, 0, 0);
 }
 
+static void ordered_pass_skipped(void);
+
 RT_API int OMPDSM_loop_next(OMPDSM_loop *loop, unsigned long long *lo,
                             unsigned long long *hi)
 {
     struct rt_loop *L = L_of(loop);
     uint64_t a, b;
+    if (rt_self.ordered_loop == L)
+        ordered_pass_skipped();
     if (L->done)
         return 0;
     if (L->nthreads <= 1) {
@@ -103,6 +108,9 @@ RT_API int OMPDSM_loop_next(OMPDSM_loop *loop, unsigned long long *lo,
         struct sched_claim c;
         uint64_t ci;
         claim_of(L, &c);
+        /* Chunk numbers must fit the claim word's 40 bits. */
+        if (L->n && (L->n - 1) / L->chunk + 1 >= RT_WS_VAL_MASK)
+            L->chunk = (L->n - 1) / (RT_WS_VAL_MASK - 1) + 1;
         uint64_t nchunks = L->n ? (L->n - 1) / L->chunk + 1 : 0;
         got = sched_dynamic_next(&c, nchunks, &ci);
         if (got) {
@@ -116,9 +124,17 @@ RT_API int OMPDSM_loop_next(OMPDSM_loop *loop, unsigned long long *lo,
     case OMPDSM_SCHED_GUIDED: {
         struct sched_claim c;
         claim_of(L, &c);
-        got = sched_guided_next(&c, L->n, L->chunk, L->nthreads, &a, &b);
-        if (!got)
+        /* Iteration numbers must fit the claim word's 40 bits: count in
+         * grains of g iterations when the loop is longer. */
+        uint64_t g = L->n >> 39 ? (L->n >> 39) + 1 : 1;
+        uint64_t ng = (L->n + g - 1) / g, cg = (L->chunk + g - 1) / g;
+        got = sched_guided_next(&c, ng, cg, L->nthreads, &a, &b);
+        if (got) {
+            a *= g;
+            b = b * g < L->n ? b * g : L->n;
+        } else {
             L->done = 1;
+        }
         break;
     }
     default:
@@ -141,24 +157,26 @@ RT_API int OMPDSM_loop_last(OMPDSM_loop *loop)
 RT_API void OMPDSM_loop_end(OMPDSM_loop *loop, int nowait)
 {
     struct rt_loop *L = L_of(loop);
-    if (rt_self.ordered_loop == L)
+    if (rt_self.ordered_loop == L) {
+        ordered_pass_skipped();
         rt_self.ordered_loop = NULL;
+    }
     if (!nowait)
         rt_team_barrier(NULL, 0, 0, NULL);
 }
 
 /* ---- ordered ---- */
 
-RT_API void OMPDSM_loop_iter(OMPDSM_loop *loop, unsigned long long k)
-{
-    rt_self.ordered_loop = L_of(loop);
-    rt_self.ordered_iter = k;
-}
-
 /* Every team node holds, per ordered-loop slot, one word per sender (see
  * rt.h); the thread finishing iteration k sets its node's word on every
- * team node to gen << 40 | k + 1.  Ordered regions run one at a time, so
- * the largest word of this instance says how many iterations are done. */
+ * team node to tag << 40 | k + 1, the tag naming the loop instance.
+ * Ordered regions run one at a time, so the largest word with this
+ * instance's tag says how many iterations have passed. */
+static uint64_t ordered_tag(const struct rt_loop *L)
+{
+    return (L->seq + 1) & 0xffffff;
+}
+
 static volatile uint64_t *ordered_words(const struct rt_loop *L)
 {
     return rt_area->ordered + (L->seq % RT_ORD_SLOTS) * (uint64_t)comm_size();
@@ -168,13 +186,50 @@ static int ordered_ready(void *arg)
 {
     const struct rt_loop *L = arg;
     volatile uint64_t *w = ordered_words(L);
-    uint64_t done = 0;
+    uint64_t done = 0, tag = ordered_tag(L);
     for (int s = 0; s < rt_self.group.nodes; s++) {
         uint64_t v = __atomic_load_n(&w[s], __ATOMIC_ACQUIRE);
-        if (((v >> 40) & 0xffffff) == L->gen && (v & RT_WS_VAL_MASK) > done)
+        if ((v >> 40) == tag && (v & RT_WS_VAL_MASK) > done)
             done = v & RT_WS_VAL_MASK;
     }
     return done >= rt_self.ordered_iter;
+}
+
+static void ordered_wait(struct rt_loop *L)
+{
+    if (comm_wait_until(ordered_ready, L) < 0)
+        ompdsm_fatal("ordered: the job is failing");
+}
+
+static void ordered_publish(struct rt_loop *L)
+{
+    uint64_t w = (ordered_tag(L) << 40) | (rt_self.ordered_iter + 1);
+    uint64_t off = offsetof(struct rt_area, ordered) +
+                   ((L->seq % RT_ORD_SLOTS) * (uint64_t)comm_size() +
+                    (uint64_t)comm_rank()) * 8;
+    for (int node = 0; node < rt_self.group.nodes; node++)
+        COMM_CHECK(comm_notify(node, COMM_REG_RT, off, w));
+    rt_self.ordered_passed = 1;
+}
+
+/* An iteration may run no ordered region at all (OpenMP allows it): before
+ * this thread moves on, it takes its turn anyway so that the next
+ * iteration does not wait for it forever. */
+static void ordered_pass_skipped(void)
+{
+    struct rt_loop *L = rt_self.ordered_loop;
+    if (!L || rt_self.ordered_passed || L->nthreads <= 1)
+        return;
+    ordered_wait(L);
+    ordered_publish(L);
+}
+
+RT_API void OMPDSM_loop_iter(OMPDSM_loop *loop, unsigned long long k)
+{
+    ordered_pass_skipped();
+    rt_self.ordered_loop = L_of(loop);
+    rt_self.ordered_iter = k;
+    rt_self.ordered_passed = 0;
 }
 
 RT_API void OMPDSM_ordered_start(void)
@@ -182,8 +237,7 @@ RT_API void OMPDSM_ordered_start(void)
     struct rt_loop *L = rt_self.ordered_loop;
     if (!L || L->nthreads <= 1)
         return;
-    if (comm_wait_until(ordered_ready, L) < 0)
-        ompdsm_fatal("ordered: the job is failing");
+    ordered_wait(L);
     dsm_acquire();
 }
 
@@ -193,12 +247,7 @@ RT_API void OMPDSM_ordered_end(void)
     if (!L || L->nthreads <= 1)
         return;
     dsm_release();
-    uint64_t w = (L->gen << 40) | (rt_self.ordered_iter + 1);
-    uint64_t off = offsetof(struct rt_area, ordered) +
-                   ((L->seq % RT_ORD_SLOTS) * (uint64_t)comm_size() +
-                    (uint64_t)comm_rank()) * 8;
-    for (int node = 0; node < rt_self.group.nodes; node++)
-        COMM_CHECK(comm_notify(node, COMM_REG_RT, off, w));
+    ordered_publish(L);
 }
 
 /* ---- single ---- */

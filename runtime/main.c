@@ -36,6 +36,9 @@ struct rt_fork_msg {
     int32_t icv_nthreads, icv_dynamic, icv_nested, icv_max_active_levels;
     int32_t icv_sched_kind, pad;
     int64_t icv_sched_chunk;
+    /* Node 0's sequence on the sub-team channel: sub-teams of different
+     * sizes leave the members' counters apart. */
+    uint64_t team_chan_seq;
     /* then the frame bytes */
 };
 
@@ -157,7 +160,7 @@ static void finish_node(int status)
 
 static void broadcast_shutdown(int status)
 {
-    struct rt_fork_msg m = {RT_MSG_SHUTDOWN, -1, 0, status, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct rt_fork_msg m = {RT_MSG_SHUTDOWN, -1, 0, status, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     dsm_fork_send(COMM_WORLD, &m, sizeof m);
     /* The barrier pairing this fork, so the channel's rule holds. */
     dsm_barrier(COMM_WORLD, NULL);
@@ -208,6 +211,7 @@ void rt_worker_loop(void)
         rt_icv.max_active_levels = m.icv_max_active_levels;
         rt_icv.sched_kind = m.icv_sched_kind;
         rt_icv.sched_chunk = m.icv_sched_chunk;
+        comm_coll_set_seq(1, m.team_chan_seq);
         rt_team_run(r, (char *)b.data + sizeof m, m.nthreads, m.ws_base);
     }
 }
@@ -222,7 +226,7 @@ void rt_fork_send(int region, int nthreads, uint64_t ws_base, const void *frame,
     struct rt_fork_msg m = {RT_MSG_REGION, region, nthreads, 0, ws_base,
                             rt_icv.nthreads, rt_icv.dynamic, rt_icv.nested,
                             rt_icv.max_active_levels, rt_icv.sched_kind, 0,
-                            rt_icv.sched_chunk};
+                            rt_icv.sched_chunk, comm_coll_seq(1)};
     if (comm_buf_append(&b, &m, sizeof m) < 0 ||
         comm_buf_append(&b, frame, frame_size) < 0)
         ompdsm_fatal("out of memory forking a region");

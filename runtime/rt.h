@@ -45,9 +45,12 @@ struct rt_thread {
     /* Reductions waiting for the next barrier. */
     struct rt_red_item *red;
     int nred, capred;
-    /* The ordered loop this thread is in, and its current iteration. */
+    /* The ordered loop this thread is in, its current iteration, and
+     * whether that iteration has passed the ordered baton on (ran its
+     * ordered region, or was found to have none). */
     struct rt_loop *ordered_loop;
     unsigned long long ordered_iter;
+    int ordered_passed;
 };
 extern __thread struct rt_thread rt_self;
 int rt_rank(void);

@@ -113,6 +113,15 @@ static void run_alone(OMPDSM_region *r, void *frame)
     (void)ws;
 }
 
+static void *frame_copy(const void *frame, size_t size)
+{
+    void *p = malloc(size ? size : 1);
+    if (!p)
+        ompdsm_fatal("out of memory copying a %zu-byte region frame", size);
+    memcpy(p, frame, size);
+    return p;
+}
+
 RT_API void OMPDSM_parallel(OMPDSM_region *region, void *frame,
                             unsigned long frame_size, int num_threads,
                             int if_clause)
@@ -125,7 +134,9 @@ RT_API void OMPDSM_parallel(OMPDSM_region *region, void *frame,
         nthreads = rt_icv.thread_limit;
     if (!if_clause || rt_self.level > 0 || nthreads <= 1 || comm_rank() != 0 ||
         rt_icv.max_active_levels < 1) {
-        run_alone(region, frame);
+        void *copy = frame_copy(frame, frame_size);
+        run_alone(region, copy);
+        free(copy);
         return;
     }
     uint64_t t0 = ompdsm_now_ns();
@@ -134,8 +145,11 @@ RT_API void OMPDSM_parallel(OMPDSM_region *region, void *frame,
     int sub = nthreads < comm_size();
     if (sub)
         dsm_track_since_fork(1);
-    run_member(region, frame, nthreads, 0, base,
+    /* Every thread gets its own copy of the frame, this one too. */
+    void *copy = frame_copy(frame, frame_size);
+    run_member(region, copy, nthreads, 0, base,
                (struct comm_group){sub ? 1 : 0, nthreads});
+    free(copy);
     if (sub)
         dsm_track_since_fork(0);
     join();

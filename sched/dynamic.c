@@ -44,24 +44,38 @@ static int claim(const struct sched_claim *c,
     }
 }
 
-struct dyn_arg {
-    uint64_t nchunks;
-};
-
-static int dyn_step(uint64_t cur, uint64_t *next, void *arg)
-{
-    struct dyn_arg *d = arg;
-    if (cur >= d->nchunks)
-        return 0;
-    *next = cur + 1;
-    return 1;
-}
-
+/* dynamic: one fetch-add per chunk in the common case.  Adding 1 to a word
+ * of this instance hands out the next chunk; the counter may run past the
+ * end by at most one per thread, far from the generation bits.  A word of
+ * an older instance was bumped harmlessly; install ours with a
+ * compare-swap (taking chunk 0) unless another thread did first. */
 int sched_dynamic_next(const struct sched_claim *c, uint64_t nchunks,
                        uint64_t *chunk_index)
 {
-    struct dyn_arg d = {nchunks};
-    return claim(c, dyn_step, &d, chunk_index);
+    for (;;) {
+        uint64_t old;
+        COMM_CHECK(comm_fetch_add(c->node, c->region, c->off, 1, &old));
+        int a = age(old, c->gen);
+        if (a > 0)
+            return 0;
+        if (a == 0) {
+            uint64_t v = old & VAL_MASK;
+            if (v >= nchunks)
+                return 0;
+            *chunk_index = v;
+            return 1;
+        }
+        if (!nchunks)
+            return 0;
+        uint64_t seen;
+        COMM_CHECK(comm_cas(c->node, c->region, c->off, old + 1,
+                            (c->gen << 40) | 1, &seen));
+        if (seen == old + 1) {
+            *chunk_index = 0;
+            return 1;
+        }
+        /* Someone else moved the word: try again. */
+    }
 }
 
 struct guided_arg {
