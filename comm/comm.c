@@ -374,6 +374,35 @@ int comm_put(int peer, int region, uint64_t off, const void *src, size_t len)
     return comm_g.ops->put(comm_g.tr, peer, region, off, src, len);
 }
 
+int comm_putv(int peer, int region, uint64_t base, const void *src,
+              const struct comm_run *runs, size_t nruns)
+{
+    int rc = check_peer(peer, "put");
+    if (rc < 0 || !nruns)
+        return rc;
+    uint64_t bytes = 0;
+    for (size_t k = 0; k < nruns; k++)
+        bytes += runs[k].len;
+    STAT_ADD(puts, 1);
+    STAT_ADD(put_bytes, bytes);
+    const struct comm_run *last = &runs[nruns - 1];
+    if (peer == comm_g.rank) {
+        if ((rc = comm_local_check(region, base, (size_t)last->off + last->len,
+                                   "put", peer)) < 0)
+            return rc;
+        for (size_t k = 0; k < nruns; k++)
+            memcpy(local_addr(region, base + runs[k].off),
+                   (const char *)src + runs[k].off, runs[k].len);
+        return 0;
+    }
+    if (comm_g.ops->putv)
+        return comm_g.ops->putv(comm_g.tr, peer, region, base, src, runs, nruns);
+    for (size_t k = 0; k < nruns && !rc; k++)
+        rc = comm_g.ops->put(comm_g.tr, peer, region, base + runs[k].off,
+                             (const char *)src + runs[k].off, runs[k].len);
+    return rc;
+}
+
 int comm_get(int peer, int region, uint64_t off, void *dst, size_t len)
 {
     int rc = check_peer(peer, "get");

@@ -67,6 +67,17 @@ size_t comm_region_len(int region);
  * the data is visible at the peer after a later comm_fence(peer) returns,
  * and before any later comm_notify to the same peer takes effect. */
 int comm_put(int peer, int region, uint64_t off, const void *src, size_t len);
+/* A run of bytes at offset off (relative to a base) of length len. */
+struct comm_run {
+    uint32_t off;
+    uint32_t len;
+};
+/* Vectored put: for each run, copies len bytes from src + off to peer's
+ * region at base + off; runs in increasing order of offset, not
+ * overlapping.  One message on transports that send messages.  Same
+ * completion rules as comm_put. */
+int comm_putv(int peer, int region, uint64_t base, const void *src,
+              const struct comm_run *runs, size_t nruns);
 /* Copies len bytes from peer's region at off into dst; blocks. */
 int comm_get(int peer, int region, uint64_t off, void *dst, size_t len);
 /* 64-bit atomics on an 8-byte aligned word of peer's region; *old receives

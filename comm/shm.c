@@ -58,6 +58,21 @@ static int shm_put(struct comm_transport *t, int peer, int region,
     return 0;
 }
 
+/* Runs are sorted by offset (diffs are), so the last one bounds them all. */
+static int shm_putv(struct comm_transport *t, int peer, int region,
+                    uint64_t base, const void *src, const struct comm_run *runs,
+                    size_t nruns)
+{
+    const struct comm_run *last = &runs[nruns - 1];
+    char *p = peer_addr(t, peer, region, base, (size_t)last->off + last->len,
+                        "put");
+    if (!p)
+        return -EFAULT;
+    for (size_t k = 0; k < nruns; k++)
+        memcpy(p + runs[k].off, (const char *)src + runs[k].off, runs[k].len);
+    return 0;
+}
+
 static int shm_get(struct comm_transport *t, int peer, int region,
                    uint64_t off, void *dst, size_t len)
 {
@@ -309,6 +324,7 @@ const struct comm_transport_ops comm_shm_ops = {
     .start = shm_start,
     .stop = shm_stop,
     .put = shm_put,
+    .putv = shm_putv,
     .get = shm_get,
     .fetch_add = shm_fetch_add,
     .cas = shm_cas,

@@ -105,7 +105,7 @@ static const char *const op_names[TCP_OP_END] = {
     [TCP_OP_CAS] = "compare-swap", [TCP_OP_NOTIFY] = "notify",
     [TCP_OP_FENCE] = "fence",  [TCP_OP_SEND] = "send",
     [TCP_OP_REPLY] = "reply",  [TCP_OP_BYE] = "bye",
-    [TCP_OP_ABORT] = "abort",
+    [TCP_OP_ABORT] = "abort",  [TCP_OP_PUTV] = "vectored put",
 };
 
 const char *tcp_op_name(unsigned op)
@@ -136,6 +136,7 @@ static const uint8_t op_fields[TCP_OP_END] = {
     [TCP_OP_REPLY] = F_ID | F_LEN | F_A | F_B,
     [TCP_OP_BYE] = 0,
     [TCP_OP_ABORT] = F_LEN,
+    [TCP_OP_PUTV] = F_REGION | F_LEN | F_OFF | F_A,
 };
 
 int tcp_frame_decode(const unsigned char in[TCP_FRAME_HDR],
@@ -189,6 +190,11 @@ int tcp_frame_decode(const unsigned char in[TCP_FRAME_HDR],
                  "limit", f->len, COMM_MSG_MAX);
         return -EPROTO;
     }
+    if (f->op == TCP_OP_PUTV && (!f->a || f->a > f->len / 8)) {
+        snprintf(why, whylen, "vectored put of %llu runs in %u bytes",
+                 (unsigned long long)f->a, f->len);
+        return -EPROTO;
+    }
     if (f->op == TCP_OP_ABORT && f->len > TCP_ABORT_MAX) {
         snprintf(why, whylen, "abort text of %u bytes exceeds %d", f->len,
                  TCP_ABORT_MAX);
@@ -222,7 +228,8 @@ int tcp_frame_decode(const unsigned char in[TCP_FRAME_HDR],
 size_t tcp_frame_payload(const struct tcp_frame *f)
 {
     return (f->op == TCP_OP_PUT || f->op == TCP_OP_SEND ||
-            f->op == TCP_OP_REPLY || f->op == TCP_OP_ABORT) ? f->len : 0;
+            f->op == TCP_OP_REPLY || f->op == TCP_OP_ABORT ||
+            f->op == TCP_OP_PUTV) ? f->len : 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -294,6 +301,8 @@ struct tcp_peer {
     int in_fd;               /* non-blocking */
     struct tcp_rx irx;
     char *msgbuf;            /* a control message or abort text arriving */
+    char *putvbuf;           /* a vectored put arriving */
+    size_t putvcap;
     struct tcp_outq iq;      /* replies not written yet */
     int iq_armed;            /* EPOLLOUT on in_fd */
     int shut_pending;        /* half-close in_fd once iq is written */
@@ -908,6 +917,50 @@ static int tcp_put(struct comm_transport *t, int peer, int region,
     return rc;
 }
 
+/* One frame: the run table, then the runs' data (packed in a per-thread
+ * buffer; a diff of a page is at most a page of data plus its table). */
+static int tcp_putv(struct comm_transport *t, int peer, int region,
+                    uint64_t base, const void *src, const struct comm_run *runs,
+                    size_t nruns)
+{
+    const struct comm_run *last = &runs[nruns - 1];
+    int rc = remote_check(peer, region, base, (size_t)last->off + last->len,
+                          "vectored put");
+    if (rc < 0)
+        return rc;
+    static __thread unsigned char *buf;
+    static __thread size_t cap;
+    uint64_t total = nruns * 8;
+    for (size_t k = 0; k < nruns; k++)
+        total += runs[k].len;
+    if (total > TCP_FRAME_MAX_LEN) {
+        for (size_t k = 0; k < nruns && !rc; k++)
+            rc = tcp_put(t, peer, region, base + runs[k].off,
+                         (const char *)src + runs[k].off, runs[k].len);
+        return rc;
+    }
+    if (cap < total) {
+        free(buf);
+        cap = total;
+        if (!(buf = malloc(cap))) {
+            cap = 0;
+            ompdsm_err("tcp: out of memory for a %llu-byte vectored put",
+                       (unsigned long long)total);
+            return -ENOMEM;
+        }
+    }
+    size_t pos = nruns * 8;
+    for (size_t k = 0; k < nruns; k++) {
+        put_le32(buf + 8 * k, runs[k].off);
+        put_le32(buf + 8 * k + 4, runs[k].len);
+        memcpy(buf + pos, (const char *)src + runs[k].off, runs[k].len);
+        pos += runs[k].len;
+    }
+    struct tcp_frame f = {.op = TCP_OP_PUTV, .region = (uint8_t)region,
+                          .len = (uint32_t)total, .off = base, .a = nruns};
+    return send_frame(t, &t->peers[peer], &f, buf, total, NULL);
+}
+
 static int tcp_get(struct comm_transport *t, int peer, int region,
                    uint64_t off, void *dst, size_t len)
 {
@@ -1108,6 +1161,16 @@ static int request_begin(struct comm_transport *t, struct tcp_peer *p,
         /* Requests from one peer run in order: all earlier ones are done. */
         reply(t, p, f->id, 0, 0, NULL, 0);
         return 0;
+    case TCP_OP_PUTV:
+        if (p->putvcap < f->len) {
+            free(p->putvbuf);
+            p->putvcap = f->len;
+            if (!(p->putvbuf = malloc(p->putvcap)))
+                ompdsm_fatal("tcp: out of memory for a %u-byte vectored put "
+                             "from node %d", f->len, peer);
+        }
+        x->dst = p->putvbuf;
+        break;
     case TCP_OP_SEND:
     case TCP_OP_ABORT:
         if (!p->msgbuf && !(p->msgbuf = malloc(COMM_MSG_MAX + 1)))
@@ -1133,11 +1196,33 @@ static int request_begin(struct comm_transport *t, struct tcp_peer *p,
     return 0;
 }
 
+/* Applies a vectored put held in p->putvbuf; a run outside the registered
+ * memory, or data not adding up, means the peer is broken. */
+static int apply_putv(struct tcp_peer *p, const struct tcp_frame *f)
+{
+    const unsigned char *b = (const unsigned char *)p->putvbuf;
+    uint64_t n = f->a, hdr = n * 8, pos = hdr;
+    char *base = (char *)comm_g.reg[f->region].base;
+    for (uint64_t k = 0; k < n; k++) {
+        uint32_t off = get_le32(b + 8 * k), len = get_le32(b + 8 * k + 4);
+        if (pos + len > f->len ||
+            comm_local_check(f->region, f->off + off, len, "tcp vectored put",
+                             p->peer) < 0)
+            return -EPROTO;
+        memcpy(base + f->off + off, b + pos, len);
+        pos += len;
+    }
+    return pos == f->len ? 0 : -EPROTO;
+}
+
 static void request_end(struct tcp_peer *p)
 {
     struct tcp_rx *x = &p->irx;
     x->in_payload = 0;
-    if (x->cur.op == TCP_OP_SEND) {
+    if (x->cur.op == TCP_OP_PUTV) {
+        if (apply_putv(p, &x->cur) < 0)
+            bad_peer(p, "malformed vectored put");
+    } else if (x->cur.op == TCP_OP_SEND) {
         comm_dispatch(p->peer, x->cur.tag, p->msgbuf, x->cur.len);
     } else if (x->cur.op == TCP_OP_ABORT && !comm_g.failed) {
         p->msgbuf[x->cur.len] = 0;
@@ -1647,6 +1732,7 @@ static void tcp_stop(struct comm_transport *t)
         free(p->orx.buf);
         free(p->irx.buf);
         free(p->msgbuf);
+        free(p->putvbuf);
         free(p->oq.q);
         free(p->iq.q);
         pthread_mutex_destroy(&p->send_lock);
@@ -1750,6 +1836,7 @@ const struct comm_transport_ops comm_tcp_ops = {
     .start = tcp_start,
     .stop = tcp_stop,
     .put = tcp_put,
+    .putv = tcp_putv,
     .get = tcp_get,
     .fetch_add = tcp_fetch_add,
     .cas = tcp_cas,

@@ -28,6 +28,9 @@ enum tcp_op {
                          -errno); len payload bytes follow (GET data) */
     TCP_OP_BYE,       /* orderly end: the sender sends nothing more */
     TCP_OP_ABORT,     /* the sender is failing: len bytes of text say why */
+    TCP_OP_PUTV,      /* region, off = base, a = number of runs; len payload
+                         bytes follow: a runs of (u32 off, u32 len), then
+                         their data in order; run k goes to base + off_k */
     TCP_OP_END
 };
 

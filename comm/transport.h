@@ -47,6 +47,9 @@ struct comm_transport_ops {
                const void *src, size_t len);
     int (*get)(struct comm_transport *t, int peer, int region, uint64_t off,
                void *dst, size_t len);
+    /* Optional; without it comm_putv puts run by run. */
+    int (*putv)(struct comm_transport *t, int peer, int region, uint64_t base,
+                const void *src, const struct comm_run *runs, size_t nruns);
     int (*fetch_add)(struct comm_transport *t, int peer, int region,
                      uint64_t off, uint64_t add, uint64_t *old);
     int (*cas)(struct comm_transport *t, int peer, int region, uint64_t off,

@@ -19,7 +19,7 @@ static inline int has_zero_byte(uint64_t x)
 }
 
 size_t diff_page(const void *twin, const void *cur, size_t len,
-                 struct diff_run *runs)
+                 struct comm_run *runs)
 {
     const uint64_t *a = twin, *b = cur;
     size_t nw = len / 8, n = 0;
@@ -67,7 +67,7 @@ size_t diff_page(const void *twin, const void *cur, size_t len,
     return n;
 }
 
-void diff_apply(void *dst, const void *src, const struct diff_run *runs,
+void diff_apply(void *dst, const void *src, const struct comm_run *runs,
                 size_t nruns)
 {
     for (size_t k = 0; k < nruns; k++)

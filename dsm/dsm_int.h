@@ -49,17 +49,14 @@ void notice_clear(struct notice_list *l);
 void notice_free(struct notice_list *l);
 
 /* ---- diffs (diff.c) ----
- * A diff is a list of byte runs where `cur` differs from `twin`. */
-struct diff_run {
-    uint32_t off;
-    uint32_t len;
-};
+ * A diff is a list of byte runs (struct comm_run, comm.h) where `cur`
+ * differs from `twin`, ready for comm_putv. */
 /* Finds the changed runs of one page (len a multiple of 8), byte-exact;
  * returns the number of runs written to runs (at most len/2 needed). */
 size_t diff_page(const void *twin, const void *cur, size_t len,
-                 struct diff_run *runs);
+                 struct comm_run *runs);
 /* Applies runs taken from src to dst (same page size). */
-void diff_apply(void *dst, const void *src, const struct diff_run *runs,
+void diff_apply(void *dst, const void *src, const struct comm_run *runs,
                 size_t nruns);
 
 /* ---- the node's state (heap.c) ---- */

@@ -76,8 +76,14 @@ int dsm_init(void)
     dsm_g.size = comm_size();
     dsm_g.solo = dsm_g.size == 1;
 
+    /* 64 KiB by default: a fault, an mprotect and a twin cost about the
+     * same for 64 KiB as for 4 KiB, and each costs microseconds here, so
+     * fewer, larger pages win on every kernel we measured (docs/
+     * performance.md); byte-exact diffs keep the extra false sharing
+     * correct. */
     long os_page = sysconf(_SC_PAGESIZE);
-    dsm_g.page_size = ompdsm_env_u64("OMPDSM_PAGE_SIZE", (uint64_t)os_page,
+    uint64_t def_page = 64 * 1024 > (uint64_t)os_page ? 64 * 1024 : (uint64_t)os_page;
+    dsm_g.page_size = ompdsm_env_u64("OMPDSM_PAGE_SIZE", def_page,
                                      (uint64_t)os_page, 1u << 22, 1);
     if (dsm_g.page_size & (dsm_g.page_size - 1))
         ompdsm_fatal("OMPDSM_PAGE_SIZE=%zu is not a power of two",

@@ -28,7 +28,7 @@ static void send_diff(uint32_t pg, int home)
 {
     /* Worst case: alternating changed and unchanged bytes. */
     size_t maxruns = dsm_g.page_size / 2 + 1;
-    static __thread struct diff_run *runs;
+    static __thread struct comm_run *runs;
     static __thread size_t runs_cap;
     if (runs_cap < maxruns) {
         free(runs);
@@ -39,14 +39,11 @@ static void send_diff(uint32_t pg, int home)
         ompdsm_fatal("out of memory for a diff");
     void *twin = dsm_g.twin[pg];
     size_t n = diff_page(twin, page_sys(pg), dsm_g.page_size, runs);
-    uint64_t base = page_off(pg), bytes = 0;
-    for (size_t k = 0; k < n; k++) {
-        int rc = comm_put(home, COMM_REG_HEAP, base + runs[k].off,
-                          page_sys(pg) + runs[k].off, runs[k].len);
-        if (rc < 0)
-            ompdsm_fatal("diff of page %u to node %d failed", pg, home);
+    uint64_t bytes = 0;
+    for (size_t k = 0; k < n; k++)
         bytes += runs[k].len;
-    }
+    if (n && comm_putv(home, COMM_REG_HEAP, page_off(pg), page_sys(pg), runs, n) < 0)
+        ompdsm_fatal("diff of page %u to node %d failed", pg, home);
     DSM_STAT(diffs, 1);
     DSM_STAT(diff_runs, n);
     DSM_STAT(diff_bytes, bytes);

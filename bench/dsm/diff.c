@@ -18,7 +18,7 @@ int main(void)
 {
     unsigned char *twin = aligned_alloc(PAGE, (size_t)PAGE * NPAGES);
     unsigned char *cur = aligned_alloc(PAGE, (size_t)PAGE * NPAGES);
-    struct diff_run *runs = malloc((PAGE / 2 + 1) * sizeof *runs);
+    struct comm_run *runs = malloc((PAGE / 2 + 1) * sizeof *runs);
     uint64_t x = 12345;
     for (size_t i = 0; i < (size_t)PAGE * NPAGES; i++) {
         x = x * 6364136223846793005ull + 1442695040888963407ull;

@@ -26,7 +26,7 @@ static uint64_t next(void)
  * their first and last bytes really changed, and that every changed byte is
  * covered. */
 static void check_runs(const unsigned char *twin, const unsigned char *cur,
-                       const struct diff_run *runs, size_t n)
+                       const struct comm_run *runs, size_t n)
 {
     unsigned char covered[PAGE] = {0};
     size_t prev_end = 0;
@@ -47,7 +47,7 @@ static void check_runs(const unsigned char *twin, const unsigned char *cur,
 
 static void roundtrip(unsigned char *twin, unsigned char *cur)
 {
-    static struct diff_run runs[PAGE / 2 + 1];
+    static struct comm_run runs[PAGE / 2 + 1];
     size_t n = diff_page(twin, cur, PAGE, runs);
     check_runs(twin, cur, runs, n);
     unsigned char *home = malloc(PAGE);
@@ -82,7 +82,7 @@ static void test_edges(void **state)
     (void)state;
     unsigned char twin[PAGE] __attribute__((aligned(64))) = {0};
     unsigned char cur[PAGE] __attribute__((aligned(64)));
-    static struct diff_run runs[PAGE / 2 + 1];
+    static struct comm_run runs[PAGE / 2 + 1];
     /* No change: no runs. */
     memcpy(cur, twin, PAGE);
     assert_int_equal(diff_page(twin, cur, PAGE, runs), 0);
@@ -131,7 +131,7 @@ static void test_interleaved_writers(void **state)
 {
     (void)state;
     unsigned char base[PAGE], a[PAGE], b[PAGE], home[PAGE];
-    static struct diff_run ra[PAGE / 2 + 1], rb[PAGE / 2 + 1];
+    static struct comm_run ra[PAGE / 2 + 1], rb[PAGE / 2 + 1];
     for (size_t i = 0; i < PAGE; i++)
         base[i] = (unsigned char)next();
     memcpy(a, base, PAGE);
