@@ -61,8 +61,9 @@ int main(int argc, char **argv)
                "(%.0f bytes), diffs %.1f carrying %.0f bytes, notifies %.1f\n",
                mine.v[0] / R, mine.v[1] / R, mine.v[2] / R, mine.v[3] / R,
                mine.v[5] / R, mine.v[4] / R, mine.v[6] / R);
-        printf("diff bytes per non-home writer per round: %.1f (a whole page would be 4096)\n",
-               mine.v[4] / R / (n > 1 ? n - 1 : 1));
+        printf("diff bytes per non-home writer per round: %.1f (a whole page "
+               "would be %zu)\n", mine.v[4] / R / (n > 1 ? n - 1 : 1),
+               dsm_page_size());
     }
     dsm_fini();
     comm_fini();
