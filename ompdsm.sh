@@ -41,9 +41,9 @@ build() {
 }
 
 demo() {
-    local work
-    work=$(mktemp -d)
-    trap 'rm -rf "$work"' EXIT
+    DEMO_WORK=$(mktemp -d)
+    trap 'rm -rf "$DEMO_WORK"' EXIT
+    local work=$DEMO_WORK
     echo "== ompcc: compiling bench/kernels/cg.c (NPB-style CG, class S)"
     "$BUILD/ompcc" -O2 -DCLASS=S bench/kernels/cg.c -o "$work/cg" -lm
     echo "== ompdsmrun -np 4 ./cg   (4 local nodes, statistics on stderr)"
