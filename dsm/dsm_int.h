@@ -104,6 +104,7 @@ struct dsm_state {
     pthread_mutex_t acquire_lock;
 
     int update_protocol;    /* OMPDSM_PROTOCOL=update */
+    uint32_t readahead;     /* OMPDSM_READAHEAD: pages fetched after a fault */
     int home_block;         /* OMPDSM_HOME_POLICY=block */
     size_t home_block_min;  /* OMPDSM_HOME_BLOCK_MIN */
 

@@ -89,12 +89,38 @@ void dsm_page_access(uint32_t pg, int write)
     }
     if (!write) {
         if (st == PG_INVALID) {
-            dsm_fetch_page(pg, home);
-            dsm_g.state[pg] = PG_RO;
-            dsm_protect(pg, 1, PROT_READ);
+            /* Read ahead: the invalid pages right after this one with the
+             * same home come in the same get and the same mprotect (loops
+             * walk arrays forward).  Their locks are only tried, never
+             * waited for, and the run stays inside one block of 256 pages,
+             * so lock order never matters. */
+            uint32_t n = 1;
+            while (n <= dsm_g.readahead && (pg + n) % 256 != 0 &&
+                   pg + n < dsm_g.npages &&
+                   dsm_g.state[pg + n] == PG_INVALID && dsm_g.home[pg + n] &&
+                   dsm_g.home[pg + n] - 1 == home &&
+                   pthread_mutex_trylock(page_lock(pg + n)) == 0) {
+                if (dsm_g.state[pg + n] != PG_INVALID) {
+                    pthread_mutex_unlock(page_lock(pg + n));
+                    break;
+                }
+                __atomic_store_n(&dsm_g.state[pg + n], PG_FETCHING,
+                                 __ATOMIC_SEQ_CST);
+                n++;
+            }
+            if (comm_get(home, COMM_REG_HEAP, page_off(pg), page_sys(pg),
+                         (size_t)n << dsm_g.page_shift) < 0)
+                ompdsm_fatal("fetch of pages %u-%u (%p) from node %d failed",
+                             pg, pg + n - 1, (void *)page_app(pg), home);
+            DSM_STAT(pages_fetched, n);
+            for (uint32_t k = 0; k < n; k++)
+                dsm_g.state[pg + k] = PG_RO;
+            dsm_protect(pg, n, PROT_READ);
+            for (uint32_t k = 1; k < n; k++)
+                pthread_mutex_unlock(page_lock(pg + k));
             DSM_STAT(read_faults, 1);
-            OMPDSM_TRACE(OMPDSM_TR_FAULT, "read fault page %u from node %d", pg,
-                         home);
+            OMPDSM_TRACE(OMPDSM_TR_FAULT, "read fault page %u (+%u ahead) from "
+                         "node %d", pg, n - 1, home);
         }
     } else if (st != PG_DIRTY) {
         if (st == PG_INVALID && home != dsm_g.rank)

@@ -108,6 +108,8 @@ int dsm_init(void)
     dsm_g.nchunks = (uint32_t)(size >> dsm_g.chunk_shift);
     dsm_g.update_protocol =
         ompdsm_env_choice("OMPDSM_PROTOCOL", protocols, 2, 0) == 1;
+    dsm_g.readahead =
+        (uint32_t)ompdsm_env_u64("OMPDSM_READAHEAD", 3, 0, 255, 0);
     dsm_g.home_block = ompdsm_env_choice("OMPDSM_HOME_POLICY", policies, 2, 0) == 0;
     /* Anything larger than a page is spread: static schedules cut even
      * small vectors (CG's are 112 KiB at class A) between nodes; this
