@@ -14,7 +14,7 @@ struct row {
 };
 
 /* Columns: name, which struct, offset, unit divisor for times. */
-#define COL(part, field) {#field, offsetof(struct row, part) + offsetof(__typeof__(((struct row *)0)->part), field)}
+#define COL(part, field) {#part "_" #field, offsetof(struct row, part) + offsetof(__typeof__(((struct row *)0)->part), field)}
 static const struct {
     const char *name;
     size_t off;
