@@ -132,6 +132,7 @@ typedef struct vctx {
 
 static enum CXChildVisitResult visit(CXCursor c, CXCursor parent,
                                      CXClientData data);
+static int decl_is_local(CXCursor d);
 
 static int add_node(tu *t, CXCursor c, int parent, int func)
 {
@@ -168,8 +169,14 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent,
         if (srcmap_is_system(&t->map, off_of(l)))
             return CXChildVisit_Continue;
     }
-    if (k == CXCursor_TypeRef || k == CXCursor_UnexposedAttr ||
-        clang_isAttribute(k))
+    if (k == CXCursor_TypeRef) {
+        CXCursor r = clang_getCursorReferenced(c);
+        if (clang_getCursorKind(r) == CXCursor_TypedefDecl && decl_is_local(r) &&
+            ast_type_is_vm(clang_getTypedefDeclUnderlyingType(r)))
+            VEC_PUSH(t->vm_typerefs, off_of(clang_getCursorLocation(c)));
+        return CXChildVisit_Continue;
+    }
+    if (k == CXCursor_UnexposedAttr || clang_isAttribute(k))
         return CXChildVisit_Continue;
     n = add_node(t, c, x->parent, func);
     if (x->last >= 0)
@@ -490,6 +497,64 @@ int ast_type_is_local(CXType ty, const char **why)
 {
     *why = "";
     return type_is_local(ty, why, 0);
+}
+
+/* Skips the sugar libclang exposes (elaborated names, attributes). */
+static CXType desugar(CXType ty)
+{
+    for (;;) {
+        if (ty.kind == CXType_Elaborated)
+            ty = clang_Type_getNamedType(ty);
+        else if (ty.kind == CXType_Attributed)
+            ty = clang_Type_getModifiedType(ty);
+        else
+            return ty;
+    }
+}
+
+int ast_type_is_vm(CXType ty)
+{
+    int depth;
+    for (depth = 0; depth < 64; depth++) {
+        ty = desugar(ty);
+        switch (ty.kind) {
+        case CXType_Typedef:
+            ty = clang_getCanonicalType(ty);
+            break;
+        case CXType_Pointer:
+            ty = clang_getPointeeType(ty);
+            break;
+        case CXType_ConstantArray:
+        case CXType_IncompleteArray:
+            ty = clang_getArrayElementType(ty);
+            break;
+        case CXType_VariableArray:
+        case CXType_DependentSizedArray:
+            return 1;
+        default:
+            return 0;
+        }
+    }
+    return 0;
+}
+
+int ast_var_vm(tu *t, int v)
+{
+    var *vv = &t->vars.v[v];
+    CXType ty = clang_getCanonicalType(vv->type);
+    if (!ast_type_is_vm(ty))
+        return VM_NONE;
+    if (vv->decay == 1) /* T a[][n]: a pointer to the VLA elements */
+        return ast_type_is_vm(clang_getArrayElementType(ty)) ? VM_POINTER : VM_NONE;
+    if (ty.kind == CXType_Pointer)
+        return VM_POINTER;
+    /* an array: is one of its own bounds variable (not one behind a
+     * pointer in its elements)? */
+    while (ty.kind == CXType_ConstantArray || ty.kind == CXType_IncompleteArray)
+        ty = clang_getCanonicalType(clang_getArrayElementType(ty));
+    if (ty.kind == CXType_VariableArray || ty.kind == CXType_DependentSizedArray)
+        return VM_ARRAY;
+    return VM_OTHER;
 }
 
 const char *ast_type_code(CXType ty)

@@ -178,21 +178,84 @@ static void table_and_init(tu *t, int v, const char *label)
     }
 }
 
-/* Inserts `__thread` into a declaration of a threadprivate variable. */
+/* ------------------------------------------------------------------------
+ * declarations of several variables
+ *
+ * `__thread` applies to a whole declaration, so a file-scope declaration
+ * that declares threadprivate variables together with others is split:
+ * its first declarator stays, and each of the others becomes a declaration
+ * of its own, `static __thread __typeof__(T) x = init;`, after it.
+ * ------------------------------------------------------------------------ */
+
+/* The first declarator of the file-scope declaration of node d: the
+ * VarDecls of one declaration begin at the same offset (the nodes in
+ * between are the earlier declarators' initializers, which begin later). */
+static int group_first(const tu *t, int d)
+{
+    int i, f = d;
+    for (i = d - 1; i >= 0 && t->nodes.v[i].b >= t->nodes.v[d].b; i--)
+        if (t->nodes.v[i].kind == CXCursor_VarDecl && t->nodes.v[i].parent < 0 &&
+            t->nodes.v[i].b == t->nodes.v[d].b)
+            f = i;
+    return f;
+}
+
+/* The next declarator of the declaration of node d, or -1. */
+static int group_next(const tu *t, int d)
+{
+    int n = t->nodes.v[d].next;
+    return n >= 0 && t->nodes.v[n].kind == CXCursor_VarDecl &&
+           t->nodes.v[n].b == t->nodes.v[d].b ? n : -1;
+}
+
+static int tp_of(const tu *t, int d)
+{
+    int v = t->nodes.v[d].var;
+    return v >= 0 && t->vars.v[v].threadprivate;
+}
+
+/* Is node d a declarator that moves to a declaration of its own? */
+static int moved_decl(const tu *t, int d)
+{
+    int f, i, tp = 0, other = 0;
+    if (t->nodes.v[d].kind != CXCursor_VarDecl || t->nodes.v[d].parent >= 0)
+        return 0;
+    f = group_first(t, d);
+    if (f == d)
+        return 0;
+    for (i = f; i >= 0; i = group_next(t, i)) {
+        if (tp_of(t, i))
+            tp = 1;
+        else
+            other = 1;
+    }
+    return tp && other;
+}
+
+/* Inserts `__thread` into a declaration of a threadprivate variable (once
+ * per declaration). */
 static void add_thread(tu *t, int d)
 {
     node *n = &t->nodes.v[d];
     unsigned p = n->b;
     int i;
-    for (i = 0; i < t->nodes.n; i++) { /* other declarators of the group */
-        node *o = &t->nodes.v[i];
-        if (i != d && o->kind == CXCursor_VarDecl && o->b == n->b && o->var >= 0 &&
-            !t->vars.v[o->var].threadprivate) {
-            tu_error(t, o->loc, "'%s' is declared together with threadprivate "
-                     "'%s': declare it separately", t->vars.v[o->var].name,
-                     t->vars.v[n->var].name);
-            return;
+    if (n->parent >= 0) { /* a function-static: declared in a DeclStmt */
+        for (i = 0; i < t->nodes.n; i++) { /* other declarators of the group */
+            node *o = &t->nodes.v[i];
+            if (i != d && o->kind == CXCursor_VarDecl && o->b == n->b && o->var >= 0 &&
+                !t->vars.v[o->var].threadprivate) {
+                tu_error(t, o->loc, "'%s' is declared together with threadprivate "
+                         "'%s': declare it separately", t->vars.v[o->var].name,
+                         t->vars.v[n->var].name);
+                return;
+            }
         }
+        for (i = n->parent >= 0 ? t->nodes.v[n->parent].first : -1; i >= 0 && i != d;
+             i = t->nodes.v[i].next)
+            if (t->nodes.v[i].kind == CXCursor_VarDecl)
+                return; /* the group's first declarator has it */
+    } else if (group_first(t, d) != d) {
+        return; /* moved, or the group's first declarator has it */
     }
     while (p < n->loc) { /* after `static` or `extern` when present */
         if (isalpha((unsigned char)t->text[p]) || t->text[p] == '_') {
@@ -209,6 +272,74 @@ static void add_thread(tu *t, int d)
         }
     }
     edit_add(t, n->b, n->b, xstrdup("__thread "), 10);
+}
+
+/* After the references are rewritten: each file-scope declaration that
+ * mixes threadprivate variables with others keeps its first declarator;
+ * the others become declarations of their own. */
+static void split_groups(tu *t)
+{
+    int f;
+    for (f = 0; f < t->nodes.n; f++) {
+        int i, last = f, tp = 0, other = 0, bad = 0;
+        unsigned semi;
+        sbuf o;
+        if (t->nodes.v[f].kind != CXCursor_VarDecl || t->nodes.v[f].parent >= 0 ||
+            group_first(t, f) != f)
+            continue;
+        for (i = f; i >= 0; i = group_next(t, i)) {
+            last = i;
+            if (tp_of(t, i))
+                tp = 1;
+            else
+                other = 1;
+        }
+        if (!tp || !other)
+            continue;
+        semi = t->nodes.v[last].e;
+        while (semi < t->len && t->text[semi] != ';')
+            semi++;
+        if (semi >= t->len) {
+            tu_error(t, t->nodes.v[f].loc, "internal error: cannot find the end "
+                     "of the declaration");
+            continue;
+        }
+        sb_init(&o);
+        sb_puts(&o, ";");
+        for (i = group_next(t, f); i >= 0; i = group_next(t, i)) {
+            node *n = &t->nodes.v[i];
+            var *v = n->var >= 0 ? &t->vars.v[n->var] : NULL;
+            enum CX_StorageClass sc = clang_Cursor_getStorageClass(n->c);
+            char *sp = ast_type_spelling(clang_getCursorType(n->c));
+            if (!v || strstr(sp, "(unnamed") || strstr(sp, "(anonymous")) {
+                tu_error(t, n->loc, "'%s' is declared together with threadprivate "
+                         "and other variables, with a type that has no name: "
+                         "declare it separately", v ? v->name : "?");
+                bad = 1;
+                free(sp);
+                break;
+            }
+            sb_printf(&o, " %s%s__typeof__(%s) ",
+                      sc == CX_SC_Static ? "static " : sc == CX_SC_Extern ? "extern " : "",
+                      v->threadprivate || v->tls ? "__thread " : "", sp);
+            if (v->rewritten)
+                sb_printf(&o, "(*%s)", v->ptr);
+            else
+                sb_puts(&o, v->name);
+            if (i == v->def && v->init >= 0 && !v->rewritten && !v->dyn_init) {
+                char *init = render_str(t, t->nodes.v[v->init].b, t->nodes.v[v->init].e);
+                sb_printf(&o, " = %s", init);
+                free(init);
+            }
+            sb_puts(&o, ";");
+            free(sp);
+        }
+        if (bad) {
+            sb_free(&o);
+            continue;
+        }
+        edit_add(t, t->nodes.v[f].e, semi + 1, sb_take(&o), 10);
+    }
 }
 
 static void rewrite_static(tu *t, int v)
@@ -322,7 +453,21 @@ static void promote_locals(tu *t)
         var *v = &t->vars.v[i];
         if (!v->promoted)
             continue;
-        if (v->kind == VK_LOCAL) {
+        if (v->kind == VK_LOCAL && ast_var_vm(t, i) == VM_ARRAY) {
+            /* the size is known when the declaration runs: the declarator
+             * becomes the pointer, allocated right after the declaration */
+            node *d = &t->nodes.v[v->decls.v[0]];
+            node *ds = &t->nodes.v[v->declstmt];
+            edit_add(t, d->loc, d->loc + (unsigned)strlen(v->name),
+                     xasprintf("(*__ompdsm_l_%s)", v->name), 10);
+            edit_add(t, d->e, d->e,
+                     xstrdup(" __attribute__((cleanup(OMPDSM_local_free))) = 0"), 10);
+            edit_add(t, ds->e, ds->e,
+                     xasprintf(" __ompdsm_l_%s = OMPDSM_local_alloc(sizeof(*__ompdsm_l_%s), "
+                               "__alignof__(*__ompdsm_l_%s), 0);",
+                               v->name, v->name, v->name),
+                     10);
+        } else if (v->kind == VK_LOCAL) {
             node *d = &t->nodes.v[v->decls.v[0]];
             node *ds = &t->nodes.v[v->declstmt];
             edit_add(t, d->loc, d->loc + (unsigned)strlen(v->name),
@@ -339,7 +484,10 @@ static void promote_locals(tu *t)
         } else if (v->kind == VK_PARAM) {
             fninfo *f = &t->funcs.v[v->func];
             unsigned at = t->nodes.v[f->body].b + 1;
-            char *ty = ast_var_type_name(t, i, 0);
+            /* (a parameter of variably modified type: its own, adjusted,
+             * type, whose bounds are the ones the function received) */
+            char *ty = ast_var_vm(t, i) != VM_NONE ? xasprintf("__typeof__(%s)", v->name)
+                                                    : ast_var_type_name(t, i, 0);
             edit_add(t, at, at,
                      xasprintf(" __typeof__(%s) *__ompdsm_l_%s "
                                "__attribute__((cleanup(OMPDSM_local_free))) = "
@@ -416,7 +564,8 @@ void globals_rewrite(tu *t)
             continue;
         if (v->kind == VK_GLOBAL) {
             for (k = 0; k < v->decls.n; k++)
-                rewrite_declarator(t, i, v->decls.v[k]);
+                if (!moved_decl(t, v->decls.v[k]))
+                    rewrite_declarator(t, i, v->decls.v[k]);
         } else if (v->kind == VK_STATIC) {
             rewrite_static(t, i);
         }
@@ -424,6 +573,7 @@ void globals_rewrite(tu *t)
     rewrite_functions(t);
     promote_locals(t);
     rewrite_refs(t);
+    split_groups(t);
 }
 
 /* After every reference is rewritten: the table of shared globals and the

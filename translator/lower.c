@@ -707,7 +707,12 @@ void lower_construct(tu *t, int k)
         for (i = 0; i < c->flush.n; i++) {
             char *n = outer_name(t, k, c->flush.v[i]);
             c = &t->cons.v[k];
-            sb_printf(&o, " OMPDSM_flush_range(&(%s), sizeof(%s));", n, n);
+            /* (an array parameter is a pointer: sizeof of its type, which
+             * draws no -Wsizeof-array-argument) */
+            if (t->vars.v[c->flush.v[i]].decay)
+                sb_printf(&o, " OMPDSM_flush_range(&(%s), sizeof(__typeof__(%s)));", n, n);
+            else
+                sb_printf(&o, " OMPDSM_flush_range(&(%s), sizeof(%s));", n, n);
             free(n);
         }
         break;

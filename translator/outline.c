@@ -4,6 +4,7 @@
  * OMPDSM_parallel(&desc, &frame, sizeof frame, num_threads, if). */
 #include "tu.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,6 +155,12 @@ static int is_type_decl(enum CXCursorKind k)
            k == CXCursor_EnumDecl || k == CXCursor_TypedefDecl;
 }
 
+static int vm_typedef(tu *t, int n)
+{
+    return t->nodes.v[n].kind == CXCursor_TypedefDecl &&
+           ast_type_is_vm(clang_getTypedefDeclUnderlyingType(t->nodes.v[n].c));
+}
+
 static void replicate_types(tu *t, int k, ltypes *L)
 {
     construct *c = &t->cons.v[k];
@@ -166,8 +173,8 @@ static void replicate_types(tu *t, int k, ltypes *L)
         if (n->func != c->func || n->kind != CXCursor_DeclStmt || !in_scope(t, i, c->b))
             continue;
         for (ch = n->first; ch >= 0; ch = t->nodes.v[ch].next)
-            if (!is_type_decl(t->nodes.v[ch].kind))
-                only_types = 0;
+            if (!is_type_decl(t->nodes.v[ch].kind) || vm_typedef(t, ch))
+                only_types = 0; /* (a VLA typedef's bounds are not here) */
         if (n->first < 0)
             continue;
         if (only_types) {
@@ -270,6 +277,154 @@ static char *bytes_member(tu *t, int v, const char *m)
                      m, size > 0 ? size : 1, al > 0 ? al : 1);
 }
 
+/* ------------------------------------------------------------------------
+ * variably modified types
+ *
+ * The type of a variable-length array, or of a pointer to one, has bounds
+ * that were evaluated when its declaration ran.  The encountering thread
+ * computes each variable bound from the variable itself (sizeof of the
+ * array over sizeof of its element) into an `unsigned long` member of the
+ * frame; the outlined function declares the variable with the same type
+ * whose variable bounds are those members:
+ *
+ *     double (*v)[n2][n1]   ->   __typeof__(double) (*v)[__ompdsm_f->v_b0][__ompdsm_f->v_b1]
+ * ------------------------------------------------------------------------ */
+
+static CXType vm_desugar(CXType ty)
+{
+    for (;;) {
+        if (ty.kind == CXType_Elaborated)
+            ty = clang_Type_getNamedType(ty);
+        else if (ty.kind == CXType_Attributed)
+            ty = clang_Type_getModifiedType(ty);
+        else
+            return ty;
+    }
+}
+
+/* sizeof(e), without doubling e's own parentheses */
+static int wrapped(const char *e)
+{
+    int depth = 0;
+    const char *p;
+    if (e[0] != '(')
+        return 0;
+    for (p = e; *p; p++) {
+        depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
+        if (!depth && p[1])
+            return 0;
+    }
+    return 1;
+}
+
+static char *cat_free(char *a, char *b)
+{
+    char *r = xasprintf("%s%s", a, b);
+    free(a);
+    free(b);
+    return r;
+}
+
+/* The declaration (without ';') of `name` with the type of v as the region
+ * sees it (an array parameter is a pointer), its variable bounds frame
+ * members (listed in mem, computed in fill from `o`, the variable's name
+ * where the region starts).  NULL after an error. */
+static char *vm_decl(tu *t, int k, int v, const char *name, const char *o,
+                     members *mn, sbuf *mem, sbuf *fill)
+{
+    var *vv = &t->vars.v[v];
+    unsigned off = t->cons.v[k].p->dir_off;
+    CXType ty = vm_desugar(vv->type);
+    char *decl = xstrdup(name), *sp, *r;
+    char *e = strspn(o, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+                      strlen(o) || wrapped(o) ? xstrdup(o) : xasprintf("(%s)", o);
+    int nb = 0, cconst = 0, cvol = 0;
+    const char *why;
+    if (vv->decay == 1 && (ty.kind == CXType_ConstantArray || ty.kind == CXType_IncompleteArray ||
+                           ty.kind == CXType_VariableArray)) {
+        /* T a[][n] (or a[m][n]) is T (*a)[n] */
+        ty = clang_getArrayElementType(ty);
+        decl = cat_free(xstrdup("*"), decl);
+        e = cat_free(xstrdup("(*"), cat_free(e, xstrdup(")")));
+    }
+    for (;;) {
+        CXType asis = ty; /* (the sugar may hold the qualifiers) */
+        int qc = clang_isConstQualifiedType(ty), qv = clang_isVolatileQualifiedType(ty);
+        int qr = clang_isRestrictQualifiedType(ty);
+        ty = vm_desugar(ty);
+        qc |= clang_isConstQualifiedType(ty);
+        qv |= clang_isVolatileQualifiedType(ty);
+        qr |= clang_isRestrictQualifiedType(ty);
+        if (!ast_type_is_vm(ty)) {
+            ty = asis;
+            if (qc)
+                cconst = 0; /* already in the spelling */
+            if (qv)
+                cvol = 0;
+            break;
+        }
+        if (ty.kind == CXType_Pointer) {
+            decl = cat_free(xasprintf("*%s%s%s", qc ? "const " : "", qv ? "volatile " : "",
+                                      qr ? "restrict " : ""), decl);
+            e = cat_free(xstrdup("(*"), cat_free(e, xstrdup(")")));
+            ty = clang_getPointeeType(ty);
+            continue;
+        }
+        if (ty.kind == CXType_ConstantArray || ty.kind == CXType_IncompleteArray ||
+            ty.kind == CXType_VariableArray) {
+            /* (libclang puts the qualifiers of the elements on the array) */
+            cconst |= qc;
+            cvol |= qv;
+            if (decl[0] == '*')
+                decl = cat_free(xstrdup("("), cat_free(decl, xstrdup(")")));
+            if (ty.kind == CXType_ConstantArray) {
+                decl = cat_free(decl, xasprintf("[%lld]", clang_getArraySize(ty)));
+            } else if (ty.kind == CXType_IncompleteArray) {
+                decl = cat_free(decl, xstrdup("[]"));
+            } else {
+                char *bn = xasprintf("%s_b%d", vv->name, nb++);
+                char *m = member_name(mn, bn);
+                sb_printf(mem, "    unsigned long %s; /* a bound of %s */\n", m, vv->name);
+                sb_printf(fill, "  __ompdsm_fr.%s = sizeof%s%s%s / sizeof(%s[0]);\n", m,
+                          wrapped(e) ? "" : "(", e, wrapped(e) ? "" : ")", e);
+                decl = cat_free(decl, xasprintf("[__ompdsm_f->%s]", m));
+                free(bn);
+            }
+            e = cat_free(e, xstrdup("[0]"));
+            ty = clang_getArrayElementType(ty);
+            continue;
+        }
+        if (ty.kind == CXType_Typedef) {
+            /* a typedef of the function: its type as written */
+            cconst |= qc;
+            cvol |= qv;
+            ty = clang_getTypedefDeclUnderlyingType(clang_getTypeDeclaration(ty));
+            continue;
+        }
+        {
+            tu_error(t, off, "variable '%s' has a variably modified type that a "
+                     "parallel region cannot use", vv->name);
+        }
+        free(decl);
+        free(e);
+        return NULL;
+    }
+    free(e);
+    if (ast_type_is_local(ty, &why)) {
+        tu_error(t, off, "variable '%s' is a variable-length array of %s: a "
+                 "parallel region cannot use it (declare the type at file scope)",
+                 vv->name, why);
+        free(decl);
+        return NULL;
+    }
+    sp = ast_type_spelling(ty);
+    r = xasprintf("%s%s__typeof__(%s) %s", cconst ? "const " : "", cvol ? "volatile " : "",
+                  sp, decl);
+    free(sp);
+    free(decl);
+    return r;
+}
+
 void outline_region(tu *t, int k)
 {
     construct *c = &t->cons.v[k];
@@ -302,6 +457,20 @@ void outline_region(tu *t, int k)
     c->fname = fname;
     frame = xasprintf("__ompdsm_frame_%s", fname + strlen("__ompdsm_region_"));
 
+    /* typedefs of variable-length array types cannot be re-declared (their
+     * bounds were evaluated in the enclosing function) */
+    for (i = 0; i < t->vm_typerefs.n; i++) {
+        unsigned off = t->vm_typerefs.v[i];
+        if (off >= c->sb && off < c->se) {
+            int len = 0;
+            while (off + len < t->len && (isalnum((unsigned char)t->text[off + len]) ||
+                                          t->text[off + len] == '_'))
+                len++;
+            tu_error(t, off, "type '%.*s' is a variable-length array type declared "
+                     "by a typedef in the function: a parallel region cannot name it "
+                     "(write the array type in full)", len, t->text + off);
+        }
+    }
     /* types declared in the function that the region needs */
     for (i = 0; i < c->uses.n && !L.needed; i++)
         L.needed = (c->uses.v[i].mode == MODE_VALUE || c->uses.v[i].mode == MODE_POINTER) &&
@@ -326,6 +495,21 @@ void outline_region(tu *t, int k)
             continue;
         m = member_name(&mn, vn);
         o = outer(t, k, u.var);
+        if (ast_var_vm(t, u.var) != VM_NONE) {
+            char *sh = u.mode == MODE_VALUE ? xstrdup(vn) : xasprintf("*__ompdsm_sh_%s", vn);
+            char *d;
+            sb_printf(&mem, "    void *%s; /* %s */\n", m,
+                      u.mode == MODE_VALUE ? "shared, read-only: by value" : "shared");
+            sb_printf(&fill, "  __ompdsm_fr.%s = (void *)%s(%s);\n", m,
+                      u.mode == MODE_VALUE ? "" : "&", o);
+            d = vm_decl(t, k, u.var, sh, o, &mn, &mem, &fill);
+            if (d)
+                sb_printf(&pro, "  %s = __ompdsm_f->%s;\n", d, m);
+            free(d);
+            free(sh);
+            free(o);
+            continue;
+        }
         if (local_type(t, u.var)) {
             ty = in_type(t, &L, u.var);
             if (u.mode == MODE_VALUE) {
@@ -363,8 +547,17 @@ void outline_region(tu *t, int k)
     /* private */
     for (i = 0; i < c->priv.n; i++) {
         int v = t->cons.v[k].priv.v[i];
-        char *ty = local_type(t, v) ? in_type(t, &L, v)
-                                    : file_type(t, v, t->cons.v[k].p->dir_off);
+        char *ty;
+        if (ast_var_vm(t, v) != VM_NONE) {
+            char *o = outer(t, k, v);
+            char *d = vm_decl(t, k, v, t->vars.v[v].name, o, &mn, &mem, &fill);
+            if (d)
+                sb_printf(&pro, "  %s; /* private */\n", d);
+            free(d);
+            free(o);
+            continue;
+        }
+        ty = local_type(t, v) ? in_type(t, &L, v) : file_type(t, v, t->cons.v[k].p->dir_off);
         sb_printf(&pro, "  %s %s; /* private */\n", ty, t->vars.v[v].name);
         free(ty);
     }
@@ -375,6 +568,25 @@ void outline_region(tu *t, int k)
                     : t->cons.v[k].fpriv.v[i];
         const char *vn = t->vars.v[v].name;
         char *m = member_name(&mn, vn), *o = outer(t, k, v), *ty;
+        int vm = ast_var_vm(t, v);
+        if (vm != VM_NONE && !cin) {
+            /* a pointer by value; an array from its original, which lives
+             * in the shared heap (its size is not the frame's) */
+            char *d;
+            sb_printf(&mem, "    void *%s; /* firstprivate%s */\n", m,
+                      vm == VM_POINTER ? "" : ": the original");
+            sb_printf(&fill, "  __ompdsm_fr.%s = (void *)%s(%s);\n", m,
+                      vm == VM_POINTER ? "" : "&", o);
+            d = vm_decl(t, k, v, vn, o, &mn, &mem, &fill);
+            if (d && vm == VM_POINTER)
+                sb_printf(&pro, "  %s = __ompdsm_f->%s;\n", d, m);
+            else if (d)
+                sb_printf(&pro, "  %s; __builtin_memcpy(&%s, __ompdsm_f->%s, sizeof %s);\n",
+                          d, vn, m, vn);
+            free(d);
+            free(o);
+            continue;
+        }
         if (local_type(t, v)) {
             char *b = bytes_member(t, v, m);
             ty = in_type(t, &L, v);

@@ -270,7 +270,6 @@ static void promote_escaping(tu *t)
     reaching_regions(t, reach);
     for (i = 0; i < t->vars.n; i++) {
         var *v = &t->vars.v[i];
-        const char *why;
         int k;
         if (!v->escapes || v->promoted || v->func < 0 || !reach[v->func])
             continue;
@@ -288,8 +287,6 @@ static void promote_escaping(tu *t)
         } else if (v->kind != VK_PARAM) {
             continue;
         }
-        if (ast_var_type_is_local(t, i, &why) && !strcmp(why, "a variable-length array"))
-            continue;
         v->promoted = 1;
     }
     free(reach);
@@ -310,8 +307,19 @@ static void clause_needs(tu *t, int k)
     NEEDS(flush, ACC_ADDR)
     NEEDS(copyin, ACC_READ)
 #undef NEEDS
-    /* a region's reduction stores into the original: it must be shared */
+    /* a region's reduction stores into the original: it must be shared;
+     * so must the original of a firstprivate array of variable size, which
+     * the frame cannot carry by value */
     if (con_is_region(c)) {
+        for (i = 0; i < c->fpriv.n; i++) {
+            int stop, v = c->fpriv.v[i];
+            if (ast_var_vm(t, v) != VM_ARRAY && ast_var_vm(t, v) != VM_OTHER)
+                continue;
+            walk(t, v, c->parent, &stop, 0);
+            if (stop == STOP_DECL && t->vars.v[v].kind == VK_LOCAL)
+                t->vars.v[v].promoted = 1;
+            c = &t->cons.v[k];
+        }
         for (i = 0; i < c->red.n; i++) {
             int stop, v = c->red.v[i];
             walk(t, v, c->parent, &stop, 0);
@@ -439,7 +447,6 @@ int sharing_analyse(tu *t)
     /* promoted locals need a declaration we can rewrite */
     for (i = 0; i < t->vars.n; i++) {
         var *v = &t->vars.v[i];
-        const char *why;
         if (!v->promoted)
             continue;
         if (v->kind == VK_LOCAL && (v->declstmt < 0 ||
@@ -449,10 +456,10 @@ int sharing_analyse(tu *t)
                      "declared in a 'for' statement but a parallel region needs "
                      "it in shared memory: declare it before the loop", v->name);
             v->promoted = 0;
-        } else if (ast_var_type_is_local(t, i, &why) &&
-                   !strcmp(why, "a variable-length array")) {
-            tu_error(t, t->nodes.v[v->decls.v[0]].loc, "variable '%s' is %s "
-                     "shared by a parallel region: not supported", v->name, why);
+        } else if (ast_var_vm(t, i) == VM_ARRAY && v->init >= 0) {
+            tu_error(t, t->nodes.v[v->decls.v[0]].loc, "variable '%s' is a "
+                     "variable-length array with an initializer and a parallel "
+                     "region needs it in shared memory: not supported", v->name);
             v->promoted = 0;
         }
     }
@@ -469,7 +476,8 @@ static char *base_name(tu *t, int v, unsigned off)
     if (vv->rewritten)
         return xasprintf("(*%s)", vv->ptr);
     if (vv->promoted) {
-        if (vv->kind == VK_LOCAL && vv->declstmt >= 0 &&
+        /* (an array of variable size is allocated in its declarator) */
+        if (vv->kind == VK_LOCAL && vv->declstmt >= 0 && ast_var_vm(t, v) != VM_ARRAY &&
             off >= t->nodes.v[vv->declstmt].b && off < t->nodes.v[vv->declstmt].e)
             return xasprintf("__ompdsm_i_%s", vv->name);
         return xasprintf("(*__ompdsm_l_%s)", vv->name);

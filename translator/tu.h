@@ -206,6 +206,8 @@ typedef struct tu {
     int main_func;        /* index of the user's main, -1 */
     VEC(char *) sites;    /* loop site names */
     VEC(int) spin_loops;  /* loops given a flush after them (nodes) */
+    VEC(unsigned) vm_typerefs; /* uses of typedefs of variable-length array
+                                  types declared in functions (offsets) */
 } tu;
 
 /* diagnostics at an offset of the preprocessed text (presumed location) */
@@ -228,6 +230,17 @@ int ast_type_is_const_object(CXType ty);
 /* 1 when the type (or what it is built from) is declared inside a
  * function, or is variably modified; *why says which. */
 int ast_type_is_local(CXType ty, const char **why);
+/* 1 when the type is variably modified: a variable-length array, or
+ * built from one (a pointer to a VLA, an array of them, ...) */
+int ast_type_is_vm(CXType ty);
+/* variably modified variables */
+enum vm_kind {
+    VM_NONE,
+    VM_ARRAY,    /* an array of variable size (int a[n], int b[4][n]) */
+    VM_POINTER,  /* a pointer to a VLA, or a parameter `T a[][n]` */
+    VM_OTHER,    /* anything else (an array of pointers to VLAs, ...) */
+};
+int ast_var_vm(tu *t, int v);
 /* OMPDSM_TY_* name of an arithmetic type, or NULL */
 const char *ast_type_code(CXType ty);
 int ast_func_at(const tu *t, unsigned off);  /* function containing off */
