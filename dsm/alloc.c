@@ -335,18 +335,36 @@ void *dsm_global_alloc(size_t size, size_t align, const char *name)
     if (align < 16)
         align = 16;
     int large = size >= dsm_g.page_size;
+    int colourable = large && align <= 64; /* a colour is a multiple of 64 */
     if (large && align < dsm_g.page_size)
         align = dsm_g.page_size;
     size_t off = OMPDSM_ALIGN_UP(dsm_g.global_bump, align);
+    /* Cache colouring: a large global starts on a page of its own (no
+     * object shares its pages with it) but not at the page's first byte:
+     * the k-th starts (k * 9 cache lines) mod 4 KiB into it.  Arrays that
+     * all began at page boundaries would have equal addresses modulo the
+     * L1 cache's way size, so a loop streaming through several of them at
+     * the same index (Himeno's 14 streams) evicts its own lines and its
+     * loads wait on unrelated stores (4K aliasing); the native build's
+     * .bss packs them at unrelated offsets. */
+    if (colourable) {
+        static unsigned ncoloured;
+        size_t colour = (size_t)(ncoloured++ * 9u % 64u) * 64u;
+        off += colour;
+    }
     if (off + size > dsm_g.heap_size)
         ompdsm_fatal("shared heap exhausted by globals: '%s' needs %zu bytes, "
                      "%zu of %zu left; raise OMPDSM_HEAP_SIZE",
                      name, size, dsm_g.heap_size - dsm_g.global_bump,
                      dsm_g.heap_size);
-    dsm_g.global_bump = off + (size ? size : 1);
+    /* ... and ends its pages too: a small global after it (a scalar the
+     * program writes often) gets a page that the array's readers need not
+     * invalidate. */
+    dsm_g.global_bump = large ? OMPDSM_ALIGN_UP(off + size, dsm_g.page_size)
+                              : off + (size ? size : 1);
     if (dsm_g.home_block && size >= dsm_g.home_block_min && dsm_g.size > 1) {
         uint32_t p0 = (uint32_t)(off >> dsm_g.page_shift);
-        uint32_t np = (uint32_t)((size + dsm_g.page_size - 1) >> dsm_g.page_shift);
+        uint32_t np = (uint32_t)(((off + size - 1) >> dsm_g.page_shift) - p0 + 1);
         for (uint32_t i = 0; i < np; i++)
             if (!dsm_g.home[p0 + i])
                 dsm_set_home(p0 + i, 1, (int)((uint64_t)i * dsm_g.size / np));
