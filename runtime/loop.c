@@ -66,7 +66,8 @@ RT_API void OMPDSM_loop_init(OMPDSM_loop *loop, OMPDSM_loop_site *site,
 RT_API void OMPDSM_sections_init(OMPDSM_loop *loop, OMPDSM_loop_site *site,
                                  unsigned nsections)
 {
-    OMPDSM_loop_init(loop, site, nsections, OMPDSM_SCHED_DYNAMIC, 1, 0, 0, 0);
+    OMPDSM_loop_init(loop, site, nsections, OMPDSM_SCHED_DYNAMIC, 1, 0, 0,
+                     OMPDSM_LOOP_MONOTONIC);
 }
 
 static void ordered_pass_skipped(void);
@@ -112,7 +113,15 @@ RT_API int OMPDSM_loop_next(OMPDSM_loop *loop, unsigned long long *lo,
         if (L->n && (L->n - 1) / L->chunk + 1 >= RT_WS_VAL_MASK)
             L->chunk = (L->n - 1) / (RT_WS_VAL_MASK - 1) + 1;
         uint64_t nchunks = L->n ? (L->n - 1) / L->chunk + 1 : 0;
-        got = sched_dynamic_next(&c, nchunks, &ci);
+        int nodes = rt_self.group.nodes;
+        if (nodes > 1 &&
+            !(L->flags & (OMPDSM_LOOP_ORDERED | OMPDSM_LOOP_MONOTONIC))) {
+            uint64_t cursor = L->next;
+            got = sched_dynamic_next_spread(&c, nodes, comm_rank(), nchunks,
+                                            &cursor, &ci);
+            L->next = cursor;
+        } else
+            got = sched_dynamic_next(&c, nchunks, &ci);
         if (got) {
             a = ci * L->chunk;
             b = a + L->chunk < L->n ? a + L->chunk : L->n;

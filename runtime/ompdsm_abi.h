@@ -152,6 +152,13 @@ enum {
 };
 enum {
     OMPDSM_LOOP_ORDERED = 1, /* the loop has an ordered clause */
+    /* Each thread must get its chunks in increasing order (the loop has a
+     * lastprivate clause, copied out after the loop by the thread that ran
+     * iteration n-1).  Without it a dynamic loop on several nodes gives
+     * each node a share of the chunks to claim locally and lets a node
+     * that finished its share take chunks from the others' (any order);
+     * ordered loops are always handed out in order. */
+    OMPDSM_LOOP_MONOTONIC = 2,
 };
 
 /* One per loop construct in the source (static storage, private to each

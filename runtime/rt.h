@@ -113,7 +113,8 @@ const void *rt_ext_find(const void *buf, size_t len, uint32_t kind,
 struct rt_loop {
     unsigned long long n;
     unsigned long long chunk;
-    unsigned long long next;   /* static: next chunk round */
+    unsigned long long next;   /* static: next chunk round; dynamic: words
+                                  found exhausted (sched_dynamic_next_spread) */
     unsigned long long seq;    /* work-share instance */
     unsigned long long gen;
     int kind;

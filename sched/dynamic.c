@@ -78,6 +78,37 @@ int sched_dynamic_next(const struct sched_claim *c, uint64_t nchunks,
     }
 }
 
+/* dynamic over a team of nodes: the chunks are cut into one share per node
+ * ([j*nchunks/nodes, (j+1)*nchunks/nodes) for node j), each counted by the
+ * instance's word at that node.  A thread claims from its own node's word
+ * (an atomic on local memory) and, once that share is gone, from the other
+ * nodes' in turn (remote fetch-adds: stealing, only at the end of the
+ * loop).  *cursor (0 at the start of the instance) is how many words this
+ * thread has found exhausted, so each word is overrun by at most one
+ * fetch-add per thread.  Chunks are no longer handed out in increasing
+ * order, not even to one thread; loops with an ordered or lastprivate
+ * clause (OMPDSM_LOOP_ORDERED, OMPDSM_LOOP_MONOTONIC) and sections use the
+ * single word (sched_dynamic_next). */
+int sched_dynamic_next_spread(const struct sched_claim *c, int nodes, int self,
+                              uint64_t nchunks, uint64_t *cursor,
+                              uint64_t *chunk_index)
+{
+    while (*cursor < (uint64_t)nodes) {
+        int j = (int)(((uint64_t)self + *cursor) % (uint64_t)nodes);
+        uint64_t lo = nchunks * (uint64_t)j / (uint64_t)nodes;
+        uint64_t hi = nchunks * (uint64_t)(j + 1) / (uint64_t)nodes;
+        struct sched_claim w = *c;
+        w.node = j;
+        uint64_t ci;
+        if (sched_dynamic_next(&w, hi - lo, &ci)) {
+            *chunk_index = lo + ci;
+            return 1;
+        }
+        ++*cursor;
+    }
+    return 0;
+}
+
 struct guided_arg {
     uint64_t n, min_chunk;
     int nthreads;

@@ -27,6 +27,13 @@ struct sched_claim {
  * chunks are exhausted (nchunks). */
 int sched_dynamic_next(const struct sched_claim *c, uint64_t nchunks,
                        uint64_t *chunk_index);
+/* dynamic with one share of the chunks per node of the team (nodes
+ * 0..nodes-1, this one self), counted by the word at c->off on each node:
+ * own share first, then the others'.  *cursor starts at 0 per instance and
+ * thread.  c->node is ignored. */
+int sched_dynamic_next_spread(const struct sched_claim *c, int nodes, int self,
+                              uint64_t nchunks, uint64_t *cursor,
+                              uint64_t *chunk_index);
 /* guided: claims [lo, hi) of at least min_chunk iterations, about
  * remaining / nthreads; 0 when done. */
 int sched_guided_next(const struct sched_claim *c, uint64_t n,

@@ -319,7 +319,10 @@ static void lower_for(tu *t, int k, sbuf *o)
         }
     }
     c = &t->cons.v[k];
-    sb_printf(o, ", %s);\n", c->ordered ? "OMPDSM_LOOP_ORDERED" : "0");
+    sb_printf(o, ", %s);\n",
+              c->ordered ? (c->lpriv.n ? "OMPDSM_LOOP_ORDERED | OMPDSM_LOOP_MONOTONIC"
+                                       : "OMPDSM_LOOP_ORDERED")
+                         : (c->lpriv.n ? "OMPDSM_LOOP_MONOTONIC" : "0"));
     sb_puts(o, "    while (OMPDSM_loop_next(&__ompdsm_L, &__ompdsm_lo, &__ompdsm_hi))\n"
                "      for (__ompdsm_k = __ompdsm_lo; __ompdsm_k < __ompdsm_hi; __ompdsm_k++) {\n");
     if (c->ordered)

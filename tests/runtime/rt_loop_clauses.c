@@ -91,7 +91,8 @@ static void region_last(void *fp)
     long long x = -12345; /* private, undefined until assigned */
     OMPDSM_loop L;
     unsigned long long lo, hi;
-    OMPDSM_loop_init(&L, &site_l, f->n, f->sched, f->chunk, 0, 0, 0);
+    OMPDSM_loop_init(&L, &site_l, f->n, f->sched, f->chunk, 0, 0,
+                     OMPDSM_LOOP_MONOTONIC);
     while (OMPDSM_loop_next(&L, &lo, &hi))
         for (unsigned long long k = lo; k < hi; k++) {
             long long i = f->lb + (long long)k * f->step;

@@ -7,6 +7,8 @@
  * profiled schedule, which must at least run every iteration once. */
 #include "rt_test.h"
 
+#include <time.h>
+
 enum { MAXT = 64, NMAX = 2000 };
 
 static int (*g_owner)[NMAX];    /* tid + 1 */
@@ -71,9 +73,33 @@ static void region(void *fp)
     OMPDSM_loop_end(&L, 0);
 }
 static OMPDSM_region rd = {region, "rt_loop_dynamic.c:40 (main)", 0};
-static OMPDSM_region *regions[] = {&rd};
+
+/* A slow thread 0 (2 ms a chunk) in a dynamic,1 loop of NSLOW chunks: the
+ * others must take over most of the chunks it would have had (with one
+ * share of the chunks per node, they steal from node 0's share, chunks
+ * 0 .. NSLOW/T-1). */
+enum { NSLOW = 400 };
+static void region_slow(void *fp)
+{
+    (void)fp;
+    int tid = omp_get_thread_num();
+    OMPDSM_loop L;
+    unsigned long long lo, hi;
+    OMPDSM_loop_init(&L, &site, NSLOW, OMPDSM_SCHED_DYNAMIC, 1, 0, 0, 0);
+    while (OMPDSM_loop_next(&L, &lo, &hi))
+        for (unsigned long long k = lo; k < hi; k++) {
+            (*g_owner)[k] = tid + 1;
+            if (!tid) {
+                struct timespec ts = {0, 2000000};
+                nanosleep(&ts, NULL);
+            }
+        }
+    OMPDSM_loop_end(&L, 0);
+}
+static OMPDSM_region rd_slow = {region_slow, "rt_loop_dynamic.c:90 (main)", 0};
+static OMPDSM_region *regions[] = {&rd, &rd_slow};
 static OMPDSM_unit unit = {OMPDSM_ABI_VERSION, "rt_loop_dynamic.c", globals,
-                           sizeof globals / sizeof *globals, 0, regions, 1, 0,
+                           sizeof globals / sizeof *globals, 0, regions, 2, 0,
                            0, 0};
 __attribute__((constructor)) static void reg(void) { OMPDSM_register_unit(&unit); }
 
@@ -150,6 +176,20 @@ static int user_main(int argc, char **argv, char **envp)
     *g_count = *g_sum = 0;
     OMPDSM_parallel(&rd, &f, sizeof f, 0, 1);
     check_partition(&f, T);
+    if (T > 1) {
+        rtt_phase("dynamic,1 with a slow thread 0");
+        memset(*g_owner, 0, sizeof *g_owner);
+        OMPDSM_parallel(&rd_slow, NULL, 0, 0, 1);
+        int mine = 0, unowned = 0, share = NSLOW / T;
+        for (int k = 0; k < NSLOW; k++) {
+            mine += (*g_owner)[k] == 1;
+            unowned += !(*g_owner)[k];
+        }
+        CHECK(!unowned, "%d iterations not run", unowned);
+        CHECK(mine <= share * 3 / 4,
+              "slow thread 0 ran %d of %d chunks (its node's share: %d)", mine,
+              NSLOW, share);
+    }
     char d[32];
     snprintf(d, sizeof d, "loops=%d", loops + 1);
     return rtt_end(d);
