@@ -1128,6 +1128,10 @@ static void barrier_loop(const char *dir)
         if (rc < 0) {
             fprintf(stderr, "node %d: barrier %ld failed (%d): the job failed\n",
                     rank, k, rc);
+            /* As the runtime's fatal hook does (comm.c): linger before our
+             * connections close, or a survivor that has not yet read the
+             * report naming the dead node blames us for closing. */
+            usleep(1500 * 1000);
             exit(3);
         }
     }
