@@ -372,6 +372,18 @@ void *dsm_global_alloc(size_t size, size_t align, const char *name)
     return dsm_g.app + off;
 }
 
+void dsm_set_granule(void *p, size_t size, unsigned granule)
+{
+    if (dsm_g.started || dsm_g.byte_diffs || !p || size < dsm_g.page_size ||
+        granule <= 1 ||
+        (granule & (granule - 1)) || granule > 8 ||
+        ((uintptr_t)p & (granule - 1)))
+        return;
+    uint32_t p0 = page_of(p), p1 = page_of((char *)p + size - 1);
+    for (uint32_t pg = p0; pg <= p1; pg++)
+        dsm_g.granule[pg] = (uint8_t)granule;
+}
+
 void *dsm_memalign(size_t align, size_t size)
 {
     if (align & (align - 1)) {

@@ -67,6 +67,55 @@ size_t diff_page(const void *twin, const void *cur, size_t len,
     return n;
 }
 
+size_t diff_page_g(const void *twin, const void *cur, size_t len,
+                   struct comm_run *runs, unsigned g)
+{
+    if (g <= 1)
+        return diff_page(twin, cur, len, runs);
+    const uint64_t *a = twin, *b = cur;
+    size_t nw = len / 8, n = 0;
+    size_t start = 0, end = 0;
+    /* Byte j of a word is bits 8j..8j+7 (little endian); a granule of g
+     * bytes is g*8 bits. */
+    const unsigned gb = g * 8;
+    const uint64_t gmask = g == 8 ? ~0ull : ((1ull << gb) - 1);
+    for (size_t i = 0; i < nw;) {
+        if (i + 8 <= nw && !((a[i] ^ b[i]) | (a[i + 1] ^ b[i + 1]) |
+                             (a[i + 2] ^ b[i + 2]) | (a[i + 3] ^ b[i + 3]) |
+                             (a[i + 4] ^ b[i + 4]) | (a[i + 5] ^ b[i + 5]) |
+                             (a[i + 6] ^ b[i + 6]) | (a[i + 7] ^ b[i + 7]))) {
+            i += 8;
+            continue;
+        }
+        uint64_t x = a[i] ^ b[i];
+        if (x) {
+            for (unsigned j = 0; j < 64; j += gb) {
+                if (!((x >> j) & gmask))
+                    continue;
+                size_t pos = i * 8 + j / 8;
+                if (end > start && end == pos) {
+                    end += g;
+                } else {
+                    if (end > start) {
+                        runs[n].off = (uint32_t)start;
+                        runs[n].len = (uint32_t)(end - start);
+                        n++;
+                    }
+                    start = pos;
+                    end = pos + g;
+                }
+            }
+        }
+        i++;
+    }
+    if (end > start) {
+        runs[n].off = (uint32_t)start;
+        runs[n].len = (uint32_t)(end - start);
+        n++;
+    }
+    return n;
+}
+
 void diff_apply(void *dst, const void *src, const struct comm_run *runs,
                 size_t nruns)
 {

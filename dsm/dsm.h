@@ -47,6 +47,14 @@ static inline int dsm_in_heap(const void *p)
  * messages.  Large objects are block-distributed over the nodes' homes
  * (OMPDSM_HOME_POLICY). */
 void *dsm_global_alloc(size_t size, size_t align, const char *name);
+/* Declares that every scalar object of the global at p (returned by
+ * dsm_global_alloc for `size` bytes) is aligned to, and a multiple of,
+ * `granule` bytes (1, 2, 4 or 8; the translator derives it from the
+ * type): diffs of its pages may then move whole granules, far fewer runs
+ * for arrays of doubles whose values change in some bytes only.  Only a
+ * global of a page or more, which has its pages to itself, is affected;
+ * before dsm_start. */
+void dsm_set_granule(void *p, size_t size, unsigned granule);
 /* malloc-style allocation from this node's arena; any node may free what
  * any node allocated.  NULL with errno ENOMEM when the heap is exhausted
  * (after one message naming the size asked for and what is left). */

@@ -55,6 +55,13 @@ void notice_free(struct notice_list *l);
  * returns the number of runs written to runs (at most len/2 needed). */
 size_t diff_page(const void *twin, const void *cur, size_t len,
                  struct comm_run *runs);
+/* The same at a granule of g bytes (1, 2, 4 or 8): a g-aligned block with
+ * any changed byte goes whole.  Correct only where every scalar object of
+ * the page is g-aligned and a multiple of g long, so that the unchanged
+ * bytes of such a block belong to an object this node wrote (see
+ * dsm_set_granule). */
+size_t diff_page_g(const void *twin, const void *cur, size_t len,
+                   struct comm_run *runs, unsigned g);
 /* Applies runs taken from src to dst (same page size). */
 void diff_apply(void *dst, const void *src, const struct comm_run *runs,
                 size_t nruns);
@@ -73,6 +80,7 @@ struct dsm_state {
     volatile uint8_t *state; /* per page: enum page_state */
     uint16_t *home;          /* per page: home node or HOME_UNKNOWN */
     void **twin;             /* per page: twin copy of a dirty non-home page */
+    uint8_t *granule;        /* per page: diff granule, 0 or 1 = byte-exact */
     /* Page locks, striped: a fault, a release and an invalidation of one
      * page never run at the same time on this node. */
     pthread_mutex_t plock[256];
@@ -105,6 +113,7 @@ struct dsm_state {
 
     int update_protocol;    /* OMPDSM_PROTOCOL=update */
     uint32_t readahead;     /* OMPDSM_READAHEAD: pages fetched after a fault */
+    int byte_diffs;         /* OMPDSM_DIFF_GRANULE=byte: ignore granules */
     int home_block;         /* OMPDSM_HOME_POLICY=block */
     size_t home_block_min;  /* OMPDSM_HOME_BLOCK_MIN */
 

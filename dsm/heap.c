@@ -110,6 +110,8 @@ int dsm_init(void)
         ompdsm_env_choice("OMPDSM_PROTOCOL", protocols, 2, 0) == 1;
     dsm_g.readahead =
         (uint32_t)ompdsm_env_u64("OMPDSM_READAHEAD", 3, 0, 255, 0);
+    static const char *const granules[] = {"type", "byte"};
+    dsm_g.byte_diffs = ompdsm_env_choice("OMPDSM_DIFF_GRANULE", granules, 2, 0) == 1;
     dsm_g.home_block = ompdsm_env_choice("OMPDSM_HOME_POLICY", policies, 2, 0) == 0;
     /* Anything larger than a page is spread: static schedules cut even
      * small vectors (CG's are 112 KiB at class A) between nodes; this
@@ -133,6 +135,7 @@ int dsm_init(void)
     dsm_g.state = table(dsm_g.npages, "page state");
     dsm_g.home = table((size_t)dsm_g.npages * sizeof(uint16_t), "home");
     dsm_g.twin = table((size_t)dsm_g.npages * sizeof(void *), "twin");
+    dsm_g.granule = table(dsm_g.npages, "diff granule");
     for (size_t i = 0; i < OMPDSM_ARRAY_LEN(dsm_g.plock); i++)
         pthread_mutex_init(&dsm_g.plock[i], NULL);
     pthread_mutex_init(&dsm_g.dirty_lock, NULL);

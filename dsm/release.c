@@ -38,7 +38,8 @@ static void send_diff(uint32_t pg, int home)
     if (!runs)
         ompdsm_fatal("out of memory for a diff");
     void *twin = dsm_g.twin[pg];
-    size_t n = diff_page(twin, page_sys(pg), dsm_g.page_size, runs);
+    size_t n = diff_page_g(twin, page_sys(pg), dsm_g.page_size, runs,
+                           dsm_g.granule[pg]);
     uint64_t bytes = 0;
     for (size_t k = 0; k < n; k++)
         bytes += runs[k].len;

@@ -93,6 +93,7 @@ static void setup_units(void)
             OMPDSM_global *g = &u->globals[i];
             *g->slot = dsm_global_alloc(g->size, g->align ? g->align : 1,
                                         g->name);
+            dsm_set_granule(*g->slot, g->size, (unsigned)g->granule);
         }
         nregions += (int)u->nregions;
         nc += u->ncriticals;

@@ -18,7 +18,7 @@
 #ifndef OMPDSM_ABI_H
 #define OMPDSM_ABI_H
 
-#define OMPDSM_ABI_VERSION 1
+#define OMPDSM_ABI_VERSION 2
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,12 +31,17 @@ extern "C" {
 /* One shared global (file-scope or function-static variable).  The runtime
  * allocates `size` bytes aligned to `align` in the shared heap, identically
  * on every node, and stores the address in *slot before any initialiser
- * runs. */
+ * runs.  `granule` (0 = unknown, or 1, 2, 4, 8): every scalar object inside
+ * the variable (array elements, struct members, recursively) starts at an
+ * offset that is a multiple of it and is a multiple of it long; a double
+ * array has 8, any type containing a char or a bit-field 1.  The DSM then
+ * diffs its pages in blocks of that many bytes (dsm_set_granule). */
 typedef struct OMPDSM_global {
     void **slot;
     unsigned long size;
     unsigned long align;
     const char *name;
+    unsigned long granule;
 } OMPDSM_global;
 
 /* One parallel region: the outlined function and where it came from.  `id`

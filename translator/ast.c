@@ -423,6 +423,77 @@ int ast_type_is_scalar(CXType ty)
     }
 }
 
+/* The largest power of two up to 8 that divides x (1 for 0 or less). */
+static unsigned low_pow2(long long x)
+{
+    if (x <= 0)
+        return 1;
+    unsigned g = 1;
+    while (g < 8 && !(x & (long long)(2 * g - 1)))
+        g *= 2;
+    return g;
+}
+
+static unsigned type_granule(CXType ty, int depth);
+
+struct granule_walk {
+    CXType record;
+    unsigned g;
+};
+
+static enum CXVisitorResult granule_field(CXCursor c, CXClientData d)
+{
+    struct granule_walk *w = d;
+    if (clang_Cursor_isBitField(c)) {
+        w->g = 1;
+        return CXVisit_Break;
+    }
+    long long bits = clang_Cursor_getOffsetOfField(c);
+    unsigned g = bits < 0 || bits % 8 ? 1 : (bits ? low_pow2(bits / 8) : 8);
+    unsigned f = type_granule(clang_getCursorType(c), 1);
+    if (f < g)
+        g = f;
+    if (g < w->g)
+        w->g = g;
+    return w->g > 1 ? CXVisit_Continue : CXVisit_Break;
+}
+
+static unsigned type_granule(CXType ty, int depth)
+{
+    CXType c = clang_getCanonicalType(ty);
+    if (depth > 64)
+        return 1;
+    switch (c.kind) {
+    case CXType_ConstantArray:
+    case CXType_IncompleteArray:
+    case CXType_VariableArray:
+    case CXType_DependentSizedArray: {
+        CXType e = clang_getArrayElementType(c);
+        unsigned g = type_granule(e, depth + 1), s = low_pow2(clang_Type_getSizeOf(e));
+        return g < s ? g : s;
+    }
+    case CXType_Record: {
+        struct granule_walk w = {c, 8};
+        if (clang_Type_getSizeOf(c) <= 0)
+            return 1;
+        clang_Type_visitFields(c, granule_field, &w);
+        unsigned s = low_pow2(clang_Type_getSizeOf(c));
+        return w.g < s ? w.g : s;
+    }
+    case CXType_Complex:
+        return type_granule(clang_getElementType(c), depth + 1);
+    default:
+        if (!ast_type_is_scalar(c))
+            return 1;
+        return low_pow2(clang_Type_getSizeOf(c));
+    }
+}
+
+unsigned ast_type_granule(CXType ty)
+{
+    return type_granule(ty, 0);
+}
+
 int ast_type_is_const_object(CXType ty)
 {
     /* libclang reports an array of const elements as a const array type

@@ -164,8 +164,8 @@ static void rewrite_declarator(tu *t, int v, int d)
 static void table_and_init(tu *t, int v, const char *label)
 {
     var *vv = &t->vars.v[v];
-    sb_printf(&t->globals_tab, "    {(void **)&%s, sizeof(*%s), __alignof__(*%s), \"%s\"},\n",
-              vv->ptr, vv->ptr, vv->ptr, label);
+    sb_printf(&t->globals_tab, "    {(void **)&%s, sizeof(*%s), __alignof__(*%s), \"%s\", %u},\n",
+              vv->ptr, vv->ptr, vv->ptr, label, ast_type_granule(vv->type));
     t->nglobals++;
     if (vv->init >= 0) {
         char *init = render_str(t, t->nodes.v[vv->init].b, t->nodes.v[vv->init].e);

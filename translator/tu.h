@@ -226,6 +226,10 @@ char *ast_var_type_name(tu *t, int v, int unqual);
 /* ast_type_is_local() of the variable's (decayed) type */
 int ast_var_type_is_local(tu *t, int v, const char **why);
 int ast_type_is_scalar(CXType ty);
+/* The diff granule of an object of this type (OMPDSM_global.granule): the
+ * largest of 8, 4, 2, 1 that divides the offset and the size of every
+ * scalar inside it; 1 with a bit-field or anything unknown. */
+unsigned ast_type_granule(CXType ty);
 int ast_type_is_const_object(CXType ty);
 /* 1 when the type (or what it is built from) is declared inside a
  * function, or is variably modified; *why says which. */

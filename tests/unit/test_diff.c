@@ -150,12 +150,86 @@ static void test_interleaved_writers(void **state)
         assert_int_equal(home[i], i % 2 ? a[i] : b[i]);
 }
 
+/* Diffs at a granule of g bytes: runs are g-aligned whole granules, every
+ * granule with a changed byte is in one, no granule without a change is,
+ * and applying gives back the page; writers of interleaved elements of g
+ * bytes (doubles for g = 8) still merge at the home. */
+static void test_granules(void **state)
+{
+    (void)state;
+    static struct comm_run runs[PAGE / 2 + 1], rb[PAGE / 2 + 1];
+    unsigned char *twin = aligned_alloc(64, PAGE), *cur = aligned_alloc(64, PAGE);
+    unsigned char *home = aligned_alloc(64, PAGE), *b = aligned_alloc(64, PAGE);
+    for (unsigned g = 1; g <= 8; g *= 2) {
+        for (int iter = 0; iter < 500; iter++) {
+            for (size_t i = 0; i < PAGE; i++)
+                twin[i] = (unsigned char)next();
+            memcpy(cur, twin, PAGE);
+            int changes = (int)(next() % 64);
+            for (int c = 0; c < changes; c++) {
+                size_t at = next() % PAGE, len = 1 + next() % 40;
+                for (size_t j = at; j < at + len && j < PAGE; j++)
+                    if (next() % 4) /* leave some bytes of a granule alone */
+                        cur[j] = (unsigned char)next();
+            }
+            size_t n = diff_page_g(twin, cur, PAGE, runs, g);
+            unsigned char covered[PAGE] = {0};
+            size_t prev_end = 0;
+            for (size_t k = 0; k < n; k++) {
+                assert_true(runs[k].len > 0);
+                assert_true(runs[k].off >= prev_end);
+                assert_true(runs[k].off % g == 0 && runs[k].len % g == 0);
+                assert_true(runs[k].off + runs[k].len <= PAGE);
+                memset(covered + runs[k].off, 1, runs[k].len);
+                prev_end = runs[k].off + runs[k].len;
+            }
+            for (size_t i = 0; i < PAGE; i += g) {
+                int changed = memcmp(twin + i, cur + i, g) != 0;
+                assert_int_equal(covered[i], changed);
+            }
+            memcpy(home, twin, PAGE);
+            diff_apply(home, cur, runs, n);
+            assert_memory_equal(home, cur, PAGE);
+        }
+        /* Two writers of alternate granules (elements). */
+        memcpy(cur, twin, PAGE);
+        memcpy(b, twin, PAGE);
+        for (size_t i = 0; i < PAGE; i++) {
+            if ((i / g) % 2)
+                cur[i] = (unsigned char)(twin[i] ^ (i % 3 ? 0x5a : 0)); /* some bytes kept */
+            else
+                b[i] = (unsigned char)(twin[i] ^ (i % 5 ? 0xa5 : 0));
+        }
+        size_t na = diff_page_g(twin, cur, PAGE, runs, g);
+        size_t nb = diff_page_g(twin, b, PAGE, rb, g);
+        memcpy(home, twin, PAGE);
+        diff_apply(home, b, rb, nb);
+        diff_apply(home, cur, runs, na);
+        for (size_t i = 0; i < PAGE; i++)
+            assert_int_equal(home[i], (i / g) % 2 ? cur[i] : b[i]);
+    }
+    /* Doubles whose top two bytes did not change: one run, not one a word. */
+    double *tw = (double *)(void *)twin, *cu = (double *)(void *)cur;
+    for (size_t i = 0; i < PAGE / 8; i++)
+        tw[i] = 1.0 + (double)i * 1e-9;
+    for (size_t i = 0; i < PAGE / 8; i++)
+        cu[i] = tw[i] + 1e-12;
+    assert_true(diff_page(twin, cur, PAGE, runs) > PAGE / 16);
+    assert_int_equal(diff_page_g(twin, cur, PAGE, runs, 8), 1);
+    assert_int_equal(runs[0].len, PAGE);
+    free(twin);
+    free(cur);
+    free(home);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_pages),
         cmocka_unit_test(test_edges),
         cmocka_unit_test(test_interleaved_writers),
+        cmocka_unit_test(test_granules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
