@@ -3,8 +3,10 @@
  * write interleaved elements of one page and even of one 8-byte word (an
  * int or char array split between threads with schedule(static,1)): a run
  * that included a byte this node did not change would overwrite another
- * node's write at the home.  Words are compared eight bytes at a time; only
- * words with some unchanged bytes are examined byte by byte. */
+ * node's write at the home; or exact to the granule of the page's
+ * elements when the type says it is larger (dsm_set_granule).  Words are
+ * compared eight bytes at a time; only words with some unchanged bytes are
+ * examined granule by granule. */
 #include "dsm_int.h"
 
 #include <string.h>
@@ -21,9 +23,21 @@ static inline int has_zero_byte(uint64_t x)
 size_t diff_page(const void *twin, const void *cur, size_t len,
                  struct comm_run *runs)
 {
+    return diff_page_g(twin, cur, len, runs, 1);
+}
+
+size_t diff_page_g(const void *twin, const void *cur, size_t len,
+                   struct comm_run *runs, unsigned g)
+{
     const uint64_t *a = twin, *b = cur;
     size_t nw = len / 8, n = 0;
     size_t start = 0, end = 0; /* the open run [start, end), empty if equal */
+    if (g < 1 || g > 8 || (g & (g - 1)))
+        g = 1;
+    /* A granule of g bytes is g*8 bits; byte j of a word is bits 8j..8j+7
+     * (little endian). */
+    const unsigned gb = g * 8;
+    const uint64_t gmask = g == 8 ? ~0ull : ((1ull << gb) - 1);
 #define EXTEND(pos, l)                                                         \
     do {                                                                       \
         if (end > start && end == (pos)) {                                     \
@@ -48,13 +62,12 @@ size_t diff_page(const void *twin, const void *cur, size_t len,
             continue;
         }
         uint64_t x = a[i] ^ b[i];
-        if (x && !has_zero_byte(x)) {
-            EXTEND(i * 8, 8);
+        if (x && (g == 8 || !has_zero_byte(x))) {
+            EXTEND(i * 8, 8); /* the whole word */
         } else if (x) {
-            /* Little endian: byte j of the word is bits 8j..8j+7. */
-            for (unsigned j = 0; j < 8; j++)
-                if ((x >> (8 * j)) & 0xff)
-                    EXTEND(i * 8 + j, 1);
+            for (unsigned j = 0; j < 64; j += gb)
+                if ((x >> j) & gmask)
+                    EXTEND(i * 8 + j / 8, g);
         }
         i++;
     }
@@ -64,55 +77,6 @@ size_t diff_page(const void *twin, const void *cur, size_t len,
         n++;
     }
 #undef EXTEND
-    return n;
-}
-
-size_t diff_page_g(const void *twin, const void *cur, size_t len,
-                   struct comm_run *runs, unsigned g)
-{
-    if (g <= 1)
-        return diff_page(twin, cur, len, runs);
-    const uint64_t *a = twin, *b = cur;
-    size_t nw = len / 8, n = 0;
-    size_t start = 0, end = 0;
-    /* Byte j of a word is bits 8j..8j+7 (little endian); a granule of g
-     * bytes is g*8 bits. */
-    const unsigned gb = g * 8;
-    const uint64_t gmask = g == 8 ? ~0ull : ((1ull << gb) - 1);
-    for (size_t i = 0; i < nw;) {
-        if (i + 8 <= nw && !((a[i] ^ b[i]) | (a[i + 1] ^ b[i + 1]) |
-                             (a[i + 2] ^ b[i + 2]) | (a[i + 3] ^ b[i + 3]) |
-                             (a[i + 4] ^ b[i + 4]) | (a[i + 5] ^ b[i + 5]) |
-                             (a[i + 6] ^ b[i + 6]) | (a[i + 7] ^ b[i + 7]))) {
-            i += 8;
-            continue;
-        }
-        uint64_t x = a[i] ^ b[i];
-        if (x) {
-            for (unsigned j = 0; j < 64; j += gb) {
-                if (!((x >> j) & gmask))
-                    continue;
-                size_t pos = i * 8 + j / 8;
-                if (end > start && end == pos) {
-                    end += g;
-                } else {
-                    if (end > start) {
-                        runs[n].off = (uint32_t)start;
-                        runs[n].len = (uint32_t)(end - start);
-                        n++;
-                    }
-                    start = pos;
-                    end = pos + g;
-                }
-            }
-        }
-        i++;
-    }
-    if (end > start) {
-        runs[n].off = (uint32_t)start;
-        runs[n].len = (uint32_t)(end - start);
-        n++;
-    }
     return n;
 }
 

@@ -437,7 +437,6 @@ static unsigned low_pow2(long long x)
 static unsigned type_granule(CXType ty, int depth);
 
 struct granule_walk {
-    CXType record;
     unsigned g;
 };
 
@@ -473,7 +472,7 @@ static unsigned type_granule(CXType ty, int depth)
         return g < s ? g : s;
     }
     case CXType_Record: {
-        struct granule_walk w = {c, 8};
+        struct granule_walk w = {8};
         if (clang_Type_getSizeOf(c) <= 0)
             return 1;
         clang_Type_visitFields(c, granule_field, &w);
@@ -570,8 +569,7 @@ int ast_type_is_local(CXType ty, const char **why)
     return type_is_local(ty, why, 0);
 }
 
-/* Skips the sugar libclang exposes (elaborated names, attributes). */
-static CXType desugar(CXType ty)
+CXType ast_type_desugar(CXType ty)
 {
     for (;;) {
         if (ty.kind == CXType_Elaborated)
@@ -587,7 +585,7 @@ int ast_type_is_vm(CXType ty)
 {
     int depth;
     for (depth = 0; depth < 64; depth++) {
-        ty = desugar(ty);
+        ty = ast_type_desugar(ty);
         switch (ty.kind) {
         case CXType_Typedef:
             ty = clang_getCanonicalType(ty);

@@ -290,18 +290,6 @@ static char *bytes_member(tu *t, int v, const char *m)
  *     double (*v)[n2][n1]   ->   __typeof__(double) (*v)[__ompdsm_f->v_b0][__ompdsm_f->v_b1]
  * ------------------------------------------------------------------------ */
 
-static CXType vm_desugar(CXType ty)
-{
-    for (;;) {
-        if (ty.kind == CXType_Elaborated)
-            ty = clang_Type_getNamedType(ty);
-        else if (ty.kind == CXType_Attributed)
-            ty = clang_Type_getModifiedType(ty);
-        else
-            return ty;
-    }
-}
-
 /* sizeof(e), without doubling e's own parentheses */
 static int wrapped(const char *e)
 {
@@ -334,7 +322,7 @@ static char *vm_decl(tu *t, int k, int v, const char *name, const char *o,
 {
     var *vv = &t->vars.v[v];
     unsigned off = t->cons.v[k].p->dir_off;
-    CXType ty = vm_desugar(vv->type);
+    CXType ty = ast_type_desugar(vv->type);
     char *decl = xstrdup(name), *sp, *r;
     char *e = strspn(o, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
                       strlen(o) || wrapped(o) ? xstrdup(o) : xasprintf("(%s)", o);
@@ -351,7 +339,7 @@ static char *vm_decl(tu *t, int k, int v, const char *name, const char *o,
         CXType asis = ty; /* (the sugar may hold the qualifiers) */
         int qc = clang_isConstQualifiedType(ty), qv = clang_isVolatileQualifiedType(ty);
         int qr = clang_isRestrictQualifiedType(ty);
-        ty = vm_desugar(ty);
+        ty = ast_type_desugar(ty);
         qc |= clang_isConstQualifiedType(ty);
         qv |= clang_isVolatileQualifiedType(ty);
         qr |= clang_isRestrictQualifiedType(ty);
@@ -401,10 +389,8 @@ static char *vm_decl(tu *t, int k, int v, const char *name, const char *o,
             ty = clang_getTypedefDeclUnderlyingType(clang_getTypeDeclaration(ty));
             continue;
         }
-        {
-            tu_error(t, off, "variable '%s' has a variably modified type that a "
-                     "parallel region cannot use", vv->name);
-        }
+        tu_error(t, off, "variable '%s' has a variably modified type that a "
+                 "parallel region cannot use", vv->name);
         free(decl);
         free(e);
         return NULL;

@@ -237,6 +237,8 @@ int ast_type_is_local(CXType ty, const char **why);
 /* 1 when the type is variably modified: a variable-length array, or
  * built from one (a pointer to a VLA, an array of them, ...) */
 int ast_type_is_vm(CXType ty);
+/* Skips the sugar libclang exposes (elaborated names, attributes). */
+CXType ast_type_desugar(CXType ty);
 /* variably modified variables */
 enum vm_kind {
     VM_NONE,
