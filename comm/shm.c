@@ -79,6 +79,8 @@ static int shm_get(struct comm_transport *t, int peer, int region,
     char *p = peer_addr(t, peer, region, off, len, "get");
     if (!p)
         return -EFAULT;
+    /* Earlier puts (plain stores) are visible before these loads. */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     memcpy(dst, p, len);
     return 0;
 }

@@ -1134,6 +1134,9 @@ static int request_begin(struct comm_transport *t, struct tcp_peer *p,
         break;
     case TCP_OP_GET:
         rc = comm_local_check(f->region, f->off, f->len, "tcp get", peer);
+        /* The requester's earlier puts, stored by this thread, are visible
+         * to other threads before this get reads (comm.h's ordering). */
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
         reply(t, p, f->id, rc, 0, rc ? NULL : base + f->off, rc ? 0 : f->len);
         return 0;
     case TCP_OP_FADD:

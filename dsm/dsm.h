@@ -135,6 +135,7 @@ struct dsm_stats {
     uint64_t read_faults, write_faults;
     uint64_t pages_fetched;
     uint64_t twins;
+    uint64_t exclusive; /* pages kept writable with no notice, per release */
     uint64_t diffs, diff_bytes, diff_runs;
     uint64_t notices_sent, notices_applied;
     uint64_t invalidations, updates;

@@ -93,6 +93,15 @@ struct dsm_state {
     uint32_t *dirty;
     size_t ndirty, dirty_cap;
     struct notice_list extra_notices; /* under dirty_lock */
+    /* Exclusive pages: homed here, written, and fetched by no other node
+     * since this node last published a notice for them (their byte in
+     * COMM_REG_DSM at dsm_off_fetched says so).  They stay PG_DIRTY and
+     * writable across releases with no notice; a release that finds one
+     * fetched protects it and publishes its notice (release.c).  Under
+     * dirty_lock; only releases change it. */
+    uint32_t *excl;
+    size_t nexcl, excl_cap;
+    int excl_on;            /* OMPDSM_HOME_EXCLUSIVE (default on) */
     /* One release at a time per node: a release carries the writes of every
      * thread of the node, so a thread's own release must not finish (and
      * hand its lock on) before a concurrent release that took its writes
@@ -184,12 +193,19 @@ struct dsm_log_entry {
     uint32_t pad;
     uint64_t pad2;
 };
+/* At a page's home, the byte at dsm_off_fetched + page: 0 = another node
+ * may have fetched the page since the home last published a notice for it
+ * (the initial state: every node starts with a copy of every page), 1 = no
+ * node has.  A node stores 0 there before every fetch (dsm_mark_fetch);
+ * the home exchanges it with 1 when it decides at a release whether the
+ * page needs a notice. */
 struct dsm_qnode {
     volatile uint64_t next;  /* successor: (node+1) << 32 | qnode index, 0 */
     volatile uint64_t grant; /* set to 1 by the predecessor */
     char pad[48];
 };
-extern size_t dsm_off_chunks, dsm_off_log, dsm_off_logseq, dsm_off_locks, dsm_off_qnodes;
+extern size_t dsm_off_chunks, dsm_off_log, dsm_off_logseq, dsm_off_locks, dsm_off_qnodes,
+    dsm_off_fetched;
 
 /* ---- faults (fault.c) ---- */
 int dsm_fault_install(void);
@@ -199,6 +215,10 @@ void dsm_page_access(uint32_t pg, int write);
 /* Fetches page pg from its home into the system view (caller holds the
  * page lock). */
 void dsm_fetch_page(uint32_t pg, int home);
+/* Tells home that this node is about to fetch pages [pg, pg+n) (all homed
+ * there, within one 256-page block); call before the get: the transports
+ * order a get after earlier puts to the same peer. */
+void dsm_mark_fetch(uint32_t pg, uint32_t n, int home);
 
 /* ---- release and acquire (release.c) ---- */
 /* Sends diffs of every dirty page to its home, write-protects them, and

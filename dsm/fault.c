@@ -48,8 +48,19 @@ void dsm_twin_free(void *t)
     pthread_mutex_unlock(&twin_lock);
 }
 
+void dsm_mark_fetch(uint32_t pg, uint32_t n, int home)
+{
+    static const uint8_t zeros[256];
+    if (!dsm_g.excl_on)
+        return;
+    if (n > sizeof zeros)
+        ompdsm_fatal("internal: fetch mark of %u pages", n);
+    COMM_CHECK(comm_put(home, COMM_REG_DSM, dsm_off_fetched + pg, zeros, n));
+}
+
 void dsm_fetch_page(uint32_t pg, int home)
 {
+    dsm_mark_fetch(pg, 1, home);
     int rc = comm_get(home, COMM_REG_HEAP, page_off(pg), page_sys(pg),
                       dsm_g.page_size);
     if (rc < 0)
@@ -108,6 +119,7 @@ void dsm_page_access(uint32_t pg, int write)
                                  __ATOMIC_SEQ_CST);
                 n++;
             }
+            dsm_mark_fetch(pg, n, home);
             if (comm_get(home, COMM_REG_HEAP, page_off(pg), page_sys(pg),
                          (size_t)n << dsm_g.page_shift) < 0)
                 ompdsm_fatal("fetch of pages %u-%u (%p) from node %d failed",

@@ -15,7 +15,7 @@
 struct dsm_state dsm_g = {.fd = -1, .area_fd = -1};
 char *dsm_heap_lo_, *dsm_heap_hi_;
 size_t dsm_off_chunks, dsm_off_log, dsm_off_locks, dsm_off_qnodes;
-size_t dsm_off_logseq;
+size_t dsm_off_logseq, dsm_off_fetched;
 
 #define DEFAULT_HEAP_BASE 0x200000000000ull /* 32 TiB: far from PIE and mmap */
 #define DEFAULT_HEAP_SIZE (16ull << 30)
@@ -113,6 +113,11 @@ int dsm_init(void)
     static const char *const granules[] = {"type", "byte"};
     dsm_g.byte_diffs = ompdsm_env_choice("OMPDSM_DIFF_GRANULE", granules, 2, 0) == 1;
     dsm_g.home_block = ompdsm_env_choice("OMPDSM_HOME_POLICY", policies, 2, 0) == 0;
+    static const char *const onoff[] = {"on", "off"};
+    /* Under the update protocol every copy a node ever held is refetched at
+     * each notice, so no page stays unfetched: no marks, no exclusivity. */
+    dsm_g.excl_on = ompdsm_env_choice("OMPDSM_HOME_EXCLUSIVE", onoff, 2, 0) == 0 &&
+                    !dsm_g.update_protocol;
     /* Anything larger than a page is spread: static schedules cut even
      * small vectors (CG's are 112 KiB at class A) between nodes; this
      * halved CG's diff traffic at class A on 2 nodes. */
@@ -156,6 +161,8 @@ int dsm_init(void)
     off += (size_t)DSM_LOCK_SLOTS * 8;
     dsm_off_qnodes = off = OMPDSM_ALIGN_UP(off, (size_t)64);
     off += (size_t)DSM_QNODES * sizeof(struct dsm_qnode);
+    dsm_off_fetched = off = OMPDSM_ALIGN_UP(off, (size_t)64);
+    off += dsm_g.npages;
     dsm_g.area_len = OMPDSM_ALIGN_UP(off, (size_t)4096);
     dsm_g.area_fd = memfd_create("ompdsm-dsm", MFD_CLOEXEC);
     if (dsm_g.area_fd < 0 || ftruncate(dsm_g.area_fd, (off_t)dsm_g.area_len) < 0)

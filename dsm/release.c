@@ -75,17 +75,89 @@ static void unlock_run(uint32_t pg, uint32_t n)
         pthread_mutex_unlock(page_lock(pg + k));
 }
 
-/* Takes the node's dirty list and extra notices (sorted pages). */
+static inline uint8_t *fetch_mark(uint32_t pg)
+{
+    return (uint8_t *)dsm_g.area + dsm_off_fetched + pg;
+}
+
+/* Whether a home page written here has been fetched by another node since
+ * our last notice for it; clears the mark either way (a notice is about to
+ * cover the fetch, or nobody fetched).  A fetch that marks after this
+ * exchange shows at the next release.  The exchange is a full fence: our
+ * writes before it are visible to a get that follows a mark it missed. */
+static int fetched_since_notice(uint32_t pg)
+{
+    return __atomic_exchange_n(fetch_mark(pg), 1, __ATOMIC_SEQ_CST) == 0;
+}
+
+static void list_push(uint32_t **v, size_t *n, size_t *cap, uint32_t pg)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 256;
+        uint32_t *d = realloc(*v, c * sizeof *d);
+        if (!d)
+            ompdsm_fatal("out of memory for a page list of %zu", c);
+        *v = d;
+        *cap = c;
+    }
+    (*v)[(*n)++] = pg;
+}
+
+/* Takes the node's dirty list and extra notices (sorted pages) for a
+ * release.  Home pages no other node fetched since our last notice for
+ * them need no notice and no protection: they join the exclusive list and
+ * stay writable.  Exclusive pages another node fetched meanwhile join the
+ * batch, to be protected and noticed like any page written here.  Caller
+ * holds release_lock (or is the barrier root, where no release runs). */
 static void take_batch(uint32_t **pages, size_t *n, struct notice_list *extra)
 {
     pthread_mutex_lock(&dsm_g.dirty_lock);
-    *pages = dsm_g.dirty;
-    *n = dsm_g.ndirty;
+    uint32_t *v = dsm_g.dirty, *ex = dsm_g.excl;
+    size_t nv = dsm_g.ndirty, cap = dsm_g.dirty_cap, nex = dsm_g.nexcl;
+    size_t excap = dsm_g.excl_cap;
     *extra = dsm_g.extra_notices;
     dsm_g.dirty = NULL;
     dsm_g.ndirty = dsm_g.dirty_cap = 0;
+    dsm_g.excl = NULL;
+    dsm_g.nexcl = dsm_g.excl_cap = 0;
     memset(&dsm_g.extra_notices, 0, sizeof dsm_g.extra_notices);
     pthread_mutex_unlock(&dsm_g.dirty_lock);
+
+    if (dsm_g.excl_on) {
+        size_t w = 0;
+        for (size_t i = 0; i < nv; i++) {
+            uint32_t pg = v[i];
+            if (dsm_home(pg) == dsm_g.rank && dsm_g.state[pg] == PG_DIRTY &&
+                !fetched_since_notice(pg)) {
+                list_push(&ex, &nex, &excap, pg);
+            } else {
+                v[w++] = pg;
+            }
+        }
+        nv = w;
+    }
+    /* The pages kept at earlier releases (and the ones just added).  The
+     * fence orders this node's earlier writes to them before the loads of
+     * their marks (see fetched_since_notice). */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    size_t keep = 0;
+    for (size_t i = 0; i < nex; i++) {
+        uint32_t pg = ex[i];
+        if (__atomic_load_n(fetch_mark(pg), __ATOMIC_RELAXED) == 0 &&
+            fetched_since_notice(pg))
+            list_push(&v, &nv, &cap, pg);
+        else
+            ex[keep++] = pg;
+    }
+    nex = keep;
+    DSM_STAT(exclusive, keep);
+    pthread_mutex_lock(&dsm_g.dirty_lock);
+    dsm_g.excl = ex;
+    dsm_g.nexcl = nex;
+    dsm_g.excl_cap = excap;
+    pthread_mutex_unlock(&dsm_g.dirty_lock);
+    *pages = v;
+    *n = nv;
     qsort(*pages, *n, sizeof **pages, cmp_u32);
 }
 
@@ -234,6 +306,7 @@ static void stale_run(uint32_t pg, uint32_t n)
                 uint32_t h = 1;
                 while (j + h < m && dsm_home(s0 + j + h) == home)
                     h++;
+                dsm_mark_fetch(s0 + j, h, home);
                 int rc = comm_get(home, COMM_REG_HEAP, page_off(s0 + j),
                                   page_sys(s0 + j), (size_t)h << dsm_g.page_shift);
                 if (rc < 0)

@@ -20,7 +20,7 @@ static const struct {
     size_t off;
 } cols[] = {
     COL(dsm, read_faults), COL(dsm, write_faults), COL(dsm, pages_fetched),
-    COL(dsm, twins), COL(dsm, diffs), COL(dsm, diff_bytes), COL(dsm, diff_runs),
+    COL(dsm, twins), COL(dsm, exclusive), COL(dsm, diffs), COL(dsm, diff_bytes), COL(dsm, diff_runs),
     COL(dsm, notices_sent), COL(dsm, notices_applied), COL(dsm, invalidations),
     COL(dsm, updates), COL(dsm, barriers), COL(dsm, forks),
     COL(dsm, lock_acquires), COL(dsm, releases), COL(dsm, acquires),
