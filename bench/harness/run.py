@@ -12,7 +12,9 @@ each homogeneous and, for the two-wide configurations, with node 1 (native:
 thread 1) slowed to half a CPU (slownode.py).  Repetitions are interleaved
 (rep 1 of everything, then rep 2, ...) so that the machine's load drifts
 over all configurations alike; medians per configuration, and every ratio
-is computed from the medians of this one run.  Every run's verification is
+is the median over repetitions of the ratio of the two runs of one
+repetition (adjacent in time: the machine's speed drifts between
+repetitions by more than the goals' margins).  Every run's verification is
 checked (Himeno: GOSA against cc -fopenmp with 1 thread, 6 significant
 digits); a failed run is reported in the table, never averaged in.
 ompdsm runs write their DSM statistics (OMPDSM_STATS=<file>.json).
@@ -574,7 +576,7 @@ def summarize(runs, kernels, configs):
                 s = {'n': len(rs), 'ok': len(ok), 'failed': [r['status'] for r in bad],
                      'median': median(ts), 'min': min(ts) if ts else None,
                      'max': max(ts) if ts else None,
-                     'times': ts}
+                     'times': ts, 'by_rep': {r['rep']: r['time'] for r in ok}}
                 if s['median'] and len(ts) > 1:
                     s['spread'] = (s['max'] - s['min']) / s['median']
                 mf = [r['mflops'] for r in ok if r.get('mflops') is not None]
@@ -596,24 +598,32 @@ def summarize(runs, kernels, configs):
                 if all(r['status'].startswith('SKIPPED') for r in rs):
                     continue
                 e['configs'][cfg + ('/slow' if slowed else '')] = s
-        m = lambda cfg: e['configs'].get(cfg, {}).get('median')  # noqa: E731
-
         def ratio(a, b):
-            return a / b if a and b else None
+            """Paired: the median over repetitions of the ratio of the two
+            runs of one repetition (run next to each other, so a drift of
+            the machine's speed between repetitions cancels); the ratio of
+            the medians when no repetition has both."""
+            ca, cb = e['configs'].get(a, {}), e['configs'].get(b, {})
+            ra, rb = ca.get('by_rep', {}), cb.get('by_rep', {})
+            pairs = [ra[r] / rb[r] for r in ra if r in rb and ra[r] and rb[r]]
+            if pairs:
+                return median(pairs)
+            ma, mb = ca.get('median'), cb.get('median')
+            return ma / mb if ma and mb else None
         e['ratios'] = {
-            'speedup_shm': ratio(m('dsm-1'), m('dsm-shm-2')),
-            'speedup_tcp': ratio(m('dsm-1'), m('dsm-tcp-2')),
-            'speedup_gcc': ratio(m('gcc-1'), m('gcc-2')),
-            'speedup_clang': ratio(m('clang-1'), m('clang-2')),
-            'vs_native2_shm': ratio(m('gcc-2'), m('dsm-shm-2')),
-            'vs_native2_tcp': ratio(m('gcc-2'), m('dsm-tcp-2')),
-            'vs_clang2_shm': ratio(m('clang-2'), m('dsm-shm-2')),
-            'one_node_vs_gcc1': ratio(m('dsm-1'), m('gcc-1')),
-            'one_node_vs_clang1': ratio(m('dsm-1'), m('clang-1')),
-            'tcp_vs_shm': ratio(m('dsm-tcp-2'), m('dsm-shm-2')),
+            'speedup_shm': ratio('dsm-1', 'dsm-shm-2'),
+            'speedup_tcp': ratio('dsm-1', 'dsm-tcp-2'),
+            'speedup_gcc': ratio('gcc-1', 'gcc-2'),
+            'speedup_clang': ratio('clang-1', 'clang-2'),
+            'vs_native2_shm': ratio('gcc-2', 'dsm-shm-2'),
+            'vs_native2_tcp': ratio('gcc-2', 'dsm-tcp-2'),
+            'vs_clang2_shm': ratio('clang-2', 'dsm-shm-2'),
+            'one_node_vs_gcc1': ratio('dsm-1', 'gcc-1'),
+            'one_node_vs_clang1': ratio('dsm-1', 'clang-1'),
+            'tcp_vs_shm': ratio('dsm-tcp-2', 'dsm-shm-2'),
         }
         for cfg in ('gcc-2', 'clang-2', 'dsm-shm-2', 'dsm-tcp-2'):
-            e['ratios']['slow_' + cfg] = ratio(m(cfg + '/slow'), m(cfg))
+            e['ratios']['slow_' + cfg] = ratio(cfg + '/slow', cfg)
         summ[kc] = e
     return summ
 
@@ -729,7 +739,9 @@ def markdown(doc):
             if any_cell:
                 L.append('| ' + ' | '.join(row) + ' |')
     L.append('')
-    L.append('Ratios (from the medians above; speedup = 1 node / 2 nodes; "vs gcc 2t" = '
+    L.append('Ratios (each the median over the repetitions of the ratio of that repetition\'s '
+             'two runs, which ran one after the other, so that a drift of the machine\'s speed '
+             'between repetitions cancels; speedup = 1 node / 2 nodes; "vs gcc 2t" = '
              'time of cc -fopenmp 2 threads / time of ompdsm, above 1 is faster than '
              'native; "1 node / gcc 1t" and "/ clang 1t" = ompdsm 1 node time over '
              'native 1 thread; slow = slowed time / homogeneous time):')

@@ -1,0 +1,53 @@
+#!/usr/bin/python3
+"""tests/unit/test_harness.py - the benchmark harness's ratios, on made-up
+runs: paired per repetition (the machine's speed drifts between
+repetitions), falling back to the ratio of medians; and the goals they
+decide.  Exits 1 on the first wrong value."""
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, '..', '..', 'bench', 'harness'))
+import run  # noqa: E402
+
+
+def runs_of(kernel, cls, cfg, times, start_rep=1):
+    return [{'kernel': kernel, 'class': cls, 'config': cfg, 'slowed': False,
+             'rep': start_rep + i, 'status': 'ok', 'time': t}
+            for i, t in enumerate(times)]
+
+
+def check(name, got, want):
+    if got is None or abs(got - want) > 1e-9:
+        print('FAIL: %s = %r, expected %r' % (name, got, want))
+        sys.exit(1)
+    print('ok: %s = %.4f' % (name, got))
+
+
+# Rep 2 ran on a machine twice as slow: the pairs say 2.0, 2.0 and 1.80,
+# while the medians (1.1 / 0.61 = 1.80) would miss the EP goal of 1.85.
+runs = (runs_of('ep', 'W', 'dsm-1', [1.0, 2.0, 1.1]) +
+        runs_of('ep', 'W', 'dsm-shm-2', [0.5, 1.0, 0.61]) +
+        runs_of('ep', 'W', 'gcc-1', [1.0, 2.0, 1.0]) +
+        runs_of('ep', 'W', 'gcc-2', [0.5, 1.05, 0.5]) +
+        # no repetition in common with dsm-1: ratio of medians
+        runs_of('ep', 'W', 'dsm-tcp-2', [0.4, 0.5, 0.6], start_rep=4))
+summ = run.summarize(runs, ['ep.W'], ['gcc-1', 'gcc-2', 'dsm-1', 'dsm-shm-2', 'dsm-tcp-2'])
+r = summ['ep.W']['ratios']
+check('speedup_shm (paired)', r['speedup_shm'], 2.0)
+check('speedup_gcc (paired)', r['speedup_gcc'], 2.0)
+check('vs_native2_shm (paired: 1, 1.05, 0.82)', r['vs_native2_shm'], 1.0)
+check('one_node_vs_gcc1 (paired)', r['one_node_vs_gcc1'], 1.0)
+check('speedup_tcp (medians, no common repetition)', r['speedup_tcp'], 1.1 / 0.5)
+goals = {g['id']: g for g in run.evaluate_goals(summ)}
+ep = [g for g in goals.values() if g.get('kernel') == 'ep.W' and g.get('threshold') == 1.85]
+if len(ep) != 1 or ep[0]['status'] != 'met':
+    print('FAIL: the EP speedup goal should be met: %r' % ep)
+    sys.exit(1)
+print('ok: EP goal met on paired ratios')
+
+# A failed run drops out of its pair only.
+runs[1]['status'] = 'FAILED: verification'
+summ = run.summarize(runs, ['ep.W'], ['dsm-1', 'dsm-shm-2'])
+check('speedup_shm without rep 2', summ['ep.W']['ratios']['speedup_shm'],
+      (2.0 + 1.1 / 0.61) / 2)
