@@ -107,8 +107,8 @@ static void list_push(uint32_t **v, size_t *n, size_t *cap, uint32_t pg)
  * release.  Home pages no other node fetched since our last notice for
  * them need no notice and no protection: they join the exclusive list and
  * stay writable.  Exclusive pages another node fetched meanwhile join the
- * batch, to be protected and noticed like any page written here.  Caller
- * holds release_lock (or is the barrier root, where no release runs). */
+ * batch, to be protected and noticed like any page written here.  Callers
+ * hold release_lock, except the barrier root's hook release. */
 static void take_batch(uint32_t **pages, size_t *n, struct notice_list *extra)
 {
     pthread_mutex_lock(&dsm_g.dirty_lock);
@@ -152,6 +152,14 @@ static void take_batch(uint32_t **pages, size_t *n, struct notice_list *extra)
     nex = keep;
     DSM_STAT(exclusive, keep);
     pthread_mutex_lock(&dsm_g.dirty_lock);
+    if (dsm_g.nexcl) {
+        /* Another release ran meanwhile (not under release_lock): keep
+         * both lists, or pages would stay writable with nobody checking
+         * their marks. */
+        for (size_t i = 0; i < dsm_g.nexcl; i++)
+            list_push(&ex, &nex, &excap, dsm_g.excl[i]);
+        free(dsm_g.excl);
+    }
     dsm_g.excl = ex;
     dsm_g.nexcl = nex;
     dsm_g.excl_cap = excap;

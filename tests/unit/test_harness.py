@@ -51,3 +51,19 @@ runs[1]['status'] = 'FAILED: verification'
 summ = run.summarize(runs, ['ep.W'], ['dsm-1', 'dsm-shm-2'])
 check('speedup_shm without rep 2', summ['ep.W']['ratios']['speedup_shm'],
       (2.0 + 1.1 / 0.61) / 2)
+
+# The alternating 1-node series decides the 1-node goal when present.
+runs = (runs_of('cg', 'A', 'gcc-1', [1.0, 1.0, 1.0]) +
+        runs_of('cg', 'A', 'dsm-1', [1.2, 1.2, 1.2]) +
+        runs_of('cg', 'A', 'gcc-1', [1.0, 2.0, 1.0, 1.0, 1.0]) +
+        runs_of('cg', 'A', 'dsm-1', [1.02, 2.1, 1.03, 0.99, 1.01]))
+for r in runs[6:]:
+    r['tag'] = 'one-node'
+summ = run.summarize(runs, ['cg.A'], ['gcc-1', 'dsm-1'])
+check('one_node_vs_gcc1 (matrix)', summ['cg.A']['ratios']['one_node_vs_gcc1'], 1.2)
+check('one_node_vs_gcc1_alt', summ['cg.A']['ratios']['one_node_vs_gcc1_alt'], 1.02)
+g = [g for g in run.evaluate_goals(summ) if g['id'] == 'one-node-cg.A'][0]
+if g['status'] != 'met' or abs(g['value'] - 1.02) > 1e-9:
+    print('FAIL: the 1-node goal should be decided by the alternating runs: %r' % g)
+    sys.exit(1)
+print('ok: 1-node goal from the alternating runs')
