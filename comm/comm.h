@@ -78,11 +78,11 @@ struct comm_run {
  * completion rules as comm_put. */
 int comm_putv(int peer, int region, uint64_t base, const void *src,
               const struct comm_run *runs, size_t nruns);
-/* Copies len bytes from peer's region at off into dst; blocks.  Reads
- * after every earlier put of this node to the same peer has landed, and
- * after a thread of the peer that stores to the region and then loads a
- * byte such a put wrote either sees that byte or has its stores seen by
- * the get (the fence pattern of the DSM's fetch marks). */
+/* Copies len bytes from peer's region at off into dst; blocks.  Ordered
+ * after every earlier put of this node to the same peer, as by a full
+ * fence between them: if a thread of the peer stores, fences, then loads a
+ * byte that such a put wrote and does not see it, the get sees that
+ * thread's stores (the DSM's fetch marks rely on it). */
 int comm_get(int peer, int region, uint64_t off, void *dst, size_t len);
 /* 64-bit atomics on an 8-byte aligned word of peer's region; *old receives
  * the previous value.  Atomic with respect to all other comm atomics and to
