@@ -22,6 +22,15 @@ COLORS = {'gcc-1': '#bbbbbb', 'gcc-2': '#777777', 'clang-1': '#c6dbef', 'clang-2
           'dsm-hybrid-1x2': '#756bb1'}
 
 
+def _save(fig, out, name):
+    """Lays out, writes out/name and frees the figure; returns the path."""
+    fig.tight_layout()
+    p = os.path.join(out, name)
+    fig.savefig(p, dpi=110)
+    plt.close(fig)
+    return p
+
+
 def _label(doc, c):
     return doc.get('config_labels', {}).get(c, c)
 
@@ -61,11 +70,7 @@ def times_plot(doc, out):
     axes[0].set_ylabel('time / cc -fopenmp 1 thread (log; lower is better)')
     axes[0].legend(fontsize=7, ncol=2)
     fig.suptitle('Kernel times, medians of %d repetition(s); bars: min..max' % doc['reps'])
-    fig.tight_layout()
-    p = os.path.join(out, 'times.png')
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    return p
+    return _save(fig, out, 'times.png')
 
 
 def speedups_plot(doc, out):
@@ -106,14 +111,10 @@ def speedups_plot(doc, out):
     ax.set_xticks(range(len(kcs)))
     ax.set_xticklabels(kcs)
     ax.set_ylabel('ratio (higher is faster; slowed/homogeneous: higher is slower)')
-    ax.set_title('Speedups and ratios from the medians of one run (black bars: goals)')
+    ax.set_title('Speedups and ratios of one run, paired per repetition (black bars: goals)')
     ax.legend(fontsize=7, ncol=3)
     ax.grid(axis='y', alpha=0.3)
-    fig.tight_layout()
-    p = os.path.join(out, 'speedups.png')
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    return p
+    return _save(fig, out, 'speedups.png')
 
 
 def stats_plot(doc, out):
@@ -143,11 +144,7 @@ def stats_plot(doc, out):
         ax.grid(axis='y', alpha=0.3)
     axes[0].legend(fontsize=7)
     fig.suptitle('DSM statistics of the 2-node runs (whole job, median run)')
-    fig.tight_layout()
-    p = os.path.join(out, 'stats.png')
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    return p
+    return _save(fig, out, 'stats.png')
 
 
 def model_plot(doc, out):
@@ -182,11 +179,7 @@ def model_plot(doc, out):
     a2.set_title('model: %s, %.0f us, %.0f GB/s, page %d KiB' % (
         net['name'], net['latency_us'], net['bandwidth_GBps'], md['page_bytes'] // 1024), fontsize=9)
     a2.legend(fontsize=7)
-    fig.tight_layout()
-    p = os.path.join(out, 'model.png')
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    return p
+    return _save(fig, out, 'model.png')
 
 
 def make_all(doc, out):

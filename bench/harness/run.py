@@ -248,30 +248,27 @@ class Binaries:
     def flags(self, k, c):
         return ['-O2', '-g', '-D%s=%s' % (KERNELS[k]['define'], c)]
 
-    def ompdsm(self, k, c):
-        p = os.path.join(self.build, 'bench', 'kernels', '%s.%s' % (k, c))
+    def _kernel_binary(self, k, c, name, cc, what):
+        """bench/kernels/<name> of the build tree, or <name> compiled here
+        with cc (into --out's bin/), or None if that fails."""
+        p = os.path.join(self.build, 'bench', 'kernels', name)
         if os.access(p, os.X_OK):
             return p
-        q = os.path.join(self.bindir, '%s.%s' % (k, c))
+        q = os.path.join(self.bindir, name)
         if not os.access(q, os.X_OK):
             self._note_self_built()
-            if not self._compile([self.ompcc] + self.flags(k, c) + [self.src(k), '-o', q, '-lm'],
-                                 '%s.%s with ompcc' % (k, c)):
+            if not self._compile(cc + self.flags(k, c) + [self.src(k), '-o', q, '-lm'],
+                                 '%s.%s with %s' % (k, c, what)):
                 return None
         return q
 
+    def ompdsm(self, k, c):
+        return self._kernel_binary(k, c, '%s.%s' % (k, c), [self.ompcc], 'ompcc')
+
     def native(self, k, c, compiler):
         if compiler == 'gcc':
-            p = os.path.join(self.build, 'bench', 'kernels', '%s.%s.native' % (k, c))
-            if os.access(p, os.X_OK):
-                return p
-            q = os.path.join(self.bindir, '%s.%s.native' % (k, c))
-            if not os.access(q, os.X_OK):
-                self._note_self_built()
-                if not self._compile(['cc', '-fopenmp'] + self.flags(k, c) + [self.src(k), '-o', q, '-lm'],
-                                     '%s.%s with cc -fopenmp' % (k, c)):
-                    return None
-            return q
+            return self._kernel_binary(k, c, '%s.%s.native' % (k, c), ['cc', '-fopenmp'],
+                                       'cc -fopenmp')
         # clang -fopenmp (LLVM's libomp): the same code generator as ompcc's
         # backend, to tell the compiler's share of a difference from the DSM's.
         if not self.clang or self.clang_ok is False:

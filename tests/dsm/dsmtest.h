@@ -22,9 +22,9 @@ static int T_failures;
             exit(1);                                                           \
     } while (0)
 
-/* Starts comm and the DSM; `globals` bytes are allocated as program globals
- * (deterministically) before the protocol starts and returned in *g. */
-static inline void t_start(size_t globals, void **g)
+/* Starts comm and initialises the DSM: globals may be allocated next,
+ * then dsm_start(). */
+static inline void t_init(void)
 {
     if (comm_init() < 0)
         exit(2);
@@ -33,6 +33,13 @@ static inline void t_start(size_t globals, void **g)
     dsm_init();
     if (comm_connect() < 0)
         exit(2);
+}
+
+/* Starts comm and the DSM; `globals` bytes are allocated as program globals
+ * (deterministically) before the protocol starts and returned in *g. */
+static inline void t_start(size_t globals, void **g)
+{
+    t_init();
     if (globals && g)
         *g = dsm_global_alloc(globals, 64, "test globals");
     dsm_start();

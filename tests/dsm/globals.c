@@ -17,13 +17,7 @@ struct g {
 
 int main(void)
 {
-    if (comm_init() < 0)
-        exit(2);
-    T_rank = comm_rank();
-    T_size = comm_size();
-    dsm_init();
-    if (comm_connect() < 0)
-        exit(2);
+    t_init();
     size_t ps = dsm_page_size();
     struct g g[] = {
         {24, 8, 0},         {3 * ps + 40, 8, 0}, {ps, 16, 0},

@@ -22,6 +22,22 @@ static uint64_t next(void)
     return rng;
 }
 
+/* A random twin and a copy with up to 63 random stretches changed; with
+ * `gaps`, a quarter of the bytes inside a stretch stay unchanged. */
+static void random_pages(unsigned char *twin, unsigned char *cur, int gaps)
+{
+    for (size_t i = 0; i < PAGE; i++)
+        twin[i] = (unsigned char)next();
+    memcpy(cur, twin, PAGE);
+    int changes = (int)(next() % 64);
+    for (int c = 0; c < changes; c++) {
+        size_t at = next() % PAGE, len = 1 + next() % 40;
+        for (size_t j = at; j < at + len && j < PAGE; j++)
+            if (!gaps || next() % 4)
+                cur[j] = (unsigned char)next();
+    }
+}
+
 /* Checks that runs are sorted, disjoint, inside the page, non-empty, that
  * their first and last bytes really changed, and that every changed byte is
  * covered. */
@@ -62,15 +78,7 @@ static void test_random_pages(void **state)
     (void)state;
     unsigned char *twin = aligned_alloc(64, PAGE), *cur = aligned_alloc(64, PAGE);
     for (int iter = 0; iter < 2000; iter++) {
-        for (size_t i = 0; i < PAGE; i++)
-            twin[i] = (unsigned char)next();
-        memcpy(cur, twin, PAGE);
-        int changes = (int)(next() % 64);
-        for (int c = 0; c < changes; c++) {
-            size_t at = next() % PAGE, len = 1 + next() % 40;
-            for (size_t j = at; j < at + len && j < PAGE; j++)
-                cur[j] = (unsigned char)next();
-        }
+        random_pages(twin, cur, 0);
         roundtrip(twin, cur);
     }
     free(twin);
@@ -162,16 +170,7 @@ static void test_granules(void **state)
     unsigned char *home = aligned_alloc(64, PAGE), *b = aligned_alloc(64, PAGE);
     for (unsigned g = 1; g <= 8; g *= 2) {
         for (int iter = 0; iter < 500; iter++) {
-            for (size_t i = 0; i < PAGE; i++)
-                twin[i] = (unsigned char)next();
-            memcpy(cur, twin, PAGE);
-            int changes = (int)(next() % 64);
-            for (int c = 0; c < changes; c++) {
-                size_t at = next() % PAGE, len = 1 + next() % 40;
-                for (size_t j = at; j < at + len && j < PAGE; j++)
-                    if (next() % 4) /* leave some bytes of a granule alone */
-                        cur[j] = (unsigned char)next();
-            }
+            random_pages(twin, cur, 1); /* some bytes of a granule alone */
             size_t n = diff_page_g(twin, cur, PAGE, runs, g);
             unsigned char covered[PAGE] = {0};
             size_t prev_end = 0;
