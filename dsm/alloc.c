@@ -115,34 +115,6 @@ int dsm_chunk_claim(uint32_t n, uint32_t *first)
     return 0;
 }
 
-/* Records a run in node 0's chunk table (block-distributed if dpages). */
-static void chunk_record(uint32_t first, uint32_t n, uint64_t dpages)
-{
-    uint64_t *e = malloc((size_t)n * 16);
-    if (!e)
-        ompdsm_fatal("out of memory recording chunks");
-    for (uint32_t i = 0; i < n; i++) {
-        e[2 * i] = (uint64_t)(dsm_g.rank + 1) | ((uint64_t)(dpages ? 1 : 0) << 32);
-        e[2 * i + 1] = dpages ? ((uint64_t)first << 40) | dpages : 0;
-    }
-    COMM_CHECK(comm_put(0, COMM_REG_DSM, dsm_off_chunks + (uint64_t)first * 16, e,
-                        (size_t)n * 16));
-    free(e);
-    /* Our own directory knows right away. */
-    uint32_t cpages = 1u << (dsm_g.chunk_shift - dsm_g.page_shift);
-    uint32_t p0 = first * cpages;
-    if (dpages) {
-        dsm_set_home(p0, 1, dsm_g.rank);
-        for (uint64_t i = 0; i < dpages; i++)
-            dsm_set_home(p0 + 1 + (uint32_t)i, 1,
-                         (int)(i * (uint64_t)dsm_g.size / dpages));
-        for (uint64_t i = dpages + 1; i < (uint64_t)n * cpages; i++)
-            dsm_set_home(p0 + (uint32_t)i, 1, dsm_g.rank);
-    } else {
-        dsm_set_home(p0, n * cpages, dsm_g.rank);
-    }
-}
-
 static void exhausted(size_t asked)
 {
     struct dsm_area_hdr *h = (struct dsm_area_hdr *)dsm_g.area;
@@ -192,7 +164,7 @@ static char *bump(size_t need, size_t align)
         uint32_t n = (uint32_t)(want >> dsm_g.chunk_shift), first;
         if (dsm_chunk_claim(n, &first) < 0)
             return NULL;
-        chunk_record(first, n, 0);
+        dsm_home_record_run(first, n, 0);
         A.cur = A.fresh = dsm_g.app + ((size_t)first << dsm_g.chunk_shift);
         A.end = A.cur + ((size_t)n << dsm_g.chunk_shift);
         if (A.grow < (64u << 20))
@@ -209,7 +181,7 @@ static char *own_run(size_t size)
     uint32_t n = (uint32_t)(bytes >> dsm_g.chunk_shift), first;
     if (dsm_chunk_claim(n, &first) < 0)
         return NULL;
-    chunk_record(first, n, dpages);
+    dsm_home_record_run(first, n, dpages);
     return dsm_g.app + ((size_t)first << dsm_g.chunk_shift) + ps;
 }
 
@@ -251,8 +223,7 @@ static void *alloc_locked(size_t size, size_t align, int *fresh)
         }
     }
     char *d;
-    if (dsm_g.home_block && !dsm_g.solo && usable >= dsm_g.home_block_min &&
-        align <= ps) {
+    if (dsm_home_spreads(usable) && align <= ps) {
         d = own_run(usable);
         *fresh = 1;
     } else {
@@ -362,13 +333,7 @@ void *dsm_global_alloc(size_t size, size_t align, const char *name)
      * invalidate. */
     dsm_g.global_bump = large ? OMPDSM_ALIGN_UP(off + size, dsm_g.page_size)
                               : off + (size ? size : 1);
-    if (dsm_g.home_block && size >= dsm_g.home_block_min && dsm_g.size > 1) {
-        uint32_t p0 = (uint32_t)(off >> dsm_g.page_shift);
-        uint32_t np = (uint32_t)(((off + size - 1) >> dsm_g.page_shift) - p0 + 1);
-        for (uint32_t i = 0; i < np; i++)
-            if (!dsm_g.home[p0 + i])
-                dsm_set_home(p0 + i, 1, (int)((uint64_t)i * dsm_g.size / np));
-    }
+    dsm_home_global(off, size);
     return dsm_g.app + off;
 }
 

@@ -62,15 +62,15 @@ void dsm_atomic_update(void *p, size_t size, dsm_atomic_fn fn, const void *arg,
     size_t off = a & 7;
     uint32_t pg = page_of(p);
     if (size > 8 || off + size > 8) {
-        /* Too wide for a remote compare-swap: use the reserved lock. */
-        dsm_lock(DSM_LOCK_STATIC - 1);
+        /* Too wide for a remote compare-swap: a lock of their own. */
+        dsm_lock(dsm_g.wide_lock);
         dsm_touch(p, size, 1);
         if (out_old)
             memcpy(out_old, p, size);
         fn(p, arg);
         if (out_new)
             memcpy(out_new, p, size);
-        dsm_unlock(DSM_LOCK_STATIC - 1);
+        dsm_unlock(dsm_g.wide_lock);
         return;
     }
     int home = dsm_home(pg);

@@ -30,6 +30,10 @@ int dsm_init(void);
 int dsm_start(void);
 void dsm_fini(void);
 
+/* The coherence protocol in force: "invalidate" or "update"
+ * (OMPDSM_PROTOCOL). */
+const char *dsm_protocol_name(void);
+
 /* The heap: [base, base + size). */
 void *dsm_heap_base(void);
 size_t dsm_heap_size(void);
@@ -105,8 +109,11 @@ void dsm_flush_range(const void *p, size_t len);
 void dsm_track_since_fork(int on);
 
 /* ---- locks (distributed, FIFO-fair, with release/acquire consistency) ---- */
-/* Ids 0..DSM_LOCK_STATIC-1 are reserved for named critical sections. */
-enum { DSM_LOCK_STATIC = 4096 };
+/* A new lock id.  Before dsm_start it sends no message and is
+ * deterministic: nodes calling it in the same sequence get the same ids
+ * (for locks every node knows from the start, such as named critical
+ * sections); afterwards each call gets an id no other call got, from
+ * node 0. */
 uint32_t dsm_lock_alloc(void);
 void dsm_lock(uint32_t id);
 int dsm_trylock(uint32_t id);

@@ -21,8 +21,6 @@ enum page_state {
                       * must wait for it and then drop what it fetched */
 };
 
-#define HOME_UNKNOWN 0xffffu
-
 /* ---- write notices (notice.c) ----
  * A notice says pages [page, page+npages) were written by `writer` in the
  * interval, or by several nodes (writer == NOTICE_MULTI). */
@@ -67,6 +65,12 @@ void diff_apply(void *dst, const void *src, const struct comm_run *runs,
                 size_t nruns);
 
 /* ---- the node's state (heap.c) ---- */
+/* Page locks are striped: page pg uses plock[pg % DSM_PLOCK_STRIPES].  The
+ * pages of a batch that stays inside one aligned block of this many pages
+ * have distinct locks, which is what lets a fault's read-ahead, a release
+ * and an invalidation lock runs of pages in increasing order. */
+enum { DSM_PLOCK_STRIPES = 256 };
+
 struct dsm_state {
     int rank, size;
     int solo;               /* one node: no protocol at all */
@@ -78,12 +82,12 @@ struct dsm_state {
     unsigned page_shift;
     uint32_t npages;
     volatile uint8_t *state; /* per page: enum page_state */
-    uint16_t *home;          /* per page: home node or HOME_UNKNOWN */
+    uint16_t *home;          /* per page: home_encode(home node) (home.c) */
     void **twin;             /* per page: twin copy of a dirty non-home page */
     uint8_t *granule;        /* per page: diff granule, 0 or 1 = byte-exact */
     /* Page locks, striped: a fault, a release and an invalidation of one
      * page never run at the same time on this node. */
-    pthread_mutex_t plock[256];
+    pthread_mutex_t plock[DSM_PLOCK_STRIPES];
 
     /* Pages written in the current interval (state PG_DIRTY), guarded by
      * dirty_lock.  extra_notices: pages written by atomics at their home,
@@ -120,11 +124,12 @@ struct dsm_state {
     uint64_t log_pos;
     pthread_mutex_t acquire_lock;
 
+    uint32_t wide_lock;     /* lock of atomics too wide for a compare-swap */
     int update_protocol;    /* OMPDSM_PROTOCOL=update */
     uint32_t readahead;     /* OMPDSM_READAHEAD: pages fetched after a fault */
     int byte_diffs;         /* OMPDSM_DIFF_GRANULE=byte: ignore granules */
-    int home_block;         /* OMPDSM_HOME_POLICY=block */
-    size_t home_block_min;  /* OMPDSM_HOME_BLOCK_MIN */
+    int home_block;         /* OMPDSM_HOME_POLICY=block (home.c) */
+    size_t home_block_min;  /* OMPDSM_HOME_BLOCK_MIN (home.c) */
 
     /* COMM_REG_DSM: lock tails, queue nodes, and at node 0 the chunk table
      * and the notice log. */
@@ -162,14 +167,91 @@ static inline uint64_t page_off(uint32_t pg)
 }
 static inline pthread_mutex_t *page_lock(uint32_t pg)
 {
-    return &dsm_g.plock[pg & 255];
+    return &dsm_g.plock[pg % DSM_PLOCK_STRIPES];
 }
-/* Home of a page; looks it up in node 0's chunk table the first time. */
-int dsm_home(uint32_t pg);
-/* Sets the home of pages [pg, pg+n) on this node (startup, barriers). */
-void dsm_set_home(uint32_t pg, uint32_t n, int home);
+/* Whether page pg begins a block of DSM_PLOCK_STRIPES pages: runs of
+ * pages locked together never cross one. */
+static inline int starts_stripe_block(uint32_t pg)
+{
+    return pg % DSM_PLOCK_STRIPES == 0;
+}
 /* mprotect of the application view of pages [pg, pg+n); fatal on error. */
 void dsm_protect(uint32_t pg, uint32_t n, int prot);
+/* Anonymous, lazily touched memory for a per-page table; fatal on error. */
+void *dsm_table(size_t bytes, const char *what);
+
+/* ---- page homes (home.c) ----
+ * The home map: per page, home_encode(node), or DSM_HOME_UNKNOWN while
+ * this node has not learned the home (it asks node 0's chunk table at the
+ * page's first use).  Unknown is 0 so that the lazily zeroed map starts
+ * all-unknown. */
+enum { DSM_HOME_UNKNOWN = 0, DSM_HOME_MAX_NODES = 0xfffe };
+static inline uint16_t home_encode(int node)
+{
+    return (uint16_t)(node + 1);
+}
+/* The node, or -1 for DSM_HOME_UNKNOWN. */
+static inline int home_decode(uint16_t e)
+{
+    return (int)e - 1;
+}
+/* Home of a page as far as this node knows it, or -1; never a message. */
+static inline int dsm_home_known(uint32_t pg)
+{
+    return home_decode(__atomic_load_n(&dsm_g.home[pg], __ATOMIC_RELAXED));
+}
+/* Parses the placement policy and maps the home map (dsm_init). */
+void dsm_home_init(void);
+/* Home of a page; looks it up in node 0's chunk table the first time. */
+int dsm_home(uint32_t pg);
+/* Sets the home of pages [pg, pg+n) on this node. */
+void dsm_set_home(uint32_t pg, uint32_t n, int home);
+/* Whether the policy block-distributes an allocation of size bytes over
+ * the nodes (OMPDSM_HOME_POLICY, OMPDSM_HOME_BLOCK_MIN). */
+int dsm_home_spreads(size_t size);
+/* Places the pages of a global at heap offset off (dsm_global_alloc). */
+void dsm_home_global(uint64_t off, size_t size);
+/* Gives the global pages [0, gpages) still without a home to node 0
+ * (dsm_start). */
+void dsm_home_globals_done(uint32_t gpages);
+/* Records chunks [first, first+n), just claimed by this node, in node 0's
+ * chunk table and places their pages: block-distributed over the nodes
+ * when dpages (their data pages) is not 0, else all this node's. */
+void dsm_home_record_run(uint32_t first, uint32_t n, uint64_t dpages);
+
+/* Node 0's chunk table: one entry per chunk, DSM_CHUNK_ENT_SIZE bytes at
+ * dsm_off_chunks.  Word 0: owner + 1 (0: never claimed), and bit 32 set
+ * for a block-distributed run; word 1, for such a run: its first chunk
+ * << 40 | its data pages. */
+enum { DSM_CHUNK_ENT_SIZE = 16 };
+#define DSM_CHUNK_RUN_BIT (1ull << 32)
+#define DSM_CHUNK_FIRST_SHIFT 40
+#define DSM_CHUNK_DPAGES_MASK ((1ull << DSM_CHUNK_FIRST_SHIFT) - 1)
+struct dsm_chunk_ent {
+    int owner;       /* claiming node, -1 if never claimed */
+    int run;         /* part of a block-distributed run */
+    uint32_t first;  /* run: its first chunk */
+    uint64_t dpages; /* run: its data pages */
+};
+/* dpages 0 encodes a plain chunk (first is then not stored). */
+static inline void chunk_ent_encode(uint64_t w[2], int owner, uint32_t first,
+                                    uint64_t dpages)
+{
+    w[0] = (uint64_t)(uint16_t)(owner + 1) | (dpages ? DSM_CHUNK_RUN_BIT : 0);
+    w[1] = dpages ? ((uint64_t)first << DSM_CHUNK_FIRST_SHIFT) |
+                        (dpages & DSM_CHUNK_DPAGES_MASK)
+                  : 0;
+}
+static inline struct dsm_chunk_ent chunk_ent_decode(const uint64_t w[2])
+{
+    struct dsm_chunk_ent e = {(int)(w[0] & 0xffff) - 1, 0, 0, 0};
+    if (w[0] >> 32) {
+        e.run = 1;
+        e.first = (uint32_t)(w[1] >> DSM_CHUNK_FIRST_SHIFT);
+        e.dpages = w[1] & DSM_CHUNK_DPAGES_MASK;
+    }
+    return e;
+}
 
 /* Layout of COMM_REG_DSM (offsets, same on every node). */
 enum {
@@ -180,7 +262,8 @@ enum {
 struct dsm_area_hdr {
     volatile uint64_t chunk_next; /* node 0: next unclaimed chunk */
     char pad0[56];
-    volatile uint64_t lock_next;  /* node 0: next dynamic lock id */
+    volatile uint64_t lock_next;  /* next lock id: each node's own count
+                                   * before dsm_start, node 0's after */
     char pad1[56];
     volatile uint64_t log_tail;   /* node 0: notice log entries written */
     char pad2[56];
@@ -193,22 +276,39 @@ struct dsm_log_entry {
     uint32_t pad;
     uint64_t pad2;
 };
+/* A lock's queue node, in its waiter's COMM_REG_DSM. */
+struct dsm_qnode {
+    volatile uint64_t next;  /* successor's lock word, 0 while none */
+    volatile uint64_t grant; /* set to 1 by the predecessor */
+    char pad[48];
+};
+/* Lock word (lock.c): names a waiter's queue node, as a lock's tail at its
+ * manager and as a queue node's successor: (node + 1) << 32 | qnode index;
+ * 0 means none (a free lock, no successor yet). */
+enum { DSM_LOCKWORD_NONE = 0 };
+static inline uint64_t lockword_encode(int node, uint32_t q)
+{
+    return ((uint64_t)(uint32_t)(node + 1) << 32) | q;
+}
+static inline void lockword_decode(uint64_t w, int *node, uint32_t *q)
+{
+    *node = (int)(w >> 32) - 1;
+    *q = (uint32_t)w;
+}
+extern size_t dsm_off_chunks, dsm_off_log, dsm_off_logseq, dsm_off_locks,
+    dsm_off_qnodes;
 /* At a page's home, the byte at dsm_off_fetched + page: 0 = another node
  * may have fetched the page since the home last published a notice for it
  * (the initial state: every node starts with a copy of every page), 1 = no
  * node has.  A node stores 0 there before every fetch (dsm_mark_fetch);
  * the home exchanges it with 1 when it decides at a release whether the
  * page needs a notice. */
-struct dsm_qnode {
-    volatile uint64_t next;  /* successor: (node+1) << 32 | qnode index, 0 */
-    volatile uint64_t grant; /* set to 1 by the predecessor */
-    char pad[48];
-};
-extern size_t dsm_off_chunks, dsm_off_log, dsm_off_logseq, dsm_off_locks, dsm_off_qnodes,
-    dsm_off_fetched;
+extern size_t dsm_off_fetched;
 
 /* ---- faults (fault.c) ---- */
 int dsm_fault_install(void);
+/* Returns a twin page buffer to fault.c's pool (release.c, after a diff). */
+void dsm_twin_free(void *t);
 /* Brings page pg into the state an access needs (the fault handler's work,
  * callable directly). */
 void dsm_page_access(uint32_t pg, int write);
@@ -216,7 +316,7 @@ void dsm_page_access(uint32_t pg, int write);
  * page lock). */
 void dsm_fetch_page(uint32_t pg, int home);
 /* Tells home that this node is about to fetch pages [pg, pg+n) (all homed
- * there, within one 256-page block); call before the get: the transports
+ * there, within one stripe block); call before the get: the transports
  * order a get after earlier puts to the same peer. */
 void dsm_mark_fetch(uint32_t pg, uint32_t n, int home);
 

@@ -2,7 +2,27 @@
  * faults inside the shared heap and passes every other fault to the handler
  * that was installed before (so a real segfault in user code still ends the
  * program with SIGSEGV).  A read fault fetches the page from its home; a
- * write fault makes a twin (or, at the home, just marks the page dirty). */
+ * write fault makes a twin (or, at the home, just marks the page dirty).
+ *
+ * The rules the handler relies on:
+ * - What runs in SIGSEGV context: all of dsm_page_access, on the faulting
+ *   thread, in place of its access: page locks, dirty_lock, twin_lock,
+ *   malloc (twins, the dirty list) and the transport's get and put.  None
+ *   of that is async-signal-safe in general; it is safe here because the
+ *   fault is synchronous (an access of the thread's own code to the shared
+ *   heap), so the handler interrupts no code of its own and no lock the
+ *   thread does not hold at that access.
+ * - Hence the locks a thread may hold when it touches the shared heap
+ *   through the application view: none of the locks above, none of the
+ *   transport's, and not malloc's (the runtime and the dsm never read or
+ *   write shared memory while inside those; the dsm itself reads and
+ *   writes pages through the system view, which never faults).  Holding a
+ *   dsm lock (dsm_lock) or a runtime lock is fine: the fault path never
+ *   takes them.
+ * - Nothing here waits for another node's application thread: a fetch is
+ *   served by the home's service side, so a fault always completes while
+ *   every other node sits in a barrier (the barrier root's hooks, which
+ *   read and write shared memory then, rely on it). */
 #include "dsm_int.h"
 
 #include <errno.h>
@@ -13,6 +33,9 @@
 #include <ucontext.h>
 
 static struct sigaction old_segv;
+
+/* x86 page-fault error code (REG_ERR): set when the access was a write. */
+#define X86_PF_WRITE 0x2
 
 /* Twins come from a private pool of page buffers. */
 static pthread_mutex_t twin_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -39,7 +62,6 @@ static void *twin_alloc(void)
     return t;
 }
 
-void dsm_twin_free(void *t);
 void dsm_twin_free(void *t)
 {
     pthread_mutex_lock(&twin_lock);
@@ -50,7 +72,7 @@ void dsm_twin_free(void *t)
 
 void dsm_mark_fetch(uint32_t pg, uint32_t n, int home)
 {
-    static const uint8_t zeros[256];
+    static const uint8_t zeros[DSM_PLOCK_STRIPES];
     if (!dsm_g.excl_on)
         return;
     if (n > sizeof zeros)
@@ -103,13 +125,13 @@ void dsm_page_access(uint32_t pg, int write)
             /* Read ahead: the invalid pages right after this one with the
              * same home come in the same get and the same mprotect (loops
              * walk arrays forward).  Their locks are only tried, never
-             * waited for, and the run stays inside one block of 256 pages,
-             * so lock order never matters. */
+             * waited for, and the run stays inside one stripe block
+             * (DSM_PLOCK_STRIPES), so lock order never matters. */
             uint32_t n = 1;
-            while (n <= dsm_g.readahead && (pg + n) % 256 != 0 &&
+            while (n <= dsm_g.readahead && !starts_stripe_block(pg + n) &&
                    pg + n < dsm_g.npages &&
-                   dsm_g.state[pg + n] == PG_INVALID && dsm_g.home[pg + n] &&
-                   dsm_g.home[pg + n] - 1 == home &&
+                   dsm_g.state[pg + n] == PG_INVALID &&
+                   dsm_home_known(pg + n) == home &&
                    pthread_mutex_trylock(page_lock(pg + n)) == 0) {
                 if (dsm_g.state[pg + n] != PG_INVALID) {
                     pthread_mutex_unlock(page_lock(pg + n));
@@ -184,7 +206,7 @@ static void segv_handler(int sig, siginfo_t *si, void *ucv)
         int write;
 #if defined(__x86_64__)
         ucontext_t *uc = ucv;
-        write = (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+        write = (uc->uc_mcontext.gregs[REG_ERR] & X86_PF_WRITE) != 0;
 #else
         /* Without the error code: a fault on a readable page is a write. */
         write = dsm_g.state[page_of(a)] != PG_INVALID;

@@ -1,8 +1,8 @@
 /* dsm/heap.c - the shared heap: one memfd mapped twice (the application
  * view at the same address on every node, whose protections drive the
  * protocol, and an always-writable system view for installing pages and
- * applying diffs), the per-page state, twin and home arrays, the dsm
- * region (locks, chunk table, notice log), and the home directory. */
+ * applying diffs), the per-page state and twin arrays, and the dsm region
+ * (locks, chunk table, notice log).  Homes are in home.c. */
 #include "dsm_int.h"
 
 #include <errno.h>
@@ -24,9 +24,12 @@ size_t dsm_off_logseq, dsm_off_fetched;
 void *dsm_heap_base(void) { return dsm_g.app; }
 size_t dsm_heap_size(void) { return dsm_g.heap_size; }
 size_t dsm_page_size(void) { return dsm_g.page_size; }
+const char *dsm_protocol_name(void)
+{
+    return dsm_g.update_protocol ? "update" : "invalidate";
+}
 
-/* Anonymous, lazily touched memory for per-page tables. */
-static void *table(size_t bytes, const char *what)
+void *dsm_table(size_t bytes, const char *what)
 {
     void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -71,7 +74,6 @@ static void *map_app_view(uintptr_t base, size_t size, int fd)
 int dsm_init(void)
 {
     static const char *const protocols[] = {"invalidate", "update"};
-    static const char *const policies[] = {"block", "first"};
     dsm_g.rank = comm_rank();
     dsm_g.size = comm_size();
     dsm_g.solo = dsm_g.size == 1;
@@ -112,17 +114,12 @@ int dsm_init(void)
         (uint32_t)ompdsm_env_u64("OMPDSM_READAHEAD", 3, 0, 255, 0);
     static const char *const granules[] = {"type", "byte"};
     dsm_g.byte_diffs = ompdsm_env_choice("OMPDSM_DIFF_GRANULE", granules, 2, 0) == 1;
-    dsm_g.home_block = ompdsm_env_choice("OMPDSM_HOME_POLICY", policies, 2, 0) == 0;
+    dsm_home_init();
     static const char *const onoff[] = {"on", "off"};
     /* Under the update protocol every copy a node ever held is refetched at
      * each notice, so no page stays unfetched: no marks, no exclusivity. */
     dsm_g.excl_on = ompdsm_env_choice("OMPDSM_HOME_EXCLUSIVE", onoff, 2, 0) == 0 &&
                     !dsm_g.update_protocol;
-    /* Anything larger than a page is spread: static schedules cut even
-     * small vectors (CG's are 112 KiB at class A) between nodes; this
-     * halved CG's diff traffic at class A on 2 nodes. */
-    dsm_g.home_block_min = ompdsm_env_u64("OMPDSM_HOME_BLOCK_MIN",
-                                          dsm_g.page_size + 1, 0, 1ull << 44, 1);
 
     dsm_g.fd = memfd_create("ompdsm-heap", MFD_CLOEXEC);
     if (dsm_g.fd < 0 || ftruncate(dsm_g.fd, (off_t)size) < 0)
@@ -137,10 +134,9 @@ int dsm_init(void)
     dsm_heap_lo_ = dsm_g.app;
     dsm_heap_hi_ = dsm_g.app + size;
 
-    dsm_g.state = table(dsm_g.npages, "page state");
-    dsm_g.home = table((size_t)dsm_g.npages * sizeof(uint16_t), "home");
-    dsm_g.twin = table((size_t)dsm_g.npages * sizeof(void *), "twin");
-    dsm_g.granule = table(dsm_g.npages, "diff granule");
+    dsm_g.state = dsm_table(dsm_g.npages, "page state");
+    dsm_g.twin = dsm_table((size_t)dsm_g.npages * sizeof(void *), "twin");
+    dsm_g.granule = dsm_table(dsm_g.npages, "diff granule");
     for (size_t i = 0; i < OMPDSM_ARRAY_LEN(dsm_g.plock); i++)
         pthread_mutex_init(&dsm_g.plock[i], NULL);
     pthread_mutex_init(&dsm_g.dirty_lock, NULL);
@@ -152,7 +148,7 @@ int dsm_init(void)
      * words, lock tails, queue nodes. */
     size_t off = OMPDSM_ALIGN_UP(sizeof(struct dsm_area_hdr), (size_t)64);
     dsm_off_chunks = off;
-    off += (size_t)dsm_g.nchunks * 16;
+    off += (size_t)dsm_g.nchunks * DSM_CHUNK_ENT_SIZE;
     dsm_off_log = off = OMPDSM_ALIGN_UP(off, (size_t)64);
     off += (size_t)DSM_LOG_CAP * sizeof(struct dsm_log_entry);
     dsm_off_logseq = off;
@@ -190,15 +186,13 @@ int dsm_start(void)
         (uint32_t)((dsm_g.global_bump + dsm_g.chunk_size - 1) >> dsm_g.chunk_shift);
     if (!dsm_g.global_chunks)
         dsm_g.global_chunks = 1;
-    uint32_t gpages = dsm_g.global_chunks << (dsm_g.chunk_shift - dsm_g.page_shift);
-    for (uint32_t p = 0; p < gpages; p++)
-        if (!dsm_g.home[p])
-            dsm_g.home[p] = 1; /* node 0 */
+    dsm_home_globals_done(dsm_g.global_chunks
+                          << (dsm_g.chunk_shift - dsm_g.page_shift));
     if (dsm_g.rank == 0) {
         struct dsm_area_hdr *h = (struct dsm_area_hdr *)dsm_g.area;
         h->chunk_next = dsm_g.global_chunks;
-        h->lock_next = DSM_LOCK_STATIC;
     }
+    dsm_g.wide_lock = dsm_lock_alloc();
     if (!dsm_g.solo) {
         /* Every node holds the same initial image: all pages are valid
          * read-only copies, so the first access of each costs nothing. */
@@ -213,56 +207,6 @@ int dsm_start(void)
 void dsm_fini(void)
 {
     dsm_g.started = 0;
-}
-
-int dsm_home(uint32_t pg)
-{
-    uint16_t h = __atomic_load_n(&dsm_g.home[pg], __ATOMIC_RELAXED);
-    if (OMPDSM_LIKELY(h))
-        return h - 1;
-    uint32_t chunk = pg >> (dsm_g.chunk_shift - dsm_g.page_shift);
-    uint64_t e[2];
-    COMM_CHECK(comm_get(0, COMM_REG_DSM, dsm_off_chunks + (uint64_t)chunk * 16, e,
-                        sizeof e));
-    if (!e[0])
-        ompdsm_fatal("access to unallocated shared memory at %p (page %u, chunk "
-                     "%u): a pointer outside every allocation",
-                     (void *)page_app(pg), pg, chunk);
-    int owner = (int)(e[0] & 0xffff) - 1;
-    uint32_t cpages = 1u << (dsm_g.chunk_shift - dsm_g.page_shift);
-    if (e[0] >> 32) {
-        /* A block-distributed run: e[1] = first chunk << 40 | data pages;
-         * data starts one page into the run. */
-        uint32_t first = (uint32_t)(e[1] >> 40);
-        uint64_t dpages = e[1] & ((1ull << 40) - 1);
-        uint32_t p0 = first * cpages + 1;
-        for (uint64_t i = 0; i < dpages; i++) {
-            int hh = (int)(i * (uint64_t)dsm_g.size / dpages);
-            __atomic_store_n(&dsm_g.home[p0 + i], (uint16_t)(hh + 1),
-                             __ATOMIC_RELAXED);
-        }
-        __atomic_store_n(&dsm_g.home[p0 - 1], (uint16_t)(owner + 1),
-                         __ATOMIC_RELAXED);
-        uint64_t run_pages = OMPDSM_ALIGN_UP(dpages + 1, (uint64_t)cpages);
-        for (uint64_t i = dpages + 1; i < run_pages; i++)
-            __atomic_store_n(&dsm_g.home[first * cpages + i],
-                             (uint16_t)(owner + 1), __ATOMIC_RELAXED);
-    } else {
-        uint32_t p0 = chunk * cpages;
-        for (uint32_t i = 0; i < cpages; i++)
-            if (!dsm_g.home[p0 + i])
-                __atomic_store_n(&dsm_g.home[p0 + i], (uint16_t)(owner + 1),
-                                 __ATOMIC_RELAXED);
-    }
-    h = dsm_g.home[pg];
-    return h ? h - 1 : owner;
-}
-
-void dsm_set_home(uint32_t pg, uint32_t n, int home)
-{
-    for (uint32_t i = 0; i < n; i++)
-        __atomic_store_n(&dsm_g.home[pg + i], (uint16_t)(home + 1),
-                         __ATOMIC_RELAXED);
 }
 
 void dsm_protect(uint32_t pg, uint32_t n, int prot)

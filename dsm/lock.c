@@ -70,9 +70,9 @@ uint32_t dsm_lock_alloc(void)
 {
     uint64_t id;
     if (dsm_g.solo || !dsm_g.started) {
+        /* Before the start every node counts in its own header; node 0's
+         * count is where the ids handed out afterwards begin. */
         struct dsm_area_hdr *h = (struct dsm_area_hdr *)dsm_g.area;
-        if (!dsm_g.started && !h->lock_next)
-            h->lock_next = DSM_LOCK_STATIC;
         id = __atomic_fetch_add(&h->lock_next, 1, __ATOMIC_RELAXED);
     } else {
         COMM_CHECK(comm_fetch_add(0, COMM_REG_DSM,
@@ -101,10 +101,10 @@ static int enqueue(uint32_t id, uint32_t q, int try_only, int *got)
     uint64_t off;
     where(id, &mgr, &off);
     struct dsm_qnode *qn = qnode(q);
-    __atomic_store_n(&qn->next, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&qn->next, DSM_LOCKWORD_NONE, __ATOMIC_RELAXED);
     __atomic_store_n(&qn->grant, 0, __ATOMIC_RELEASE);
-    uint64_t me = ((uint64_t)(dsm_g.rank + 1) << 32) | q;
-    uint64_t guess = 0, old;
+    uint64_t me = lockword_encode(dsm_g.rank, q);
+    uint64_t guess = DSM_LOCKWORD_NONE, old;
     for (;;) {
         COMM_CHECK(comm_cas(mgr, COMM_REG_DSM, off, guess, me, &old));
         if (old == guess)
@@ -115,12 +115,13 @@ static int enqueue(uint32_t id, uint32_t q, int try_only, int *got)
         }
         guess = old;
     }
-    if (!guess) {
+    if (guess == DSM_LOCKWORD_NONE) {
         *got = 1;
         return 1;
     }
-    int pnode = (int)(guess >> 32) - 1;
-    uint32_t pq = (uint32_t)guess;
+    int pnode;
+    uint32_t pq;
+    lockword_decode(guess, &pnode, &pq);
     COMM_CHECK(comm_notify(pnode, COMM_REG_DSM,
                            qoff(pq, offsetof(struct dsm_qnode, next)), me));
     if (comm_wait_ge(&qn->grant, 1) < 0)
@@ -173,11 +174,11 @@ void dsm_unlock(uint32_t id)
     uint64_t off;
     where(id, &mgr, &off);
     struct dsm_qnode *qn = qnode(q);
-    uint64_t me = ((uint64_t)(dsm_g.rank + 1) << 32) | q;
+    uint64_t me = lockword_encode(dsm_g.rank, q);
     uint64_t next = __atomic_load_n(&qn->next, __ATOMIC_ACQUIRE);
-    if (!next) {
+    if (next == DSM_LOCKWORD_NONE) {
         uint64_t old;
-        COMM_CHECK(comm_cas(mgr, COMM_REG_DSM, off, me, 0, &old));
+        COMM_CHECK(comm_cas(mgr, COMM_REG_DSM, off, me, DSM_LOCKWORD_NONE, &old));
         if (old == me) {
             qnode_put(q);
             OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u released (free)", id);
@@ -188,8 +189,9 @@ void dsm_unlock(uint32_t id)
             ompdsm_fatal("releasing lock %u: the job is failing", id);
         next = __atomic_load_n(&qn->next, __ATOMIC_ACQUIRE);
     }
-    int snode = (int)(next >> 32) - 1;
-    uint32_t sq = (uint32_t)next;
+    int snode;
+    uint32_t sq;
+    lockword_decode(next, &snode, &sq);
     COMM_CHECK(comm_notify(snode, COMM_REG_DSM,
                            qoff(sq, offsetof(struct dsm_qnode, grant)), 1));
     qnode_put(q);

@@ -13,9 +13,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-extern size_t dsm_off_logseq;
-void dsm_twin_free(void *t);
-
 static int cmp_u32(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -53,12 +50,13 @@ static void send_diff(uint32_t pg, int home)
 }
 
 /* Page runs handled as one batch: contiguous pages that do not cross a
- * multiple of 256 pages, so that their page locks (striped by page mod 256)
- * are distinct and always taken in increasing order. */
+ * stripe block, so that their page locks are distinct and always taken in
+ * increasing order (DSM_PLOCK_STRIPES). */
 static uint32_t run_end(const uint32_t *pages, size_t n, size_t i)
 {
     size_t j = i;
-    while (j + 1 < n && pages[j + 1] == pages[j] + 1 && (pages[j + 1] & 255))
+    while (j + 1 < n && pages[j + 1] == pages[j] + 1 &&
+           !starts_stripe_block(pages[j + 1]))
         j++;
     return (uint32_t)(j - i + 1);
 }
@@ -226,25 +224,33 @@ void dsm_release_pages(struct notice_list *out)
         ompdsm_fatal("completing diffs failed");
 }
 
+/* acc = acc merged with the normalized notices v[0..n). */
+static void merge_into(struct notice_list *acc, const struct notice *v, size_t n)
+{
+    struct notice_list m = {0};
+    notice_merge(acc->v, acc->n, v, n, &m);
+    notice_free(acc);
+    *acc = m;
+}
+
+/* Records notices this node released in the interval accumulator, and in
+ * the since-fork one while a sub-team region tracks it. */
+static void record_released(const struct notice_list *rel)
+{
+    if (!rel->n)
+        return;
+    pthread_mutex_lock(&dsm_g.interval_lock);
+    merge_into(&dsm_g.interval, rel->v, rel->n);
+    if (dsm_g.track_since_fork)
+        merge_into(&dsm_g.since_fork, rel->v, rel->n);
+    pthread_mutex_unlock(&dsm_g.interval_lock);
+}
+
 static void release_interval_locked(struct notice_list *published)
 {
     struct notice_list rel = {0};
     dsm_release_pages(&rel);
-    if (rel.n) {
-        pthread_mutex_lock(&dsm_g.interval_lock);
-        struct notice_list m = {0};
-        notice_merge(dsm_g.interval.v, dsm_g.interval.n, rel.v, rel.n, &m);
-        notice_free(&dsm_g.interval);
-        dsm_g.interval = m;
-        if (dsm_g.track_since_fork) {
-            struct notice_list f = {0};
-            notice_merge(dsm_g.since_fork.v, dsm_g.since_fork.n, rel.v, rel.n,
-                         &f);
-            notice_free(&dsm_g.since_fork);
-            dsm_g.since_fork = f;
-        }
-        pthread_mutex_unlock(&dsm_g.interval_lock);
-    }
+    record_released(&rel);
     if (published) {
         notice_free(published);
         *published = rel;
@@ -264,19 +270,17 @@ void dsm_track_since_fork(int on)
 {
     pthread_mutex_lock(&dsm_g.interval_lock);
     if (!on && dsm_g.track_since_fork) {
-        struct notice_list m = {0};
-        notice_merge(dsm_g.interval.v, dsm_g.interval.n, dsm_g.since_fork.v,
-                     dsm_g.since_fork.n, &m);
-        notice_free(&dsm_g.interval);
+        /* The join's barrier publishes the interval: it must carry every
+         * write since the fork. */
+        merge_into(&dsm_g.interval, dsm_g.since_fork.v, dsm_g.since_fork.n);
         notice_free(&dsm_g.since_fork);
-        dsm_g.interval = m;
     }
     dsm_g.track_since_fork = on;
     pthread_mutex_unlock(&dsm_g.interval_lock);
 }
 
 /* Makes the valid copies among pages [pg, pg+n) stale: none is homed here,
- * all lie within one 256-page stripe block.  Under the page locks: a dirty
+ * all lie within one stripe block (DSM_PLOCK_STRIPES).  Under the page locks: a dirty
  * page (another thread wrote it since this acquire released) first sends
  * its diff, its notice going out with the next release; invalid pages are
  * left alone; the rest are invalidated with one mprotect per stretch, or
@@ -365,8 +369,8 @@ static void stale_range(uint32_t pg, uint32_t n)
          * learn the homes of what we allocate at once. */
         int want = k < n &&
                    __atomic_load_n(&dsm_g.state[p], __ATOMIC_SEQ_CST) != PG_INVALID &&
-                   (!dsm_g.home[p] || dsm_g.home[p] - 1 != me);
-        if (want && len && (p & 255) == 0) {
+                   dsm_home_known(p) != me;
+        if (want && len && starts_stripe_block(p)) {
             stale_run(start, len);
             len = 0;
         }
@@ -558,18 +562,7 @@ void dsm_release(void)
         ompdsm_fatal("completing diffs failed");
     free(pages);
     DSM_STAT(notices_sent, pre.n);
-    pthread_mutex_lock(&dsm_g.interval_lock);
-    struct notice_list m = {0};
-    notice_merge(dsm_g.interval.v, dsm_g.interval.n, pre.v, pre.n, &m);
-    notice_free(&dsm_g.interval);
-    dsm_g.interval = m;
-    if (dsm_g.track_since_fork) {
-        struct notice_list f = {0};
-        notice_merge(dsm_g.since_fork.v, dsm_g.since_fork.n, pre.v, pre.n, &f);
-        notice_free(&dsm_g.since_fork);
-        dsm_g.since_fork = f;
-    }
-    pthread_mutex_unlock(&dsm_g.interval_lock);
+    record_released(&pre);
     log_write(start, v, cnt);
     pthread_mutex_unlock(&dsm_g.release_lock);
     notice_free(&pre);

@@ -1,6 +1,7 @@
 /* runtime/critical.c - critical sections: one distributed lock per name
- * (ids fixed at start from the names every unit registered), the unnamed
- * one being lock 0; entry acquires and exit releases shared memory. */
+ * and one for the unnamed section (ids allocated at start from the names
+ * every unit registered); entry acquires and exit releases shared
+ * memory. */
 #include "rt.h"
 
 RT_API void OMPDSM_critical_start(const char *name)

@@ -18,8 +18,11 @@ struct rt_area *rt_area;
 static OMPDSM_unit *units, **units_tail = &units;
 static OMPDSM_region **regions;
 static int nregions;
-static const char **crit_names;
+static const char **crit_names; /* sorted, unique */
 static uint32_t ncrit;
+/* Lock ids of the critical sections: [0] the unnamed one, [1 + i] the
+ * one named crit_names[i]. */
+static uint32_t *crit_locks;
 static int shutting_down;
 
 /* Messages on the fork channel. */
@@ -75,12 +78,12 @@ static int cmp_str(const void *a, const void *b)
 uint32_t rt_critical_id(const char *name)
 {
     if (!name)
-        return 0;
+        return crit_locks[0];
     const char **hit = bsearch(&name, crit_names, ncrit, sizeof *crit_names,
                                cmp_str);
     if (!hit)
         ompdsm_fatal("critical section '%s' was not registered by ompcc", name);
-    return (uint32_t)(hit - crit_names) + 1;
+    return crit_locks[hit - crit_names + 1];
 }
 
 /* Allocates every unit's globals (same order on every node, so the same
@@ -120,8 +123,12 @@ static void setup_units(void)
         if (!w || strcmp(crit_names[w - 1], crit_names[i]))
             crit_names[w++] = crit_names[i];
     ncrit = w;
-    if (ncrit + 2 >= DSM_LOCK_STATIC)
-        ompdsm_fatal("too many named critical sections (%u)", ncrit);
+    /* Before dsm_start: the same ids on every node, with no message. */
+    crit_locks = malloc(((size_t)ncrit + 1) * sizeof *crit_locks);
+    if (!crit_locks)
+        ompdsm_fatal("out of memory at start");
+    for (uint32_t i = 0; i <= ncrit; i++)
+        crit_locks[i] = dsm_lock_alloc();
 }
 
 /* Nodes must share one address layout (pointers to code and data travel
@@ -187,9 +194,6 @@ static void on_exit_handler(int status, void *arg)
     _exit(status ? status : 1);
 }
 
-void rt_team_run(OMPDSM_region *r, void *frame, int nthreads,
-                 uint64_t ws_base);
-
 void rt_worker_loop(void)
 {
     struct comm_buf b = {0};
@@ -217,9 +221,6 @@ void rt_worker_loop(void)
     }
 }
 
-/* Fork on node 0 (team.c calls this). */
-void rt_fork_send(int region, int nthreads, uint64_t ws_base, const void *frame,
-                  size_t frame_size);
 void rt_fork_send(int region, int nthreads, uint64_t ws_base, const void *frame,
                   size_t frame_size)
 {

@@ -55,6 +55,10 @@ struct rt_thread {
 extern __thread struct rt_thread rt_self;
 int rt_rank(void);
 int rt_nodes(void);
+/* Worker side of a fork: runs region r if this node is among the team's
+ * nthreads (as the thread numbered by its rank), then joins (main.c's
+ * dispatch loop). */
+void rt_team_run(OMPDSM_region *r, void *frame, int nthreads, uint64_t ws_base);
 /* Team barrier with pending reductions (and optional copyprivate data). */
 void rt_team_barrier(const void *cp, size_t cplen, int cp_executor,
                      void *cp_out);
@@ -85,12 +89,20 @@ static inline uint64_t rt_ws_gen(uint64_t seq)
 
 /* ---- main.c ---- */
 extern int rt_started;
+/* Node 0's side of a fork: sends the region, the team size, the
+ * work-share counter, the ICVs the team inherits and the frame to every
+ * node (team.c, OMPDSM_parallel). */
+void rt_fork_send(int region, int nthreads, uint64_t ws_base, const void *frame,
+                  size_t frame_size);
+/* The other nodes' loop: runs each forked region until shutdown. */
 void rt_worker_loop(void);
-const char *rt_critical_name_id(const char *name, uint32_t *id);
+/* Lock id of a critical section (name NULL: the unnamed one). */
 uint32_t rt_critical_id(const char *name);
 OMPDSM_region *rt_region_by_id(int id);
 
 /* ---- reduction.c ---- */
+/* Bytes of a value of OMPDSM_TY_* type (atomic.c shares it). */
+size_t rt_type_size(int type);
 struct rt_red_item {
     void *shared;
     int type, op;

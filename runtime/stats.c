@@ -45,7 +45,7 @@ static void print_table(FILE *f, const struct row *rows, int n)
 {
     fprintf(f, "ompdsm statistics (%d node%s, transport %s, protocol %s)\n", n,
             n == 1 ? "" : "s", comm_transport_name(),
-            getenv("OMPDSM_PROTOCOL") ? getenv("OMPDSM_PROTOCOL") : "invalidate");
+            dsm_protocol_name());
     fprintf(f, "%-16s", "counter");
     for (int r = 0; r < n; r++)
         fprintf(f, "        node%-6d", r);

@@ -22,6 +22,10 @@ static int T_failures;
             exit(1);                                                           \
     } while (0)
 
+/* Fixed lock ids for the tests: any id names a lock, and these lie far
+ * above the few that dsm_lock_alloc hands out in these programs. */
+enum { T_LOCK_BASE = 1 << 16 };
+
 /* Starts comm and initialises the DSM: globals may be allocated next,
  * then dsm_start(). */
 static inline void t_init(void)

@@ -100,8 +100,8 @@ int main(void)
      * sections per round (only the last one is acked), so some of its
      * releases happen with no fetch since the last notice; the reader
      * acks what it sees and must reach the last round. */
-    uint32_t lk_own = DSM_LOCK_STATIC + 10 + (uint32_t)me;
-    uint32_t lk_left = DSM_LOCK_STATIC + 10 + (uint32_t)left;
+    uint32_t lk_own = T_LOCK_BASE + 10 + (uint32_t)me;
+    uint32_t lk_left = T_LOCK_BASE + 10 + (uint32_t)left;
     int64_t *mine = g->pages[me][0], *theirs = g->pages[left][0];
     int64_t sent = 0, seen = 0;
     int64_t base = 1000000;

@@ -26,7 +26,7 @@ int main(void)
 {
     struct g *g;
     t_start(sizeof *g, (void **)&g);
-    enum { QLOCK = DSM_LOCK_STATIC + 1, CLOCK = DSM_LOCK_STATIC + 2 };
+    enum { QLOCK = T_LOCK_BASE + 1, CLOCK = T_LOCK_BASE + 2 };
     int producers = T_size > 1 ? T_size / 2 : 1;
     int is_prod = T_rank < producers || T_size == 1;
     int is_cons = T_rank >= producers || T_size == 1;

@@ -35,10 +35,10 @@ static void *worker(void *arg)
             if ((i + e) % total == gid)
                 g->a[i] = val(i, e);
         for (int k = 0; k < LOCKS; k++) {
-            dsm_lock(DSM_LOCK_STATIC + 10);
+            dsm_lock(T_LOCK_BASE + 10);
             int64_t c = g->counter;
             g->counter = c + 1;
-            dsm_unlock(DSM_LOCK_STATIC + 10);
+            dsm_unlock(T_LOCK_BASE + 10);
             dsm_atomic_update(&g->atomic_counter, 8, add64, &one, NULL, NULL);
         }
         pthread_barrier_wait(&bar);
