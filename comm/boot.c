@@ -19,12 +19,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* PMIx bootstrap (boot_pmix.c); returns -ENOSYS when not launched by PMIx. */
-int comm_boot_pmix_init(int *rank, int *size);
-int comm_boot_pmix_allgather(const void *mine, size_t len, void *all);
-void comm_boot_pmix_abort(int status, const char *msg);
-void comm_boot_pmix_fini(void);
-
 enum boot_kind { BOOT_NONE, BOOT_LAUNCHER, BOOT_PMIX, BOOT_SINGLE };
 
 static struct {

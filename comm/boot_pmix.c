@@ -8,11 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int comm_boot_pmix_init(int *rank, int *size);
-int comm_boot_pmix_allgather(const void *mine, size_t len, void *all);
-void comm_boot_pmix_abort(int status, const char *msg);
-void comm_boot_pmix_fini(void);
-
 #if OMPDSM_HAVE_PMIX
 #include <pmix.h>
 

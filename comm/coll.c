@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void comm_stats_add_coll(int bcast);
 
 enum { SPILL_UP = 0, SPILL_DOWN0 = 1 };
 

@@ -29,7 +29,6 @@ void comm_stats_get(struct comm_stats *out)
         dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 }
 
-void comm_stats_add_wait(uint64_t ns, int slept);
 void comm_stats_add_wait(uint64_t ns, int slept)
 {
     STAT_ADD(wait_ns, ns);
@@ -37,7 +36,6 @@ void comm_stats_add_wait(uint64_t ns, int slept)
         STAT_ADD(sleeps, 1);
 }
 
-void comm_stats_add_coll(int bcast);
 void comm_stats_add_coll(int bcast)
 {
     if (bcast)

@@ -181,6 +181,10 @@ int comm_local_check(int region, uint64_t off, size_t len, const char *what,
                      int src);
 /* Wakes sleepers of the doorbell in `sync` (a local or mapped peer area). */
 void comm_doorbell_ring_area(struct comm_sync_area *sync);
+/* Statistics counted outside comm.c: time waited in comm_wait_* and
+ * whether the waiter slept (wait.c), collectives run (coll.c). */
+void comm_stats_add_wait(uint64_t ns, int slept);
+void comm_stats_add_coll(int bcast);
 
 /* ---- bootstrap (boot.c) ---- */
 /* Learns rank and size from the environment (OMPDSM_RANK/SIZE/BOOT from
@@ -197,5 +201,12 @@ int comm_boot_fd(void);
  * launcher to tell (the caller prints the message). */
 int comm_boot_abort(int status, const char *msg);
 void comm_boot_fini(void);
+
+/* ---- PMIx bootstrap (boot_pmix.c) ----
+ * comm_boot_pmix_init returns -ENOSYS when not launched by PMIx. */
+int comm_boot_pmix_init(int *rank, int *size);
+int comm_boot_pmix_allgather(const void *mine, size_t len, void *all);
+void comm_boot_pmix_abort(int status, const char *msg);
+void comm_boot_pmix_fini(void);
 
 #endif

@@ -17,8 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-void comm_stats_add_wait(uint64_t ns, int slept);
-
 /* Shared (not PRIVATE) futex operations: the doorbell lives in a memfd
  * mapped by several processes. */
 static long futex(volatile uint32_t *uaddr, int op, uint32_t val,

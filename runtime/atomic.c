@@ -4,7 +4,6 @@
 
 #include <string.h>
 
-size_t rt_type_size(int type);
 
 struct atomic_arg {
     int type, op, reversed;

@@ -21,7 +21,6 @@
 #define FOR_FLOAT_TYPES(X) \
     X(OMPDSM_TY_F32, float) X(OMPDSM_TY_F64, double) X(OMPDSM_TY_F80, long double)
 
-size_t rt_type_size(int type);
 size_t rt_type_size(int type)
 {
     switch (type) {

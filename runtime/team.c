@@ -15,9 +15,6 @@
 __thread struct rt_thread rt_self = {.nthreads = 1};
 struct rt_stats rt_st;
 
-void rt_fork_send(int region, int nthreads, uint64_t ws_base, const void *frame,
-                  size_t frame_size);
-
 int rt_rank(void) { return comm_rank(); }
 int rt_nodes(void) { return comm_size(); }
 
@@ -71,8 +68,6 @@ static void join(void)
     rt_self.nred = rt_self.capred = 0;
 }
 
-/* Worker side of a fork (main.c's dispatch loop). */
-void rt_team_run(OMPDSM_region *r, void *frame, int nthreads, uint64_t ws_base);
 void rt_team_run(OMPDSM_region *r, void *frame, int nthreads, uint64_t ws_base)
 {
     int me = comm_rank();
