@@ -261,6 +261,7 @@ RT_API int OMPDSM_main(int argc, char **argv, char **envp,
         ompdsm_fatal("cannot connect the nodes");
     setup_units();
     dsm_start();
+    rt_display_env();
     rt_started = 1;
     rt_self.nthreads = 1;
     rt_self.group = (struct comm_group){0, 1};

@@ -31,6 +31,11 @@ void rt_env_init(int nodes);
 /* Parses "kind[,chunk]" as OMP_SCHEDULE does; 0 or -EINVAL. */
 int rt_parse_schedule(const char *s, int *kind, long long *chunk);
 
+/* ---- envtab.c: the table of every variable, OMP_DISPLAY_ENV ---- */
+/* Prints the settings in force on node 0 when OMP_DISPLAY_ENV=true or
+ * verbose (every node parses the variable); call once, after start-up. */
+void rt_display_env(void);
+
 /* ---- team.c: teams and threads ---- */
 struct rt_thread {
     int tid;          /* thread number in the current team */
