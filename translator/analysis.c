@@ -527,13 +527,10 @@ static int cmp_cons(const void *a, const void *b)
     return *x - *y;
 }
 
-int analysis_constructs(tu *t)
+/* 1. parses every `#pragma omp` line of the user's code into t->pragmas */
+static void parse_pragmas(tu *t)
 {
     unsigned off = 0;
-    int i, j;
-    VEC(int) order = {0};
-
-    /* 1. parse every `#pragma omp` line of the user's code */
     while (off < t->len) {
         const char *nl = memchr(t->text + off, '\n', t->len - off);
         unsigned end = nl ? (unsigned)(nl - t->text) : t->len;
@@ -557,8 +554,12 @@ int analysis_constructs(tu *t)
         }
         off = end + 1;
     }
+}
 
-    /* 2. constructs, and the block each one governs */
+/* 2. one construct per directive (two for a combined one) */
+static void make_constructs(tu *t)
+{
+    int i;
     for (i = 0; i < t->pragmas.n; i++) {
         omp_pragma *p = t->pragmas.v[i];
         int f = ast_func_at(t, p->begin), k;
@@ -580,8 +581,13 @@ int analysis_constructs(tu *t)
             k = new_construct(t, p, p->dir, f);
         }
     }
-    /* blocks: process in source order; a directive directly followed by
-     * another directive governs that one's construct */
+}
+
+/* ... and the block each one governs: in source order; a directive
+ * directly followed by another directive governs that one's construct */
+static void find_blocks(tu *t)
+{
+    int i;
     for (i = 0; i < t->cons.n; i++) {
         construct *c = &t->cons.v[i];
         int s, nx;
@@ -632,10 +638,13 @@ int analysis_constructs(tu *t)
             par->e = c->e;
         }
     }
-    if (diag_errors)
-        return -1;
+}
 
-    /* 3. nesting, per function, in source order (stable for combined) */
+/* 3. nesting, per function, in source order (stable for combined) */
+static void nest_constructs(tu *t)
+{
+    int i, j;
+    VEC(int) order = {0};
     for (i = 0; i < t->cons.n; i++)
         if (t->cons.v[i].func >= 0)
             VEC_PUSH(order, i);
@@ -658,8 +667,12 @@ int analysis_constructs(tu *t)
         }
     }
     free(order.v);
+}
 
-    /* 4. clauses, loops, sections */
+/* 4. clauses, loops, sections */
+static void setup_constructs(tu *t)
+{
+    int i;
     for (i = 0; i < t->cons.n; i++) {
         construct *c = &t->cons.v[i];
         int start;
@@ -697,5 +710,16 @@ int analysis_constructs(tu *t)
                     expr_refs(t, c, ex[m]->args[a], start);
         }
     }
+}
+
+int analysis_constructs(tu *t)
+{
+    parse_pragmas(t);
+    make_constructs(t);
+    find_blocks(t);
+    if (diag_errors)
+        return -1;
+    nest_constructs(t);
+    setup_constructs(t);
     return diag_errors ? -1 : 0;
 }

@@ -334,22 +334,6 @@ static void usage(FILE *f)
           f);
 }
 
-/* options that take the next argument when written separately */
-static const char *const with_arg[] = {
-    "-o", "-I", "-D", "-U", "-L", "-l", "-include", "-imacros", "-isystem",
-    "-idirafter", "-iquote", "-iprefix", "-iwithprefix", "-MF", "-MT", "-MQ",
-    "-x", "-Xlinker", "-Xpreprocessor", "-Xassembler", "-T", "-u", "-z",
-    "-isysroot", "--sysroot", "-target", "-Xclang", NULL};
-
-static int takes_arg(const char *a)
-{
-    int i;
-    for (i = 0; with_arg[i]; i++)
-        if (!strcmp(a, with_arg[i]))
-            return 1;
-    return 0;
-}
-
 static void add_input(opts *o, const char *path, const char *lang)
 {
     input in;
@@ -375,13 +359,170 @@ static void add_input(opts *o, const char *path, const char *lang)
 }
 
 /* Returns -1 on a usage error, 1 when ompcc should exit 0 (--help). */
+/* ------------------------------------------------------------------------
+ * the options: one table, first match wins
+ * ------------------------------------------------------------------------ */
+
+/* What an option does (apply_option). */
+enum opt_act {
+    A_HELP, A_VERSION, A_COMPILE, A_ASM, A_PREPROCESS, A_IGNORE, A_OUT,
+    A_KEEP, A_DUMP, A_VERBOSE, A_LANG,
+    A_DEPS_ONLY, /* -M -MM: clang -E does it all */
+    A_DEPS_MD,   /* -MD -MMD: dependencies beside the compile */
+    A_DEPS,      /* other dependency flags, passed on */
+    A_DEPS_MF, A_DEPS_MT,
+    A_PP,        /* preprocessing only */
+    A_LINK,      /* linking only */
+    A_STD,       /* the language: preprocessing, parse and compile */
+    A_CODEGEN,   /* predefined macros, the parse and the link too */
+    A_CC,        /* compiling (-g also linking) */
+    A_OTHER,     /* unknown: to the backend, for compiling and linking */
+};
+
+struct optdef {
+    const char *name;
+    unsigned char prefix; /* also matches words that start with name (a
+                           * joined argument or a family: -Ifoo, -O2) */
+    unsigned char arg;    /* written alone, takes the next word */
+    unsigned char act;    /* enum opt_act */
+};
+
+static const struct optdef options[] = {
+    {"--help", 0, 0, A_HELP}, {"-help", 0, 0, A_HELP},
+    {"--version", 0, 0, A_VERSION},
+    {"-c", 0, 0, A_COMPILE}, {"-S", 0, 0, A_ASM}, {"-E", 0, 0, A_PREPROCESS},
+    {"-fopenmp", 1, 0, A_IGNORE}, {"-fno-openmp", 0, 0, A_IGNORE},
+    {"-openmp", 0, 0, A_IGNORE}, {"-qopenmp", 0, 0, A_IGNORE},
+    {"-o", 1, 1, A_OUT},
+    {"-k", 0, 0, A_KEEP}, {"--keep", 0, 0, A_KEEP},
+    {"--dump-pragmas", 0, 0, A_DUMP}, {"-v", 0, 0, A_VERBOSE},
+    {"-x", 1, 1, A_LANG},
+    {"-M", 0, 0, A_DEPS_ONLY}, {"-MM", 0, 0, A_DEPS_ONLY},
+    {"-MD", 0, 0, A_DEPS_MD}, {"-MMD", 0, 0, A_DEPS_MD},
+    {"-MP", 0, 0, A_DEPS}, {"-MG", 0, 0, A_DEPS},
+    {"-MF", 1, 1, A_DEPS_MF}, {"-MT", 1, 1, A_DEPS_MT}, {"-MQ", 1, 1, A_DEPS_MT},
+    {"-I", 1, 1, A_PP}, {"-D", 1, 1, A_PP}, {"-U", 1, 1, A_PP},
+    {"-include", 0, 1, A_PP}, {"-imacros", 0, 1, A_PP}, {"-isystem", 0, 1, A_PP},
+    {"-idirafter", 0, 1, A_PP}, {"-iquote", 0, 1, A_PP}, {"-iprefix", 0, 1, A_PP},
+    {"-iwithprefix", 0, 1, A_PP}, {"-Xpreprocessor", 0, 1, A_PP},
+    {"-nostdinc", 0, 0, A_PP}, {"-undef", 0, 0, A_PP}, {"-trigraphs", 0, 0, A_PP},
+    {"-Wp,", 1, 0, A_PP},
+    {"-L", 1, 1, A_LINK}, {"-l", 1, 1, A_LINK}, {"-Xlinker", 0, 1, A_LINK},
+    {"-T", 0, 1, A_LINK}, {"-u", 0, 1, A_LINK}, {"-z", 0, 1, A_LINK},
+    {"-Wl,", 1, 0, A_LINK}, {"-static", 0, 0, A_LINK}, {"-shared", 0, 0, A_LINK},
+    {"-rdynamic", 0, 0, A_LINK}, {"-pie", 0, 0, A_LINK}, {"-no-pie", 0, 0, A_LINK},
+    {"-nostdlib", 0, 0, A_LINK}, {"-nostartfiles", 0, 0, A_LINK},
+    {"-nodefaultlibs", 0, 0, A_LINK}, {"-s", 0, 0, A_LINK},
+    {"-static-", 1, 0, A_LINK},
+    {"-std=", 1, 0, A_STD}, {"-ansi", 0, 0, A_STD},
+    {"-O", 1, 0, A_CODEGEN}, {"-pthread", 0, 0, A_CODEGEN}, {"-f", 1, 0, A_CODEGEN},
+    {"-m", 1, 0, A_CODEGEN}, {"--target=", 1, 0, A_CODEGEN},
+    {"-target", 0, 1, A_CODEGEN}, {"-isysroot", 0, 1, A_CODEGEN},
+    {"--sysroot", 1, 1, A_CODEGEN},
+    {"-g", 1, 0, A_CC}, {"-W", 1, 0, A_CC}, {"-w", 0, 0, A_CC},
+    {"-pedantic", 1, 0, A_CC}, {"-Wa,", 1, 0, A_CC}, {"-Xassembler", 0, 1, A_CC},
+    {"-pipe", 0, 0, A_CC},
+    {"-Xclang", 0, 1, A_OTHER},
+};
+
+static const struct optdef *find_option(const char *a)
+{
+    static const struct optdef other = {"", 0, 0, A_OTHER};
+    for (size_t i = 0; i < sizeof options / sizeof *options; i++) {
+        const struct optdef *d = &options[i];
+        if (!strcmp(a, d->name) || (d->prefix && starts(a, d->name)))
+            return d;
+    }
+    return &other;
+}
+
+/* Pushes a and, when given, its argument. */
+static void push2(strvec *v, const char *a, const char *arg)
+{
+    push(v, a);
+    if (arg)
+        push(v, arg);
+}
+
+/* Applies option a (arg: its separate argument, or NULL); 0, 1 to stop
+ * with success (--help), -1 after an error message. */
+static int apply_option(opts *o, const struct optdef *d, char *a, char *arg,
+                        const char **lang)
+{
+    size_t nl = strlen(d->name);
+    switch (d->act) {
+    case A_HELP:
+        usage(stdout);
+        return 1;
+    case A_VERSION:
+        printf("ompcc (ompdsm) %s\nbackend and preprocessor: %s\n", OMPCC_VERSION,
+               OMPCC_CLANG);
+        return 1;
+    case A_COMPILE: o->mode = MODE_COMPILE; break;
+    case A_ASM: o->mode = MODE_ASM; break;
+    case A_PREPROCESS: o->mode = MODE_PREPROCESS; break;
+    case A_IGNORE: break; /* implied */
+    case A_OUT: o->out = xstrdup(arg ? arg : a + nl); break;
+    case A_KEEP: o->keep = 1; break;
+    case A_DUMP: o->dump = 1; break;
+    case A_VERBOSE: o->verbose = 1; break;
+    case A_LANG: {
+        const char *l = arg ? arg : a + nl;
+        *lang = !strcmp(l, "none") ? NULL : l;
+        if (*lang && strcmp(*lang, "c") && strcmp(*lang, "cpp-output")) {
+            fprintf(stderr, "ompcc: error: language '%s' is not supported "
+                            "(only C)\n", *lang);
+            return -1;
+        }
+        break;
+    }
+    case A_DEPS_ONLY: o->deps_only = 1; push(&o->deps, a); break;
+    case A_DEPS_MD: o->md = 1; push(&o->deps, a); break;
+    case A_DEPS: push(&o->deps, a); break;
+    case A_DEPS_MF:
+        free(o->mf);
+        o->mf = xstrdup(arg ? arg : a + nl);
+        break;
+    case A_DEPS_MT:
+        o->have_mt = 1;
+        push(&o->deps, arg ? a : xstrndup(a, nl));
+        push(&o->deps, arg ? arg : a + nl);
+        break;
+    case A_PP: push2(&o->pp, a, arg); break;
+    case A_LINK: push2(&o->link, a, arg); break;
+    case A_STD:
+        push(&o->pp, a);
+        push(&o->parse, a);
+        push(&o->cc, a);
+        break;
+    case A_CODEGEN:
+        push2(&o->pp, a, arg);
+        push2(&o->cc, a, arg);
+        push2(&o->link, a, arg);
+        if (starts(a, "-m") || starts(a, "--target=") ||
+            !strcmp(a, "-funsigned-char") || !strcmp(a, "-fsigned-char") ||
+            !strcmp(a, "-fshort-enums") || !strcmp(a, "-fshort-wchar") ||
+            !strcmp(a, "-fms-extensions") || !strcmp(a, "-fgnu89-inline"))
+            push2(&o->parse, a, arg);
+        break;
+    case A_CC:
+        push2(&o->cc, a, arg);
+        if (starts(a, "-g"))
+            push(&o->link, a);
+        break;
+    default:
+        push2(&o->cc, a, arg);
+        push2(&o->link, a, arg);
+        break;
+    }
+    return 0;
+}
+
 static int parse_args(opts *o, int argc, char **argv)
 {
-    int i;
     const char *lang = NULL;
-    for (i = 1; i < argc; i++) {
-        char *a = argv[i];
-        char *arg = NULL;
+    for (int i = 1; i < argc; i++) {
+        char *a = argv[i], *arg = NULL;
         if (a[0] != '-' || !a[1]) {
             if (!strcmp(a, "-")) {
                 fprintf(stderr, "ompcc: error: reading a program from standard "
@@ -391,134 +532,17 @@ static int parse_args(opts *o, int argc, char **argv)
             add_input(o, a, lang);
             continue;
         }
-        if (takes_arg(a)) {
+        const struct optdef *d = find_option(a);
+        if (d->arg && !strcmp(a, d->name)) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "ompcc: error: missing argument to '%s'\n", a);
                 return -1;
             }
             arg = argv[++i];
         }
-        if (!strcmp(a, "--help") || !strcmp(a, "-help")) {
-            usage(stdout);
-            return 1;
-        } else if (!strcmp(a, "--version")) {
-            printf("ompcc (ompdsm) %s\nbackend and preprocessor: %s\n", OMPCC_VERSION,
-                   OMPCC_CLANG);
-            return 1;
-        } else if (!strcmp(a, "-c")) {
-            o->mode = MODE_COMPILE;
-        } else if (!strcmp(a, "-S")) {
-            o->mode = MODE_ASM;
-        } else if (!strcmp(a, "-E")) {
-            o->mode = MODE_PREPROCESS;
-        } else if (starts(a, "-fopenmp") || !strcmp(a, "-fno-openmp") ||
-                   !strcmp(a, "-openmp") || !strcmp(a, "-qopenmp")) {
-            /* implied */
-        } else if (!strcmp(a, "-o") || starts(a, "-o")) {
-            o->out = xstrdup(arg ? arg : a + 2);
-        } else if (!strcmp(a, "-k") || !strcmp(a, "--keep")) {
-            o->keep = 1;
-        } else if (!strcmp(a, "--dump-pragmas")) {
-            o->dump = 1;
-        } else if (!strcmp(a, "-v")) {
-            o->verbose = 1;
-        } else if (!strcmp(a, "-x")) {
-            lang = !strcmp(arg, "none") ? NULL : arg;
-            if (lang && strcmp(lang, "c") && strcmp(lang, "cpp-output")) {
-                fprintf(stderr, "ompcc: error: language '%s' is not supported "
-                                "(only C)\n", lang);
-                return -1;
-            }
-        } else if (starts(a, "-x") && a[2]) {
-            lang = !strcmp(a + 2, "none") ? NULL : a + 2;
-            if (lang && strcmp(lang, "c") && strcmp(lang, "cpp-output")) {
-                fprintf(stderr, "ompcc: error: language '%s' is not supported "
-                                "(only C)\n", lang);
-                return -1;
-            }
-        } else if (!strcmp(a, "-M") || !strcmp(a, "-MM")) {
-            o->deps_only = 1;
-            push(&o->deps, a);
-        } else if (!strcmp(a, "-MD") || !strcmp(a, "-MMD")) {
-            o->md = 1;
-            push(&o->deps, a);
-        } else if (!strcmp(a, "-MP") || !strcmp(a, "-MG")) {
-            push(&o->deps, a);
-        } else if (!strcmp(a, "-MF") || starts(a, "-MF")) {
-            free(o->mf);
-            o->mf = xstrdup(arg ? arg : a + 3);
-        } else if (!strcmp(a, "-MT") || !strcmp(a, "-MQ") || starts(a, "-MT") ||
-                   starts(a, "-MQ")) {
-            o->have_mt = 1;
-            push(&o->deps, arg ? a : xstrndup(a, 3));
-            push(&o->deps, arg ? arg : a + 3);
-        } else if (!strcmp(a, "-I") || !strcmp(a, "-D") || !strcmp(a, "-U") ||
-                   !strcmp(a, "-include") || !strcmp(a, "-imacros") ||
-                   !strcmp(a, "-isystem") || !strcmp(a, "-idirafter") ||
-                   !strcmp(a, "-iquote") || !strcmp(a, "-iprefix") ||
-                   !strcmp(a, "-iwithprefix")) {
-            push(&o->pp, a);
-            push(&o->pp, arg);
-        } else if (starts(a, "-I") || starts(a, "-D") || starts(a, "-U") ||
-                   !strcmp(a, "-nostdinc") || !strcmp(a, "-undef") ||
-                   !strcmp(a, "-trigraphs") || starts(a, "-Wp,")) {
-            push(&o->pp, a);
-        } else if (!strcmp(a, "-Xpreprocessor")) {
-            push(&o->pp, a);
-            push(&o->pp, arg);
-        } else if (!strcmp(a, "-L") || !strcmp(a, "-l") || !strcmp(a, "-Xlinker") ||
-                   !strcmp(a, "-T") || !strcmp(a, "-u") || !strcmp(a, "-z")) {
-            push(&o->link, a);
-            push(&o->link, arg);
-        } else if (starts(a, "-L") || starts(a, "-l") || starts(a, "-Wl,") ||
-                   !strcmp(a, "-static") || !strcmp(a, "-shared") ||
-                   !strcmp(a, "-rdynamic") || !strcmp(a, "-pie") ||
-                   !strcmp(a, "-no-pie") || !strcmp(a, "-nostdlib") ||
-                   !strcmp(a, "-nostartfiles") || !strcmp(a, "-nodefaultlibs") ||
-                   !strcmp(a, "-s") || starts(a, "-static-")) {
-            push(&o->link, a);
-        } else if (starts(a, "-std=") || !strcmp(a, "-ansi")) {
-            push(&o->pp, a);
-            push(&o->parse, a);
-            push(&o->cc, a);
-        } else if (starts(a, "-O") || !strcmp(a, "-pthread") || starts(a, "-f") ||
-                   starts(a, "-m") || starts(a, "--target=") || !strcmp(a, "-target") ||
-                   !strcmp(a, "-isysroot") || starts(a, "--sysroot")) {
-            /* these affect predefined macros, the parse and the link too */
-            if (arg) {
-                push(&o->pp, a); push(&o->pp, arg);
-                push(&o->cc, a); push(&o->cc, arg);
-                push(&o->link, a); push(&o->link, arg);
-            } else {
-                push(&o->pp, a);
-                push(&o->cc, a);
-                push(&o->link, a);
-            }
-            if (starts(a, "-m") || starts(a, "--target=") ||
-                !strcmp(a, "-funsigned-char") || !strcmp(a, "-fsigned-char") ||
-                !strcmp(a, "-fshort-enums") || !strcmp(a, "-fshort-wchar") ||
-                !strcmp(a, "-fms-extensions") || !strcmp(a, "-fgnu89-inline")) {
-                push(&o->parse, a);
-                if (arg)
-                    push(&o->parse, arg);
-            }
-        } else if (starts(a, "-g") || starts(a, "-W") || !strcmp(a, "-w") ||
-                   starts(a, "-pedantic") || starts(a, "-Wa,") ||
-                   !strcmp(a, "-Xassembler") || !strcmp(a, "-pipe")) {
-            push(&o->cc, a);
-            if (arg)
-                push(&o->cc, arg);
-            if (starts(a, "-g"))
-                push(&o->link, a);
-        } else {
-            /* unknown: to the backend, for compiling and linking */
-            push(&o->cc, a);
-            push(&o->link, a);
-            if (arg) {
-                push(&o->cc, arg);
-                push(&o->link, arg);
-            }
-        }
+        int rc = apply_option(o, d, a, arg, &lang);
+        if (rc)
+            return rc;
     }
     return 0;
 }

@@ -411,41 +411,44 @@ static char *vm_decl(tu *t, int k, int v, const char *name, const char *o,
     return r;
 }
 
-void outline_region(tu *t, int k)
+/* What outlining one region builds up before it writes anything out. */
+typedef struct region_gen {
+    char *fname;  /* the outlined function, __ompdsm_region_<func>_<line>[_n] */
+    char *frame;  /* its frame struct's tag */
+    members mn;   /* frame member names */
+    ltypes L;     /* local types the region re-declares */
+    sbuf mem;     /* frame struct members */
+    sbuf fill;    /* call site: statements filling the frame */
+    sbuf pro;     /* function prologue: private copies, pointers to shared */
+    sbuf cin_pro; /* prologue's copyin statements (after every declaration) */
+    sbuf epi;     /* reduction items for OMPDSM_reduce */
+    int nred;
+} region_gen;
+
+/* A region function name no other region of the unit has. */
+static void region_names(tu *t, int k, region_gen *g)
 {
     construct *c = &t->cons.v[k];
     fninfo *f = &t->funcs.v[c->func];
-    sbuf mem, fill, pro, cin_pro, epi, fn, site;
-    members mn;
-    ltypes L;
-    char *base, *fname, *frame, *body, *nt, *ifx;
-    const char *file, *p;
-    int i, n = 2, nred = 0;
-    memset(&mn, 0, sizeof mn);
-    memset(&L, 0, sizeof L);
-    sb_init(&mem);
-    sb_init(&fill);
-    sb_init(&pro);
-    sb_init(&cin_pro);
-    sb_init(&epi);
-    sb_init(&fn);
-    sb_init(&site);
-
-    base = xasprintf("__ompdsm_region_%s_%d", f->name, c->line);
-    fname = xstrdup(base);
-    while (name_taken(t, fname)) {
-        free(fname);
-        fname = xasprintf("%s_%d", base, n++);
+    char *base = xasprintf("__ompdsm_region_%s_%d", f->name, c->line);
+    int n = 2;
+    g->fname = xstrdup(base);
+    while (name_taken(t, g->fname)) {
+        free(g->fname);
+        g->fname = xasprintf("%s_%d", base, n++);
     }
     free(base);
-    VEC_PUSH(t->regions, fname);
-    c = &t->cons.v[k];
-    c->fname = fname;
-    frame = xasprintf("__ompdsm_frame_%s", fname + strlen("__ompdsm_region_"));
+    VEC_PUSH(t->regions, g->fname);
+    t->cons.v[k].fname = g->fname;
+    g->frame = xasprintf("__ompdsm_frame_%s", g->fname + strlen("__ompdsm_region_"));
+}
 
-    /* typedefs of variable-length array types cannot be re-declared (their
-     * bounds were evaluated in the enclosing function) */
-    for (i = 0; i < t->vm_typerefs.n; i++) {
+/* typedefs of variable-length array types cannot be re-declared (their
+ * bounds were evaluated in the enclosing function) */
+static void check_vla_typedefs(tu *t, int k)
+{
+    construct *c = &t->cons.v[k];
+    for (int i = 0; i < t->vm_typerefs.n; i++) {
         unsigned off = t->vm_typerefs.v[i];
         if (off >= c->sb && off < c->se) {
             int len = 0;
@@ -457,59 +460,68 @@ void outline_region(tu *t, int k)
                      "(write the array type in full)", len, t->text + off);
         }
     }
-    /* types declared in the function that the region needs */
-    for (i = 0; i < c->uses.n && !L.needed; i++)
-        L.needed = (c->uses.v[i].mode == MODE_VALUE || c->uses.v[i].mode == MODE_POINTER) &&
-                   local_type(t, c->uses.v[i].var);
-    for (i = 0; i < c->priv.n && !L.needed; i++)
-        L.needed = local_type(t, c->priv.v[i]);
-    for (i = 0; i < c->fpriv.n && !L.needed; i++)
-        L.needed = local_type(t, c->fpriv.v[i]);
-    for (i = 0; i < c->red.n && !L.needed; i++)
-        L.needed = local_type(t, c->red.v[i]);
-    for (i = 0; i < c->copyin.n && !L.needed; i++)
-        L.needed = local_type(t, c->copyin.v[i]);
-    if (L.needed)
-        replicate_types(t, k, &L);
+}
 
-    /* shared variables */
-    for (i = 0; i < t->cons.v[k].uses.n; i++) {
+/* types declared in the function that the region needs */
+static void local_types(tu *t, int k, ltypes *L)
+{
+    construct *c = &t->cons.v[k];
+    int i;
+    for (i = 0; i < c->uses.n && !L->needed; i++)
+        L->needed = (c->uses.v[i].mode == MODE_VALUE || c->uses.v[i].mode == MODE_POINTER) &&
+                    local_type(t, c->uses.v[i].var);
+    for (i = 0; i < c->priv.n && !L->needed; i++)
+        L->needed = local_type(t, c->priv.v[i]);
+    for (i = 0; i < c->fpriv.n && !L->needed; i++)
+        L->needed = local_type(t, c->fpriv.v[i]);
+    for (i = 0; i < c->red.n && !L->needed; i++)
+        L->needed = local_type(t, c->red.v[i]);
+    for (i = 0; i < c->copyin.n && !L->needed; i++)
+        L->needed = local_type(t, c->copyin.v[i]);
+    if (L->needed)
+        replicate_types(t, k, L);
+}
+
+/* shared variables: by value when only read, else a pointer */
+static void frame_shared(tu *t, int k, region_gen *g)
+{
+    for (int i = 0; i < t->cons.v[k].uses.n; i++) {
         usage u = t->cons.v[k].uses.v[i];
         const char *vn = t->vars.v[u.var].name;
         char *ty, *m, *o;
         if (u.mode == MODE_GLOBAL || u.mode == MODE_PLAIN)
             continue;
-        m = member_name(&mn, vn);
+        m = member_name(&g->mn, vn);
         o = outer(t, k, u.var);
         if (ast_var_vm(t, u.var) != VM_NONE) {
             char *sh = u.mode == MODE_VALUE ? xstrdup(vn) : xasprintf("*__ompdsm_sh_%s", vn);
             char *d;
-            sb_printf(&mem, "    void *%s; /* %s */\n", m,
+            sb_printf(&g->mem, "    void *%s; /* %s */\n", m,
                       u.mode == MODE_VALUE ? "shared, read-only: by value" : "shared");
-            sb_printf(&fill, "  __ompdsm_fr.%s = (void *)%s(%s);\n", m,
+            sb_printf(&g->fill, "  __ompdsm_fr.%s = (void *)%s(%s);\n", m,
                       u.mode == MODE_VALUE ? "" : "&", o);
-            d = vm_decl(t, k, u.var, sh, o, &mn, &mem, &fill);
+            d = vm_decl(t, k, u.var, sh, o, &g->mn, &g->mem, &g->fill);
             if (d)
-                sb_printf(&pro, "  %s = __ompdsm_f->%s;\n", d, m);
+                sb_printf(&g->pro, "  %s = __ompdsm_f->%s;\n", d, m);
             free(d);
             free(sh);
             free(o);
             continue;
         }
         if (local_type(t, u.var)) {
-            ty = in_type(t, &L, u.var);
+            ty = in_type(t, &g->L, u.var);
             if (u.mode == MODE_VALUE) {
                 char *b = bytes_member(t, u.var, m);
-                sb_printf(&mem, "    %s; /* shared, read-only: by value */\n", b);
-                sb_printf(&fill, "  __builtin_memcpy(__ompdsm_fr.%s, &(%s), sizeof __ompdsm_fr.%s);\n",
+                sb_printf(&g->mem, "    %s; /* shared, read-only: by value */\n", b);
+                sb_printf(&g->fill, "  __builtin_memcpy(__ompdsm_fr.%s, &(%s), sizeof __ompdsm_fr.%s);\n",
                           m, o, m);
-                sb_printf(&pro, "  %s %s; __builtin_memcpy(&%s, __ompdsm_f->%s, sizeof %s);\n",
+                sb_printf(&g->pro, "  %s %s; __builtin_memcpy(&%s, __ompdsm_f->%s, sizeof %s);\n",
                           ty, vn, vn, m, vn);
                 free(b);
             } else {
-                sb_printf(&mem, "    void *%s; /* shared */\n", m);
-                sb_printf(&fill, "  __ompdsm_fr.%s = &(%s);\n", m, o);
-                sb_printf(&pro, "  %s *__ompdsm_sh_%s = __ompdsm_f->%s;\n", ty, vn, m);
+                sb_printf(&g->mem, "    void *%s; /* shared */\n", m);
+                sb_printf(&g->fill, "  __ompdsm_fr.%s = &(%s);\n", m, o);
+                sb_printf(&g->pro, "  %s *__ompdsm_sh_%s = __ompdsm_f->%s;\n", ty, vn, m);
             }
             free(ty);
             free(o);
@@ -517,57 +529,64 @@ void outline_region(tu *t, int k)
         }
         ty = file_type_q(t, u.var, t->cons.v[k].p->dir_off, u.mode == MODE_VALUE);
         if (u.mode == MODE_VALUE) {
-            sb_printf(&mem, "    %s %s; /* shared, read-only: by value */\n", ty, m);
-            sb_printf(&fill, "  __ompdsm_fr.%s = %s;\n", m, o);
-            sb_printf(&pro, "  __typeof__(__ompdsm_f->%s) %s = __ompdsm_f->%s;\n", m, vn, m);
+            sb_printf(&g->mem, "    %s %s; /* shared, read-only: by value */\n", ty, m);
+            sb_printf(&g->fill, "  __ompdsm_fr.%s = %s;\n", m, o);
+            sb_printf(&g->pro, "  __typeof__(__ompdsm_f->%s) %s = __ompdsm_f->%s;\n", m, vn, m);
         } else {
-            sb_printf(&mem, "    %s *%s; /* shared */\n", ty, m);
-            sb_printf(&fill, "  __ompdsm_fr.%s = &(%s);\n", m, o);
-            sb_printf(&pro, "  __typeof__(__ompdsm_f->%s) __ompdsm_sh_%s = __ompdsm_f->%s;\n",
+            sb_printf(&g->mem, "    %s *%s; /* shared */\n", ty, m);
+            sb_printf(&g->fill, "  __ompdsm_fr.%s = &(%s);\n", m, o);
+            sb_printf(&g->pro, "  __typeof__(__ompdsm_f->%s) __ompdsm_sh_%s = __ompdsm_f->%s;\n",
                       m, vn, m);
         }
         free(ty);
         free(o);
     }
-    c = &t->cons.v[k];
-    /* private */
-    for (i = 0; i < c->priv.n; i++) {
+}
+
+/* private: declared in the prologue, nothing in the frame */
+static void frame_private(tu *t, int k, region_gen *g)
+{
+    for (int i = 0; i < t->cons.v[k].priv.n; i++) {
         int v = t->cons.v[k].priv.v[i];
         char *ty;
         if (ast_var_vm(t, v) != VM_NONE) {
             char *o = outer(t, k, v);
-            char *d = vm_decl(t, k, v, t->vars.v[v].name, o, &mn, &mem, &fill);
+            char *d = vm_decl(t, k, v, t->vars.v[v].name, o, &g->mn, &g->mem, &g->fill);
             if (d)
-                sb_printf(&pro, "  %s; /* private */\n", d);
+                sb_printf(&g->pro, "  %s; /* private */\n", d);
             free(d);
             free(o);
             continue;
         }
-        ty = local_type(t, v) ? in_type(t, &L, v) : file_type(t, v, t->cons.v[k].p->dir_off);
-        sb_printf(&pro, "  %s %s; /* private */\n", ty, t->vars.v[v].name);
+        ty = local_type(t, v) ? in_type(t, &g->L, v) : file_type(t, v, t->cons.v[k].p->dir_off);
+        sb_printf(&g->pro, "  %s %s; /* private */\n", ty, t->vars.v[v].name);
         free(ty);
     }
-    /* firstprivate and copyin: values through the frame */
-    for (i = 0; i < t->cons.v[k].fpriv.n + t->cons.v[k].copyin.n; i++) {
+}
+
+/* firstprivate and copyin: values through the frame */
+static void frame_firstprivate(tu *t, int k, region_gen *g)
+{
+    for (int i = 0; i < t->cons.v[k].fpriv.n + t->cons.v[k].copyin.n; i++) {
         int cin = i >= t->cons.v[k].fpriv.n;
         int v = cin ? t->cons.v[k].copyin.v[i - t->cons.v[k].fpriv.n]
                     : t->cons.v[k].fpriv.v[i];
         const char *vn = t->vars.v[v].name;
-        char *m = member_name(&mn, vn), *o = outer(t, k, v), *ty;
+        char *m = member_name(&g->mn, vn), *o = outer(t, k, v), *ty;
         int vm = ast_var_vm(t, v);
         if (vm != VM_NONE && !cin) {
             /* a pointer by value; an array from its original, which lives
              * in the shared heap (its size is not the frame's) */
             char *d;
-            sb_printf(&mem, "    void *%s; /* firstprivate%s */\n", m,
+            sb_printf(&g->mem, "    void *%s; /* firstprivate%s */\n", m,
                       vm == VM_POINTER ? "" : ": the original");
-            sb_printf(&fill, "  __ompdsm_fr.%s = (void *)%s(%s);\n", m,
+            sb_printf(&g->fill, "  __ompdsm_fr.%s = (void *)%s(%s);\n", m,
                       vm == VM_POINTER ? "" : "&", o);
-            d = vm_decl(t, k, v, vn, o, &mn, &mem, &fill);
+            d = vm_decl(t, k, v, vn, o, &g->mn, &g->mem, &g->fill);
             if (d && vm == VM_POINTER)
-                sb_printf(&pro, "  %s = __ompdsm_f->%s;\n", d, m);
+                sb_printf(&g->pro, "  %s = __ompdsm_f->%s;\n", d, m);
             else if (d)
-                sb_printf(&pro, "  %s; __builtin_memcpy(&%s, __ompdsm_f->%s, sizeof %s);\n",
+                sb_printf(&g->pro, "  %s; __builtin_memcpy(&%s, __ompdsm_f->%s, sizeof %s);\n",
                           d, vn, m, vn);
             free(d);
             free(o);
@@ -575,62 +594,73 @@ void outline_region(tu *t, int k)
         }
         if (local_type(t, v)) {
             char *b = bytes_member(t, v, m);
-            ty = in_type(t, &L, v);
-            sb_printf(&mem, "    %s; /* %s */\n", b, cin ? "copyin" : "firstprivate");
+            ty = in_type(t, &g->L, v);
+            sb_printf(&g->mem, "    %s; /* %s */\n", b, cin ? "copyin" : "firstprivate");
             if (cin)
-                sb_printf(&cin_pro, "  __builtin_memcpy(&%s, __ompdsm_f->%s, sizeof __ompdsm_f->%s);\n",
+                sb_printf(&g->cin_pro, "  __builtin_memcpy(&%s, __ompdsm_f->%s, sizeof __ompdsm_f->%s);\n",
                           vn, m, m);
             else
-                sb_printf(&pro, "  %s %s; __builtin_memcpy(&%s, __ompdsm_f->%s, sizeof %s);\n",
+                sb_printf(&g->pro, "  %s %s; __builtin_memcpy(&%s, __ompdsm_f->%s, sizeof %s);\n",
                           ty, vn, vn, m, vn);
             free(b);
         } else {
             ty = file_type_q(t, v, t->cons.v[k].p->dir_off, 1);
-            sb_printf(&mem, "    %s %s; /* %s */\n", ty, m, cin ? "copyin" : "firstprivate");
+            sb_printf(&g->mem, "    %s %s; /* %s */\n", ty, m, cin ? "copyin" : "firstprivate");
             if (cin)
-                sb_printf(&cin_pro, "  __builtin_memcpy(&%s, &__ompdsm_f->%s, sizeof __ompdsm_f->%s);\n",
+                sb_printf(&g->cin_pro, "  __builtin_memcpy(&%s, &__ompdsm_f->%s, sizeof __ompdsm_f->%s);\n",
                           vn, m, m);
             else
-                sb_printf(&pro, "  __typeof__(__ompdsm_f->%s) %s; __builtin_memcpy(&%s, "
+                sb_printf(&g->pro, "  __typeof__(__ompdsm_f->%s) %s; __builtin_memcpy(&%s, "
                           "&__ompdsm_f->%s, sizeof %s);\n", m, vn, vn, m, vn);
         }
-        sb_printf(&fill, "  __builtin_memcpy(&__ompdsm_fr.%s, &(%s), sizeof __ompdsm_fr.%s);\n",
+        sb_printf(&g->fill, "  __builtin_memcpy(&__ompdsm_fr.%s, &(%s), sizeof __ompdsm_fr.%s);\n",
                   m, o, m);
         free(ty);
         free(o);
     }
-    /* reduction: the frame points to the original */
-    for (i = 0; i < t->cons.v[k].red.n; i++) {
+}
+
+/* reduction: the frame points to the original */
+static void frame_reduction(tu *t, int k, region_gen *g)
+{
+    for (int i = 0; i < t->cons.v[k].red.n; i++) {
         int v = t->cons.v[k].red.v[i], op = t->cons.v[k].redop.v[i];
         const char *vn = t->vars.v[v].name;
         const char *code = lower_type_code(t, t->vars.v[v].type, op,
                                            t->cons.v[k].p->dir_off,
                                            "reduction variable", vn);
-        char *m = member_name(&mn, vn), *o = outer(t, k, v), *ty;
+        char *m = member_name(&g->mn, vn), *o = outer(t, k, v), *ty;
         if (local_type(t, v)) {
-            ty = in_type(t, &L, v);
-            sb_printf(&mem, "    void *%s; /* reduction(%s) */\n", m, pragma_redop_name(op));
-            sb_printf(&pro, "  %s %s; OMPDSM_reduce_init(&%s, %s, %s);\n", ty, vn, vn,
+            ty = in_type(t, &g->L, v);
+            sb_printf(&g->mem, "    void *%s; /* reduction(%s) */\n", m, pragma_redop_name(op));
+            sb_printf(&g->pro, "  %s %s; OMPDSM_reduce_init(&%s, %s, %s);\n", ty, vn, vn,
                       code, lower_redop_abi(op));
         } else {
             ty = file_type(t, v, t->cons.v[k].p->dir_off);
-            sb_printf(&mem, "    %s *%s; /* reduction(%s) */\n", ty, m, pragma_redop_name(op));
-            sb_printf(&pro, "  __typeof__(*__ompdsm_f->%s) %s; OMPDSM_reduce_init(&%s, %s, %s);\n",
+            sb_printf(&g->mem, "    %s *%s; /* reduction(%s) */\n", ty, m, pragma_redop_name(op));
+            sb_printf(&g->pro, "  __typeof__(*__ompdsm_f->%s) %s; OMPDSM_reduce_init(&%s, %s, %s);\n",
                       m, vn, vn, code, lower_redop_abi(op));
         }
-        sb_printf(&fill, "  __ompdsm_fr.%s = &(%s);\n", m, o);
-        sb_printf(&epi, "%s{__ompdsm_f->%s, &%s, %s, %s}", nred ? ", " : "", m, vn,
+        sb_printf(&g->fill, "  __ompdsm_fr.%s = &(%s);\n", m, o);
+        sb_printf(&g->epi, "%s{__ompdsm_f->%s, &%s, %s, %s}", g->nred ? ", " : "", m, vn,
                   code, lower_redop_abi(op));
-        nred++;
+        g->nred++;
         free(ty);
         free(o);
     }
-    c = &t->cons.v[k];
-    if (!mem.n)
-        sb_puts(&mem, "    char __ompdsm_unused;\n");
+}
 
-    /* the descriptor and prototype, before the enclosing function */
-    f = &t->funcs.v[c->func];
+/* the frame struct, the prototype and the descriptor, before the
+ * enclosing function */
+static void emit_descriptor(tu *t, int k, region_gen *g)
+{
+    construct *c = &t->cons.v[k];
+    fninfo *f = &t->funcs.v[c->func];
+    const char *file, *p;
+    sbuf site;
+    sb_init(&site);
+    if (!g->mem.n)
+        sb_puts(&g->mem, "    char __ompdsm_unused;\n");
     srcmap_presumed(&t->map, c->p->begin, &file, NULL, NULL);
     for (p = file; *p; p++) {
         if (*p == '"' || *p == '\\')
@@ -639,69 +669,105 @@ void outline_region(tu *t, int k)
     }
     sb_printf(&f->pre_decls, "struct %s {\n%s};\nstatic void %s(void *);\n"
               "static OMPDSM_region %s_desc = {%s, \"%s:%d (%s)\", 0};\n",
-              frame, mem.s, fname, fname, fname, site.s, c->line, f->name);
+              g->frame, g->mem.s, g->fname, g->fname, g->fname, site.s, c->line,
+              f->name);
+    sb_free(&site);
+}
 
-    /* the outlined function */
-    srcmap_sync(&t->map, c->p->begin, &fn);
+/* the outlined function, before the enclosing function */
+static void emit_function(tu *t, int k, region_gen *g)
+{
+    construct *c;
+    char *body;
+    sbuf fn;
+    sb_init(&fn);
+    srcmap_sync(&t->map, t->cons.v[k].p->begin, &fn);
     sb_printf(&fn, "static void %s(void *__ompdsm_fp)\n{\n"
                    "  struct %s *__ompdsm_f = (struct %s *)__ompdsm_fp;\n",
-              fname, frame, frame);
+              g->fname, g->frame, g->frame);
     replicate_decls(t, k, &fn);
-    if (L.text.n) {
-        sb_puts(&fn, L.text.s);
+    if (g->L.text.n) {
+        sb_puts(&fn, g->L.text.s);
         srcmap_sync(&t->map, t->cons.v[k].p->begin, &fn);
     }
-    sb_puts(&fn, pro.s ? pro.s : "");
-    sb_puts(&fn, cin_pro.s ? cin_pro.s : ""); /* copyin: statements last */
+    sb_puts(&fn, g->pro.s ? g->pro.s : "");
+    sb_puts(&fn, g->cin_pro.s ? g->cin_pro.s : ""); /* copyin: statements last */
     sb_puts(&fn, "  (void)__ompdsm_f;\n");
     c = &t->cons.v[k];
     body = render_str(t, c->sb, c->se);
     srcmap_sync(&t->map, c->sb, &fn);
     sb_puts(&fn, body);
     free(body);
-    if (nred)
+    if (g->nred)
         sb_printf(&fn, "\n  { OMPDSM_red __ompdsm_r[] = {%s}; OMPDSM_reduce(__ompdsm_r, %d); }",
-                  epi.s, nred);
+                  g->epi.s, g->nred);
     sb_puts(&fn, "\n}\n");
-    f = &t->funcs.v[c->func];
-    sb_puts(&f->pre, fn.s);
-
-    /* the call site */
     c = &t->cons.v[k];
-    nt = c->c_num_threads ? render_str(t, c->c_num_threads->args[0].b,
-                                       c->c_num_threads->args[0].e)
-                          : NULL;
-    ifx = c->c_if ? render_str(t, c->c_if->args[0].b, c->c_if->args[0].e) : NULL;
-    {
-        sbuf o;
-        char *ntx = nt ? xasprintf("(int)(%s)", nt) : xstrdup("0");
-        char *ifs = ifx ? xasprintf("(%s) ? 1 : 0", ifx) : xstrdup("1");
-        sb_init(&o);
-        lower_comment(t, k, &o);
-        sb_printf(&o, "\n{\n  struct %s __ompdsm_fr;\n%s"
-                      "  OMPDSM_parallel(&%s_desc, &__ompdsm_fr, sizeof __ompdsm_fr, %s, %s);\n}",
-                  frame, fill.s ? fill.s : "", fname, ntx, ifs);
-        free(ntx);
-        free(ifs);
-        c = &t->cons.v[k];
-        edit_add(t, c->b, c->e, sb_take(&o), con_depth(t, k));
-    }
+    sb_puts(&t->funcs.v[c->func].pre, fn.s);
+    sb_free(&fn);
+}
+
+/* the call site: fill the frame, call OMPDSM_parallel */
+static void emit_call(tu *t, int k, region_gen *g)
+{
+    construct *c = &t->cons.v[k];
+    char *nt = c->c_num_threads ? render_str(t, c->c_num_threads->args[0].b,
+                                             c->c_num_threads->args[0].e)
+                                : NULL;
+    char *ifx = c->c_if ? render_str(t, c->c_if->args[0].b, c->c_if->args[0].e) : NULL;
+    char *ntx = nt ? xasprintf("(int)(%s)", nt) : xstrdup("0");
+    char *ifs = ifx ? xasprintf("(%s) ? 1 : 0", ifx) : xstrdup("1");
+    sbuf o;
+    sb_init(&o);
+    lower_comment(t, k, &o);
+    sb_printf(&o, "\n{\n  struct %s __ompdsm_fr;\n%s"
+                  "  OMPDSM_parallel(&%s_desc, &__ompdsm_fr, sizeof __ompdsm_fr, %s, %s);\n}",
+              g->frame, g->fill.s ? g->fill.s : "", g->fname, ntx, ifs);
+    c = &t->cons.v[k];
+    edit_add(t, c->b, c->e, sb_take(&o), con_depth(t, k));
+    free(ntx);
+    free(ifs);
     free(nt);
     free(ifx);
-    free(frame);
-    for (i = 0; i < mn.names.n; i++)
-        free(mn.names.v[i]);
-    free(mn.names.v);
-    sb_free(&mem);
-    sb_free(&fill);
-    sb_free(&pro);
-    sb_free(&cin_pro);
-    sb_free(&epi);
-    sb_free(&fn);
-    sb_free(&site);
-    sb_free(&L.text);
-    for (i = 0; i < L.anon_name.n; i++)
-        free(L.anon_name.v[i]);
-    free(L.anon_name.v);
-    free(L.anon_at.v);
+}
+
+static void region_gen_free(region_gen *g)
+{
+    int i;
+    free(g->frame);
+    for (i = 0; i < g->mn.names.n; i++)
+        free(g->mn.names.v[i]);
+    free(g->mn.names.v);
+    sb_free(&g->mem);
+    sb_free(&g->fill);
+    sb_free(&g->pro);
+    sb_free(&g->cin_pro);
+    sb_free(&g->epi);
+    sb_free(&g->L.text);
+    for (i = 0; i < g->L.anon_name.n; i++)
+        free(g->L.anon_name.v[i]);
+    free(g->L.anon_name.v);
+    free(g->L.anon_at.v);
+}
+
+void outline_region(tu *t, int k)
+{
+    region_gen g;
+    memset(&g, 0, sizeof g);
+    sb_init(&g.mem);
+    sb_init(&g.fill);
+    sb_init(&g.pro);
+    sb_init(&g.cin_pro);
+    sb_init(&g.epi);
+    region_names(t, k, &g);
+    check_vla_typedefs(t, k);
+    local_types(t, k, &g.L);
+    frame_shared(t, k, &g);
+    frame_private(t, k, &g);
+    frame_firstprivate(t, k, &g);
+    frame_reduction(t, k, &g);
+    emit_descriptor(t, k, &g);
+    emit_function(t, k, &g);
+    emit_call(t, k, &g);
+    region_gen_free(&g);
 }
