@@ -41,11 +41,25 @@ enum launch_bind {
     LAUNCH_BIND_NONE,
 };
 
-enum launch_action { LAUNCH_RUN, LAUNCH_HELP, LAUNCH_VERSION };
+enum launch_action { LAUNCH_RUN, LAUNCH_HELP, LAUNCH_VERSION, LAUNCH_AGENT };
+
+enum launch_map { LAUNCH_MAP_SLOT, LAUNCH_MAP_NODE };
+
+#define LAUNCH_MAX_XVARS 256
+/* Longest host name, user@ included. */
+#define LAUNCH_HOST_MAX 256
 
 struct launch_opts {
     enum launch_action action;
-    int np;                /* number of nodes, 1..LAUNCH_MAX_NP */
+    int np;                /* number of nodes, 1..LAUNCH_MAX_NP; 0: not
+                            * given (every slot of the hosts) */
+    const char *hostfile;  /* --hostfile; NULL if none */
+    const char *hostlist;  /* -H; NULL if none */
+    enum launch_map map_by;
+    int npernode;          /* 0: no limit */
+    int oversubscribe;
+    const char *xvars[LAUNCH_MAX_XVARS]; /* -x: "VAR" or "VAR=value" */
+    int nxvars;
     enum launch_bind bind;
     double timeout;        /* seconds; 0 = none */
     int tag_output;        /* prefix each relayed line with "[node K] " */
@@ -65,6 +79,35 @@ int launch_find_program(const char *name, char **path, char *err,
                         size_t errlen);
 /* The --help text. */
 extern const char launch_usage[];
+
+/* ---- hosts (hosts.c) ---- */
+struct launch_host {
+    char *name;        /* as given: [user@]host */
+    int slots;
+    int nnodes;        /* nodes mapped here */
+    int *ranks;        /* their ranks, in local-rank order */
+};
+
+struct launch_hosts {
+    struct launch_host *h;
+    int n;
+};
+
+/* Parse a hostfile's text / an -H list.  0, or -EINVAL with one line in
+ * err (hostfile errors start with "FILE:LINE: "). */
+int launch_parse_hostfile(const char *text, const char *fname,
+                          struct launch_hosts *hs, char *err, size_t errlen);
+int launch_parse_hostlist(const char *list, struct launch_hosts *hs,
+                          char *err, size_t errlen);
+/* The hosts of o (none: hs->n == 0); reads the hostfile. */
+int launch_load_hosts(const struct launch_opts *o, struct launch_hosts *hs,
+                      char *err, size_t errlen);
+/* Maps *np nodes (0: every slot, or -npernode per host) onto the hosts
+ * as o says; sets *np, each host's ranks, and a malloc'd rank -> host
+ * index array in *node_host.  0 or -EINVAL with the reason in err. */
+int launch_map_nodes(struct launch_hosts *hs, const struct launch_opts *o,
+                     int *np, int **node_host, char *err, size_t errlen);
+void launch_hosts_free(struct launch_hosts *hs);
 
 /* ---- stdio relay (relay.c) ---- */
 /* One pipe from a node (its stdout or stderr) to ours. */
@@ -139,6 +182,8 @@ enum stdin_state {
 
 struct launch_job {
     struct launch_opts opts;
+    struct launch_hosts hosts; /* --hostfile or -H; none: n == 0 */
+    int *node_host;          /* rank -> index in hosts (with hosts) */
     char *prog_path;         /* resolved program */
     int n;
     struct launch_node *nodes;

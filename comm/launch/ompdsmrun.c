@@ -417,6 +417,21 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    if (launch_load_hosts(&job->opts, &job->hosts, err, sizeof err) < 0) {
+        fprintf(stderr, "ompdsmrun: %s\n", err);
+        return 2;
+    }
+    if (job->hosts.n) {
+        if (launch_map_nodes(&job->hosts, &job->opts, &job->opts.np,
+                             &job->node_host, err, sizeof err) < 0) {
+            fprintf(stderr, "ompdsmrun: %s\n", err);
+            return 2;
+        }
+        fprintf(stderr, "ompdsmrun: running on other hosts is not "
+                "implemented yet\n");
+        return 2;
+    }
+
     job->n = job->opts.np;
     job->self = getpid();
     job->start = ompdsm_now();
