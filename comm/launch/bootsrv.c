@@ -457,8 +457,19 @@ static int conn_read(struct launch_job *job, int idx)
     return budget == 0;
 }
 
+static void boot_accept(struct launch_job *job);
+
 void launch_boot_drain(struct launch_job *job, struct launch_node *node)
 {
+    /* Its connection may still wait in the backlog, or be accepted but not
+     * yet say HELLO, while its exit is already known: read those first. */
+    if (node->conn < 0 && !node->hello && job->boot.listen_fd >= 0 &&
+        !job->ending) {
+        boot_accept(job);
+        for (size_t i = 0; i < job->boot.nconns && !job->ending; i++)
+            if (job->boot.conns[i].fd >= 0 && job->boot.conns[i].rank < 0)
+                conn_read(job, (int)i);
+    }
     while (!job->ending && node->conn >= 0 && conn_read(job, node->conn))
         ;
 }
