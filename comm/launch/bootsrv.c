@@ -80,8 +80,7 @@ static const char *conn_name(const struct launch_job *job,
                              const struct boot_conn *c, char *buf, size_t len)
 {
     if (c->rank >= 0)
-        snprintf(buf, len, "node %d (pid %d)", c->rank,
-                 (int)job->nodes[c->rank].pid);
+        launch_node_name(job, &job->nodes[c->rank], buf, len);
     else
         snprintf(buf, len, "connection from %s", c->peer);
     return buf;
@@ -201,9 +200,11 @@ static void round_check(struct launch_job *job)
     for (int k = 0; k < job->n; k++) {
         struct launch_node *node = &job->nodes[k];
         if (!node->gathered && (node->fini || node->reaped)) {
-            launch_fail(job, 1, "bootstrap: node %d (pid %d) %s without "
+            char name[LAUNCH_HOST_MAX + 64];
+            launch_fail(job, 1, "bootstrap: %s %s without "
                         "joining allgather round %u, which node %d is "
-                        "waiting in; ending the job", k, (int)node->pid,
+                        "waiting in; ending the job",
+                        launch_node_name(job, node, name, sizeof name),
                         node->fini ? "sent FINI" : "exited", s->round,
                         s->round_first);
             return;
@@ -456,8 +457,19 @@ static int conn_read(struct launch_job *job, int idx)
     return budget == 0;
 }
 
+static void boot_accept(struct launch_job *job);
+
 void launch_boot_drain(struct launch_job *job, struct launch_node *node)
 {
+    /* Its connection may still wait in the backlog, or be accepted but not
+     * yet say HELLO, while its exit is already known: read those first. */
+    if (node->conn < 0 && !node->hello && job->boot.listen_fd >= 0 &&
+        !job->ending) {
+        boot_accept(job);
+        for (size_t i = 0; i < job->boot.nconns && !job->ending; i++)
+            if (job->boot.conns[i].fd >= 0 && job->boot.conns[i].rank < 0)
+                conn_read(job, (int)i);
+    }
     while (!job->ending && node->conn >= 0 && conn_read(job, node->conn))
         ;
 }

@@ -41,11 +41,25 @@ enum launch_bind {
     LAUNCH_BIND_NONE,
 };
 
-enum launch_action { LAUNCH_RUN, LAUNCH_HELP, LAUNCH_VERSION };
+enum launch_action { LAUNCH_RUN, LAUNCH_HELP, LAUNCH_VERSION, LAUNCH_AGENT };
+
+enum launch_map { LAUNCH_MAP_SLOT, LAUNCH_MAP_NODE };
+
+#define LAUNCH_MAX_XVARS 256
+/* Longest host name, user@ included. */
+#define LAUNCH_HOST_MAX 256
 
 struct launch_opts {
     enum launch_action action;
-    int np;                /* number of nodes, 1..LAUNCH_MAX_NP */
+    int np;                /* number of nodes, 1..LAUNCH_MAX_NP; 0: not
+                            * given (every slot of the hosts) */
+    const char *hostfile;  /* --hostfile; NULL if none */
+    const char *hostlist;  /* -H; NULL if none */
+    enum launch_map map_by;
+    int npernode;          /* 0: no limit */
+    int oversubscribe;
+    const char *xvars[LAUNCH_MAX_XVARS]; /* -x: "VAR" or "VAR=value" */
+    int nxvars;
     enum launch_bind bind;
     double timeout;        /* seconds; 0 = none */
     int tag_output;        /* prefix each relayed line with "[node K] " */
@@ -65,6 +79,35 @@ int launch_find_program(const char *name, char **path, char *err,
                         size_t errlen);
 /* The --help text. */
 extern const char launch_usage[];
+
+/* ---- hosts (hosts.c) ---- */
+struct launch_host {
+    char *name;        /* as given: [user@]host */
+    int slots;
+    int nnodes;        /* nodes mapped here */
+    int *ranks;        /* their ranks, in local-rank order */
+};
+
+struct launch_hosts {
+    struct launch_host *h;
+    int n;
+};
+
+/* Parse a hostfile's text / an -H list.  0, or -EINVAL with one line in
+ * err (hostfile errors start with "FILE:LINE: "). */
+int launch_parse_hostfile(const char *text, const char *fname,
+                          struct launch_hosts *hs, char *err, size_t errlen);
+int launch_parse_hostlist(const char *list, struct launch_hosts *hs,
+                          char *err, size_t errlen);
+/* The hosts of o (none: hs->n == 0); reads the hostfile. */
+int launch_load_hosts(const struct launch_opts *o, struct launch_hosts *hs,
+                      char *err, size_t errlen);
+/* Maps *np nodes (0: every slot, or -npernode per host) onto the hosts
+ * as o says; sets *np, each host's ranks, and a malloc'd rank -> host
+ * index array in *node_host.  0 or -EINVAL with the reason in err. */
+int launch_map_nodes(struct launch_hosts *hs, const struct launch_opts *o,
+                     int *np, int **node_host, char *err, size_t errlen);
+void launch_hosts_free(struct launch_hosts *hs);
 
 /* ---- stdio relay (relay.c) ---- */
 /* One pipe from a node (its stdout or stderr) to ours. */
@@ -117,9 +160,71 @@ struct boot_srv {
     struct boot_blob *result;  /* the round's answer being filled */
 };
 
+/* ---- agents: ompdsmrun --agent on other hosts (link.c, agent.c) ----
+ * The launcher starts one agent per remote host with $OMPDSM_RSH (ssh)
+ * and talks to it over the rsh's stdin and stdout: frames of struct
+ * agent_hdr then len bytes.  With more hosts than the fan-out, an agent
+ * also starts the agents of its subtree and passes their frames up and
+ * the launcher's down (docs/cluster.md). */
+enum agent_msg {
+    AG_SETUP = 1,  /* down: the agent's part of the job (link.c encodes) */
+    AG_SIGNAL,     /* down: int32 signal, int32 also to the process group */
+    AG_STARTED,    /* up: rank's node was exec'd; int32 pid */
+    AG_OUT,        /* up: bytes of rank's stdout */
+    AG_ERR,        /* up: bytes of rank's stderr */
+    AG_EXIT,       /* up: int32 wait status; -1: lost with its agent */
+    AG_FAIL,       /* up: int32 exit status then one line (no newline):
+                    * the agent could not do its part; the job ends */
+    AG_LOG,        /* up: whole lines an agent wrote on its stderr */
+};
+
+struct agent_hdr {
+    uint32_t type;
+    int32_t rank;  /* the node it is about; -1 for none */
+    uint32_t len;
+    uint32_t pad;
+};
+
+/* Largest frame accepted (a SETUP carries the environment). */
+#define AGENT_MSG_MAX (16u << 20)
+/* Default fan-out of the agent tree (OMPDSM_LAUNCH_FANOUT). */
+#define LAUNCH_FANOUT_DEFAULT 32
+#define LAUNCH_FANOUT_MAX 4096
+
+/* An agent this process started (the launcher: the first fan-out remote
+ * hosts; an agent: the first hosts of its subtree's groups). */
+struct launch_link {
+    int host;              /* its host, index in job->hosts */
+    int *sub;              /* hosts its agent starts in turn */
+    int nsub;
+    int *ranks;            /* every node of its subtree */
+    unsigned char *exited; /* per ranks[] entry: AG_EXIT went through */
+    int nranks, nexited;
+    pid_t pid;             /* the rsh process */
+    int reaped, wstatus;
+    int to_fd, from_fd, err_fd; /* its stdin, stdout (frames), stderr */
+    unsigned char *tx;     /* frames not yet written to to_fd */
+    size_t tx_len, tx_off, tx_cap;
+    unsigned char *rx;     /* bytes read from from_fd, not yet a frame */
+    size_t rx_len, rx_cap;
+    char *eline;           /* partial line read from err_fd */
+    size_t eline_len;
+    char last[256];        /* its last stderr line (for a failure) */
+    char *held;            /* stderr lines before its first frame: shown
+                            * only if it runs (an rsh failure is one line) */
+    size_t held_len;
+    int talked;            /* a frame arrived: the agent runs */
+    double gone_at;        /* >0: from_fd closed or rsh reaped then */
+    int done;              /* finished or lost: nothing more to expect */
+};
+
 /* ---- the job ---- */
 struct launch_node {
     int rank;
+    int host;             /* index in job->hosts; 0 without hosts */
+    int local_rank;       /* among the nodes of its host */
+    int link;             /* index in job->links reaching it; -1: ours */
+    int lost;             /* its agent went away: status unknown */
     pid_t pid;
     int reaped;
     int wstatus;
@@ -139,6 +244,25 @@ enum stdin_state {
 
 struct launch_job {
     struct launch_opts opts;
+    struct launch_hosts hosts; /* --hostfile or -H; none: n == 0.  In an
+                              * agent: its own host first, then the hosts
+                              * of its subtree */
+    int *node_host;          /* rank -> index in hosts (with hosts) */
+    int agent;               /* this process is ompdsmrun --agent */
+    int remote;              /* some nodes run on other hosts */
+    int size;                /* nodes in the whole job (n in the launcher;
+                              * in an agent, n counts its own nodes) */
+    int *host_local;         /* per host: nodes are forked here */
+    char (*host_boot)[96];   /* per host: OMPDSM_BOOT for its nodes */
+    char *cwd;               /* working directory of every node */
+    char *self_exe;          /* this executable: the agents' path */
+    char *rsh;               /* OMPDSM_RSH, or ssh -o BatchMode=yes */
+    int fanout;              /* OMPDSM_LAUNCH_FANOUT */
+    char **env_extra;        /* VAR=value given to every node */
+    int nenv_extra;
+    struct launch_link *links;
+    int nlinks;
+    char spawn_err[1024];    /* agent: why launch_spawn failed */
     char *prog_path;         /* resolved program */
     int n;
     struct launch_node *nodes;
@@ -163,6 +287,7 @@ struct launch_job {
     int ending;              /* a failure, signal or timeout ends the job */
     int status;              /* exit status decided by the first cause */
     int killed;              /* SIGKILL sent */
+    int links_killed;        /* the agents' connections cut */
     double start, kill_at, drain_at;
     int nsuspects;
 };
@@ -170,7 +295,8 @@ struct launch_job {
 /* poll set rebuilt each loop iteration; ref says what each entry is. */
 enum launch_fd_kind {
     LFD_SIGNAL, LFD_LISTEN, LFD_CONN, LFD_OUT, LFD_ERR, LFD_STDIN,
-    LFD_NODE0_IN, LFD_WAKE,
+    LFD_NODE0_IN, LFD_WAKE, LFD_LINK_TO, LFD_LINK_FROM, LFD_LINK_ERR,
+    LFD_PARENT,
 };
 
 struct launch_pollset {
@@ -187,10 +313,20 @@ int launch_pollset_add(struct launch_pollset *ps, int fd, short events,
  * later calls do nothing. */
 void launch_fail(struct launch_job *job, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* A node's exit status is known (reaped here, or AG_EXIT): ends the job if
+ * it is abnormal. */
+void launch_node_exited(struct launch_job *job, struct launch_node *node);
+/* Blocks our signals into job->sigfd; 0 or -errno (reason printed). */
+int launch_setup_signals(struct launch_job *job);
+/* Raises the descriptor limit for the pipes of job->n nodes and the links;
+ * 0 or -EMFILE (reason printed). */
+int launch_raise_nofile(struct launch_job *job);
 /* Marks node as suspect (lost without FINI) unless it already is. */
 void launch_suspect(struct launch_job *job, struct launch_node *node);
 
 /* spawn.c */
+/* Whether environ entry e is one of the variables we set for each node. */
+int launch_own_var(const char *e);
 /* Fills job->cpus from our affinity mask; returns 0 or -errno. */
 int launch_cpus(struct launch_job *job);
 /* Starts every node.  Returns 0; or -errno after printing why and stopping
@@ -198,7 +334,62 @@ int launch_cpus(struct launch_job *job);
  * failed, 1 otherwise). */
 int launch_spawn(struct launch_job *job, int *exit_status);
 
+/* link.c */
+/* Splits hosts[0..n) into at most fanout groups; for each, calls fn with
+ * the group's first host (an agent to start) and the rest (its subtree). */
+void launch_tree_split(const int *hosts, int n, int fanout,
+                       void (*fn)(void *arg, int host, const int *sub,
+                                  int nsub),
+                       void *arg);
+/* Starts the agent of every link; 0 or -errno (reason printed, or in an
+ * agent sent up). */
+int launch_links_start(struct launch_job *job);
+void launch_links_add_fds(struct launch_job *job, struct launch_pollset *ps);
+void launch_link_event(struct launch_job *job, int kind, int idx,
+                       short revents);
+/* A child process exited: returns 1 if it was a link's rsh. */
+int launch_link_reaped(struct launch_job *job, pid_t pid, int wstatus);
+/* Sends sig to every node behind the links. */
+void launch_links_signal(struct launch_job *job, int sig, int group);
+/* Decides links whose agent went away; returns the ms until the next
+ * decision is due, or -1. */
+int launch_links_check(struct launch_job *job, double now);
+/* Whether every link is done. */
+int launch_links_done(const struct launch_job *job);
+/* Closes every agent's stdin (it ends its nodes and exits); with kill,
+ * SIGKILLs the rsh processes too. */
+void launch_links_close(struct launch_job *job, int kill_rsh);
+/* The encoded AG_SETUP of a link (malloc'd), or NULL. */
+unsigned char *launch_setup_encode(const struct launch_job *job,
+                                   const struct launch_link *l, size_t *len);
+/* Fills an agent's job from an AG_SETUP body; 0 or -EINVAL with err. */
+int launch_setup_decode(struct launch_job *job, const unsigned char *p,
+                        size_t len, char *err, size_t errlen);
+/* Frames up to the parent (agent) or into our stderr (launcher). */
+void launch_agent_send(int type, int rank, const void *a, size_t alen,
+                       const void *b, size_t blen);
+/* "node 3" or "nodes 1, 2, 5, 6 and 3 more" for messages. */
+void launch_format_ranks(char *buf, size_t len, const int *ranks, int n);
+/* Names a node for messages: "node 3 (pid 42 on host h2)". */
+const char *launch_node_name(const struct launch_job *job,
+                             const struct launch_node *node, char *buf,
+                             size_t len);
+
+/* plan.c (launcher): -x, OMPDSM_RSH, OMPDSM_LAUNCH_FANOUT, cwd and our own
+ * path; then which hosts are this one and each node's host (job->remote
+ * says whether any is not); then, once the bootstrap socket listens, each
+ * host's OMPDSM_BOOT and the agent tree.  0 or -EINVAL with err. */
+int launch_plan_env(struct launch_job *job, char *err, size_t errlen);
+int launch_plan_hosts(struct launch_job *job, char *err, size_t errlen);
+int launch_plan_links(struct launch_job *job, char *err, size_t errlen);
+
+/* agent.c: main of ompdsmrun --agent; returns the exit status. */
+int launch_agent_main(struct launch_job *job);
+
 /* relay.c */
+/* Data of a remote node's stdout (which 1) or stderr (2). */
+void launch_relay_data(struct launch_job *job, struct launch_node *node,
+                       int which, const char *p, size_t n);
 int launch_relay_init(struct launch_job *job);
 void launch_relay_add_fds(struct launch_job *job, struct launch_pollset *ps);
 void launch_relay_event(struct launch_job *job, int kind, int idx,

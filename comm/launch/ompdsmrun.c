@@ -64,8 +64,10 @@ static void signal_nodes(struct launch_job *job, int sig, int group)
     if (group && job->pgid > 0)
         killpg(job->pgid, sig);
     for (int k = 0; k < job->n; k++)
-        if (!job->nodes[k].reaped && job->nodes[k].pid > 0)
+        if (!job->nodes[k].reaped && job->nodes[k].pid > 0 &&
+            job->nodes[k].link < 0)
             kill(job->nodes[k].pid, sig);
+    launch_links_signal(job, sig, group);
 }
 
 void launch_fail(struct launch_job *job, int status, const char *fmt, ...)
@@ -114,33 +116,38 @@ static void check_suspects(struct launch_job *job, double now)
             continue;
         }
         int late = now >= node->suspect_at + LAUNCH_LOST_WAIT_S;
+        char name[LAUNCH_HOST_MAX + 64];
+        launch_node_name(job, node, name, sizeof name);
         if (node->reaped && (node->conn < 0 || late))
-            launch_fail(job, 1, "node %d (pid %d) exited with status 0 "
+            launch_fail(job, 1, "%s exited with status 0 "
                         "without sending FINI on its bootstrap connection; "
-                        "ending the job", k, (int)node->pid);
+                        "ending the job", name);
         else if (late)
-            launch_fail(job, 1, "node %d (pid %d) closed its bootstrap "
-                        "connection without FINI; ending the job", k,
-                        (int)node->pid);
+            launch_fail(job, 1, "%s closed its bootstrap "
+                        "connection without FINI; ending the job", name);
     }
 }
 
-static void judge_exit(struct launch_job *job, struct launch_node *node)
+/* Also called by link.c for a remote node's AG_EXIT. */
+void launch_node_exited(struct launch_job *job, struct launch_node *node)
 {
     int st = node->wstatus;
+    char name[LAUNCH_HOST_MAX + 64];
 
+    if (node->rank == 0)
+        launch_relay_stdin_stop(job);
     launch_boot_drain(job, node);
     if (job->ending)
         return;
+    launch_node_name(job, node, name, sizeof name);
     if (WIFSIGNALED(st)) {
         int sig = WTERMSIG(st);
-        launch_fail(job, 128 + sig, "node %d (pid %d) was killed by signal "
-                    "%d (%s%s); ending the job", node->rank, (int)node->pid,
+        launch_fail(job, 128 + sig, "%s was killed by signal "
+                    "%d (%s%s); ending the job", name,
                     sig, strsignal(sig), WCOREDUMP(st) ? ", core dumped" : "");
     } else if (WEXITSTATUS(st)) {
-        launch_fail(job, WEXITSTATUS(st), "node %d (pid %d) exited with "
-                    "status %d; ending the job", node->rank, (int)node->pid,
-                    WEXITSTATUS(st));
+        launch_fail(job, WEXITSTATUS(st), "%s exited with "
+                    "status %d; ending the job", name, WEXITSTATUS(st));
     } else if (node->hello && !node->fini) {
         launch_suspect(job, node);
     } else {
@@ -157,16 +164,16 @@ static void reap(struct launch_job *job)
             continue;
         if (pid <= 0)
             return;
+        if (launch_link_reaped(job, pid, st))
+            continue;
         for (int k = 0; k < job->n; k++) {
             struct launch_node *node = &job->nodes[k];
-            if (node->pid != pid || node->reaped)
+            if (node->pid != pid || node->reaped || node->link >= 0)
                 continue;
             node->reaped = 1;
             node->wstatus = st;
             job->nreaped++;
-            if (k == 0)
-                launch_relay_stdin_stop(job);
-            judge_exit(job, node);
+            launch_node_exited(job, node);
             break;
         }
     }
@@ -222,7 +229,7 @@ static void read_signals(struct launch_job *job)
     }
 }
 
-static int setup_signals(struct launch_job *job)
+int launch_setup_signals(struct launch_job *job)
 {
     sigset_t set;
     sigemptyset(&set);
@@ -256,7 +263,7 @@ static int setup_signals(struct launch_job *job)
 
 /* Pipes and sockets for N nodes can exceed the usual soft limit of 1024:
  * raise it, or say at once that N is too many for the hard limit. */
-static int raise_nofile(struct launch_job *job)
+int launch_raise_nofile(struct launch_job *job)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
@@ -265,7 +272,7 @@ static int raise_nofile(struct launch_job *job)
     }
     job->nofile_orig = rl.rlim_cur;
     /* stdout, stderr and bootstrap socket per node, plus a few. */
-    rlim_t need = (rlim_t)job->n * 3 + 32;
+    rlim_t need = (rlim_t)job->n * 3 + (rlim_t)job->nlinks * 3 + 32;
     if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
         return 0;
     if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
@@ -319,6 +326,9 @@ static void run(struct launch_job *job)
                 wait = ms_until(end, now);
         }
         check_suspects(job, now);
+        int lw = launch_links_check(job, now);
+        if (lw >= 0 && (wait < 0 || lw < wait))
+            wait = lw;
         for (int k = 0; k < job->n && job->nsuspects && !job->ending; k++)
             if (job->nodes[k].suspect_at > 0) {
                 int w = ms_until(job->nodes[k].suspect_at +
@@ -336,6 +346,18 @@ static void run(struct launch_job *job)
                     wait = w;
             }
         }
+        if (job->killed && job->nlinks && !job->links_killed) {
+            /* An agent that did not report its nodes' deaths after the
+             * SIGKILL is cut off; closing its connection ends them. */
+            if (now >= job->kill_at + LAUNCH_GRACE_S) {
+                launch_links_close(job, 1);
+                job->links_killed = 1;
+            } else {
+                int w = ms_until(job->kill_at + LAUNCH_GRACE_S, now);
+                if (wait < 0 || w < wait)
+                    wait = w;
+            }
+        }
         if (job->nreaped == job->n) {
             if (job->drain_at <= 0) {
                 job->drain_at = now + (job->ending ? LAUNCH_DRAIN_FAILED_S
@@ -343,8 +365,12 @@ static void run(struct launch_job *job)
                 /* Whatever the nodes left behind in their group goes too. */
                 if (job->ending && job->pgid > 0)
                     killpg(job->pgid, SIGKILL);
+                /* Agents whose nodes all ended exit on their own; a
+                 * closed stdin tells the others. */
+                launch_links_close(job, 0);
             }
-            if (launch_relay_all_closed(job) || now >= job->drain_at)
+            if ((launch_relay_all_closed(job) && launch_links_done(job)) ||
+                now >= job->drain_at + (job->nlinks ? LAUNCH_GRACE_S : 0))
                 break;
             int w = ms_until(job->drain_at, now);
             if (wait < 0 || w < wait)
@@ -355,6 +381,7 @@ static void run(struct launch_job *job)
         launch_pollset_add(&ps, job->sigfd, POLLIN, LFD_SIGNAL, 0);
         launch_boot_add_fds(job, &ps);
         launch_relay_add_fds(job, &ps);
+        launch_links_add_fds(job, &ps);
 
         int r = poll(ps.pfd, ps.n, wait);
         if (r < 0) {
@@ -381,6 +408,11 @@ static void run(struct launch_job *job)
             case LFD_LISTEN:
             case LFD_CONN:
                 launch_boot_event(job, kind, idx, re);
+                break;
+            case LFD_LINK_TO:
+            case LFD_LINK_FROM:
+            case LFD_LINK_ERR:
+                launch_link_event(job, kind, idx, re);
                 break;
             default:
                 launch_relay_event(job, kind, idx, re);
@@ -411,39 +443,63 @@ int main(int argc, char **argv)
         printf("ompdsmrun (ompdsm) %s\n", OMPDSM_VERSION);
         return 0;
     }
+    if (job->opts.action == LAUNCH_AGENT)
+        return launch_agent_main(job);
     if (launch_find_program(job->opts.prog_argv[0], &job->prog_path, err,
                             sizeof err)) {
         fprintf(stderr, "ompdsmrun: %s\n", err);
         return 2;
     }
 
-    job->n = job->opts.np;
+    if (launch_load_hosts(&job->opts, &job->hosts, err, sizeof err) < 0) {
+        fprintf(stderr, "ompdsmrun: %s\n", err);
+        return 2;
+    }
+    if (job->hosts.n) {
+        if (launch_map_nodes(&job->hosts, &job->opts, &job->opts.np,
+                             &job->node_host, err, sizeof err) < 0) {
+            fprintf(stderr, "ompdsmrun: %s\n", err);
+            return 2;
+        }
+    }
+    if (launch_plan_env(job, err, sizeof err) < 0) {
+        fprintf(stderr, "ompdsmrun: %s\n", err);
+        return 2;
+    }
+
+    job->n = job->size = job->opts.np;
     job->self = getpid();
     job->start = ompdsm_now();
     job->boot.listen_fd = -1;
     job->sigfd = -1;
-    if (setup_signals(job) < 0)
-        return 1;
-    if (raise_nofile(job) < 0)
-        return 1;
-    if (launch_cpus(job) < 0)
-        return 1;
-    if (job->opts.bind == LAUNCH_BIND_AUTO)
-        job->bind = job->n <= job->ncpus;
-    else
-        job->bind = job->opts.bind == LAUNCH_BIND_CORE;
-    if (job->ncpus == 0)
-        job->bind = 0;
-
     job->nodes = calloc((size_t)job->n, sizeof *job->nodes);
     if (!job->nodes) {
         fprintf(stderr, "ompdsmrun: out of memory for %d nodes\n", job->n);
         return 1;
     }
+    int nlocal = 0;
     for (int k = 0; k < job->n; k++) {
         job->nodes[k].rank = k;
+        job->nodes[k].local_rank = k;
         job->nodes[k].conn = -1;
+        job->nodes[k].link = -1;
     }
+    if (job->hosts.n && launch_plan_hosts(job, err, sizeof err) < 0) {
+        fprintf(stderr, "ompdsmrun: %s\n", err);
+        return 2;
+    }
+    for (int k = 0; k < job->n; k++)
+        nlocal += !job->hosts.n || job->host_local[job->nodes[k].host];
+    if (launch_setup_signals(job) < 0)
+        return 1;
+    if (launch_cpus(job) < 0)
+        return 1;
+    if (job->opts.bind == LAUNCH_BIND_AUTO)
+        job->bind = nlocal <= job->ncpus;
+    else
+        job->bind = job->opts.bind == LAUNCH_BIND_CORE;
+    if (job->ncpus == 0)
+        job->bind = 0;
     char host[64];
     if (gethostname(host, sizeof host) < 0)
         snprintf(host, sizeof host, "localhost");
@@ -455,18 +511,37 @@ int main(int argc, char **argv)
         fprintf(stderr, "ompdsmrun: /dev/null: %s\n", strerror(errno));
         return 1;
     }
-    /* Local run: loopback only.  A multi-host mode binds a routable
-     * address (or the wildcard) and advertises the host's name. */
-    if (launch_boot_listen(job, "127.0.0.1", "127.0.0.1") < 0)
+    /* Every node here: loopback only.  Nodes elsewhere reach us at our
+     * address toward their host (plan.c), so every address listens. */
+    if (launch_boot_listen(job, job->remote ? "0.0.0.0" : "127.0.0.1",
+                           job->remote ? "0.0.0.0" : "127.0.0.1") < 0)
+        return 1;
+    if (job->remote && launch_plan_links(job, err, sizeof err) < 0) {
+        fprintf(stderr, "ompdsmrun: %s\n", err);
+        return 2;
+    }
+    if (launch_raise_nofile(job) < 0)
         return 1;
     if (launch_relay_init(job) < 0)
         return 1;
     rc = launch_spawn(job, &status);
     if (rc < 0)
         return status;
+    /* After our own nodes: an agent that fails at once must not race
+     * with forking them. */
+    if (launch_links_start(job) < 0) {
+        launch_fail(job, 1, "cannot start the agents; ending the job");
+    }
     launch_outq_start();
 
     run(job);
+
+    /* Agents still connected are cut off, and their rsh reaped. */
+    launch_links_close(job, 1);
+    for (int i = 0; i < job->nlinks; i++)
+        if (!job->links[i].reaped && job->links[i].pid > 0)
+            while (waitpid(job->links[i].pid, NULL, 0) < 0 && errno == EINTR)
+                ;
 
     launch_relay_flush_all(job);
     launch_boot_close_all(job);

@@ -16,9 +16,19 @@
 const char launch_usage[] =
     "usage: ompdsmrun -np N [options] [--] PROGRAM [ARGS...]\n"
     "Runs N nodes of PROGRAM (an ompdsm program, or any executable) on this "
-    "host.\n"
+    "host,\nor on the hosts of --hostfile or -H.\n"
     "\n"
-    "  -np N, -n N, --np N     number of nodes (1 to 4096; required)\n"
+    "  -np N, -n N, --np N     number of nodes (1 to 4096; required without "
+    "hosts;\n"
+    "                          with hosts, default: every slot)\n"
+    "  --hostfile FILE         hosts, one a line: host [slots=K] (# comments)\n"
+    "  -H, --host LIST         hosts: host1,host2:K,... (K slots; default 1)\n"
+    "  --map-by slot|node      fill each host's slots in order (default), or\n"
+    "                          one node per host in turn\n"
+    "  -npernode K             at most K nodes on each host\n"
+    "  --oversubscribe         allow more nodes than slots\n"
+    "  -x VAR, -x VAR=VALUE    pass VAR (from here, or with VALUE) to every "
+    "node\n"
     "  --bind-to core|none     pin node k to the k-th CPU of our affinity "
     "mask\n"
     "                          (default: core if N <= CPUs, else none)\n"
@@ -85,7 +95,11 @@ static int parse_seconds(const char *s, double *out)
     return 0;
 }
 
-enum opt_id { OPT_NP, OPT_BIND, OPT_TIMEOUT, OPT_TAG, OPT_HELP, OPT_VERSION };
+enum opt_id {
+    OPT_NP, OPT_BIND, OPT_TIMEOUT, OPT_TAG, OPT_HELP, OPT_VERSION,
+    OPT_HOSTFILE, OPT_HOSTS, OPT_MAP_BY, OPT_NPERNODE, OPT_OVERSUB, OPT_X,
+    OPT_AGENT,
+};
 
 static const struct {
     const char *name;
@@ -97,12 +111,30 @@ static const struct {
     {"--timeout", OPT_TIMEOUT, 1}, {"--tag-output", OPT_TAG, 0},
     {"-h", OPT_HELP, 0},         {"--help", OPT_HELP, 0},
     {"-V", OPT_VERSION, 0},      {"--version", OPT_VERSION, 0},
+    {"--hostfile", OPT_HOSTFILE, 1}, {"--machinefile", OPT_HOSTFILE, 1},
+    {"-H", OPT_HOSTS, 1},        {"--host", OPT_HOSTS, 1},
+    {"--map-by", OPT_MAP_BY, 1}, {"-npernode", OPT_NPERNODE, 1},
+    {"--npernode", OPT_NPERNODE, 1}, {"--oversubscribe", OPT_OVERSUB, 0},
+    {"-x", OPT_X, 1},            {"--agent", OPT_AGENT, 0},
 };
+
+/* An environment variable's name, optionally followed by =value. */
+static int valid_xvar(const char *s)
+{
+    const char *p = s;
+    if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || *p == '_'))
+        return 0;
+    for (p++; *p && *p != '='; p++)
+        if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+              (*p >= '0' && *p <= '9') || *p == '_'))
+            return 0;
+    return 1;
+}
 
 int launch_parse_opts(int argc, char **argv, struct launch_opts *o, char *err,
                       size_t errlen)
 {
-    int i = 1, have_np = 0, have_bind = 0, have_timeout = 0;
+    int i = 1, have_np = 0, have_bind = 0, have_timeout = 0, have_map = 0;
 
     memset(o, 0, sizeof *o);
     o->action = LAUNCH_RUN;
@@ -186,10 +218,68 @@ int launch_parse_opts(int argc, char **argv, struct launch_opts *o, char *err,
         case OPT_VERSION:
             o->action = LAUNCH_VERSION;
             return 0;
+        case OPT_HOSTFILE:
+            if (o->hostfile || o->hostlist)
+                return fail(err, errlen, "give the hosts once: one "
+                            "--hostfile or one -H");
+            if (!*val)
+                return fail(err, errlen, "--hostfile needs a file name");
+            o->hostfile = val;
+            break;
+        case OPT_HOSTS:
+            if (o->hostfile || o->hostlist)
+                return fail(err, errlen, "give the hosts once: one "
+                            "--hostfile or one -H");
+            o->hostlist = val;
+            break;
+        case OPT_MAP_BY:
+            if (have_map++)
+                return fail(err, errlen, "--map-by is given twice");
+            if (!strcmp(val, "slot"))
+                o->map_by = LAUNCH_MAP_SLOT;
+            else if (!strcmp(val, "node"))
+                o->map_by = LAUNCH_MAP_NODE;
+            else
+                return fail(err, errlen, "--map-by '%s' is not valid: "
+                            "expected slot or node", val);
+            break;
+        case OPT_NPERNODE:
+            if (o->npernode)
+                return fail(err, errlen, "-npernode is given twice");
+            if (parse_np(val, &o->npernode))
+                return fail(err, errlen, "%s '%s' is not valid: expected a "
+                            "number of nodes per host from 1 to %d", name,
+                            val, LAUNCH_MAX_NP);
+            break;
+        case OPT_OVERSUB:
+            o->oversubscribe = 1;
+            break;
+        case OPT_X:
+            if (!valid_xvar(val))
+                return fail(err, errlen, "-x '%s' is not valid: expected "
+                            "VAR or VAR=VALUE", val);
+            if (o->nxvars == LAUNCH_MAX_XVARS)
+                return fail(err, errlen, "more than %d -x options",
+                            LAUNCH_MAX_XVARS);
+            o->xvars[o->nxvars++] = val;
+            break;
+        case OPT_AGENT:
+            /* Started by another ompdsmrun; everything else comes over
+             * stdin (docs/cluster.md). */
+            if (i != 1 || argc != 2)
+                return fail(err, errlen, "--agent is for ompdsmrun's own "
+                            "use and takes nothing else");
+            o->action = LAUNCH_AGENT;
+            return 0;
         }
     }
 
-    if (!have_np)
+    int hosts = o->hostfile || o->hostlist;
+    if (!hosts && (have_map || o->npernode || o->oversubscribe))
+        return fail(err, errlen, "%s needs hosts (--hostfile or -H)",
+                    have_map ? "--map-by" : o->npernode ? "-npernode"
+                                                        : "--oversubscribe");
+    if (!have_np && !hosts)
         return fail(err, errlen, "missing -np N (the number of nodes)");
     if (i >= argc)
         return fail(err, errlen, "missing the program to run");

@@ -116,12 +116,32 @@ static void stream_read(struct launch_job *job, struct launch_node *node,
 {
     if (s->fd < 0)
         return;
+    if (job->agent) {
+        /* Raw bytes: the launcher makes the lines, so that a line cut
+         * between two frames is still one line. */
+        ssize_t r = read(s->fd, scratch, sizeof scratch);
+        if (r > 0)
+            launch_agent_send(s->out == 1 ? AG_OUT : AG_ERR, node->rank,
+                              scratch, (size_t)r, NULL, 0);
+        else if (r == 0 || (errno != EINTR && errno != EAGAIN))
+            stream_close(job, s, node->rank);
+        return;
+    }
     olen = 0;
     ssize_t r = read(s->fd, scratch, sizeof scratch);
     if (r > 0)
         stream_data(job, s, node->rank, scratch, (size_t)r);
     else if (r == 0 || (errno != EINTR && errno != EAGAIN))
         stream_close(job, s, node->rank);
+    launch_outq_put(s->out, obuf, olen);
+}
+
+void launch_relay_data(struct launch_job *job, struct launch_node *node,
+                       int which, const char *p, size_t n)
+{
+    struct relay_stream *s = which == 1 ? &node->out : &node->err;
+    olen = 0;
+    stream_data(job, s, node->rank, p, n);
     launch_outq_put(s->out, obuf, olen);
 }
 

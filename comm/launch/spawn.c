@@ -68,38 +68,66 @@ static const char *const own_vars[] = {
 };
 #define NOWN OMPDSM_ARRAY_LEN(own_vars)
 
-/* environ without our variables, with room for them and the NULL. */
-static char **base_env(size_t *nbase)
+int launch_own_var(const char *e)
+{
+    for (size_t j = 0; j < NOWN; j++)
+        if (!strncmp(e, own_vars[j], strlen(own_vars[j])))
+            return 1;
+    return 0;
+}
+
+/* Whether environ entry e sets the variable that "VAR=..." v sets. */
+static int same_var(const char *e, const char *v)
+{
+    size_t n = strcspn(v, "=");
+    return !strncmp(e, v, n) && e[n] == '=';
+}
+
+/* environ without our variables and those env_extra sets (in an agent, also
+ * without any OMPDSM_ or OMP_ variable of its own: the launcher's come in
+ * env_extra), then env_extra, with room for ours and the NULL. */
+static char **base_env(const struct launch_job *job, size_t *nbase)
 {
     size_t n = 0, k = 0;
     while (environ[n])
         n++;
-    char **env = malloc((n + NOWN + 1) * sizeof *env);
+    char **env = malloc((n + (size_t)job->nenv_extra + NOWN + 1) *
+                        sizeof *env);
     if (!env)
         return NULL;
     for (size_t i = 0; i < n; i++) {
         size_t j;
-        for (j = 0; j < NOWN; j++)
-            if (!strncmp(environ[i], own_vars[j], strlen(own_vars[j])))
-                break;
-        if (j == NOWN)
+        int drop = 0;
+        for (j = 0; j < NOWN && !drop; j++)
+            drop = !strncmp(environ[i], own_vars[j], strlen(own_vars[j]));
+        for (int x = 0; x < job->nenv_extra && !drop; x++)
+            drop = same_var(environ[i], job->env_extra[x]);
+        if (job->agent && (!strncmp(environ[i], "OMPDSM_", 7) ||
+                           !strncmp(environ[i], "OMP_", 4)))
+            drop = 1;
+        if (!drop)
             env[k++] = environ[i];
     }
+    for (int x = 0; x < job->nenv_extra; x++)
+        env[k++] = job->env_extra[x];
     *nbase = k;
     return env;
 }
 
-/* Fills env[nbase..] for node k; the strings live in buf. */
-static void node_env(const struct launch_job *job, char **env, size_t nbase,
-                     int k, char buf[NOWN][192])
+/* Fills env[nbase..] for node; the strings live in buf. */
+static void node_env(const struct launch_job *job,
+                     const struct launch_node *node, char **env,
+                     size_t nbase, char buf[NOWN][192])
 {
-    snprintf(buf[0], 192, "OMPDSM_RANK=%d", k);
-    snprintf(buf[1], 192, "OMPDSM_SIZE=%d", job->n);
-    /* Every node of a local run is on this host. */
-    snprintf(buf[2], 192, "OMPDSM_LOCAL_RANK=%d", k);
-    snprintf(buf[3], 192, "OMPDSM_LOCAL_SIZE=%d", job->n);
+    const char *boot = job->host_boot ? job->host_boot[node->host]
+                                      : job->boot.addr;
+    int lsize = job->hosts.n ? job->hosts.h[node->host].nnodes : job->size;
+    snprintf(buf[0], 192, "OMPDSM_RANK=%d", node->rank);
+    snprintf(buf[1], 192, "OMPDSM_SIZE=%d", job->size);
+    snprintf(buf[2], 192, "OMPDSM_LOCAL_RANK=%d", node->local_rank);
+    snprintf(buf[3], 192, "OMPDSM_LOCAL_SIZE=%d", lsize);
     snprintf(buf[4], 192, "OMPDSM_JOBID=%s", job->jobid);
-    snprintf(buf[5], 192, "OMPDSM_BOOT=%s", job->boot.addr);
+    snprintf(buf[5], 192, "OMPDSM_BOOT=%s", boot);
     for (size_t i = 0; i < NOWN; i++)
         env[nbase + i] = buf[i];
     env[nbase + NOWN] = NULL;
@@ -130,8 +158,8 @@ child_fail(int ep, int stage, int err)
 /* Runs in the forked child; the launcher is single-threaded, so the libc
  * calls here are safe after fork. */
 static void __attribute__((noreturn))
-child(const struct launch_job *job, int k, int in_fd, int out_fd, int err_fd,
-      int ep, char **envp)
+child(const struct launch_job *job, int k, int first, int in_fd, int out_fd,
+      int err_fd, int ep, char **envp)
 {
     /* Dispositions first, while every signal is still blocked: the
      * launcher ignores SIGPIPE and SIGTTIN, which the program must not
@@ -144,7 +172,7 @@ child(const struct launch_job *job, int k, int in_fd, int out_fd, int err_fd,
         if (s != SIGKILL && s != SIGSTOP)
             sigaction(s, &sa, NULL); /* glibc-reserved ones fail: fine */
 
-    if (setpgid(0, k == 0 ? 0 : job->pgid) < 0)
+    if (setpgid(0, first ? 0 : job->pgid) < 0)
         child_fail(ep, ST_SETPGID, errno);
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
         child_fail(ep, ST_PDEATHSIG, errno);
@@ -160,12 +188,12 @@ child(const struct launch_job *job, int k, int in_fd, int out_fd, int err_fd,
     int persona = personality(0xffffffff);
     if (persona != -1 && !(persona & ADDR_NO_RANDOMIZE) &&
         personality((unsigned long)persona | ADDR_NO_RANDOMIZE) == -1 &&
-        k == 0)
+        first)
         dprintf(2, "ompdsmrun: warning: cannot disable address "
                 "randomisation for the nodes: %s\n", strerror(errno));
 
     if (job->bind) {
-        int cpu = job->cpus[k % job->ncpus];
+        int cpu = job->cpus[job->nodes[k].local_rank % job->ncpus];
         size_t sz = CPU_ALLOC_SIZE(cpu + 1);
         cpu_set_t *set = CPU_ALLOC(cpu + 1);
         if (!set)
@@ -243,10 +271,10 @@ static void close_pair(int p[2])
 static void abandon(struct launch_job *job, int started)
 {
     for (int k = 0; k < started; k++)
-        if (job->nodes[k].pid > 0)
+        if (job->nodes[k].pid > 0 && job->nodes[k].link < 0)
             kill(job->nodes[k].pid, SIGKILL);
     for (int k = 0; k < started; k++)
-        if (job->nodes[k].pid > 0)
+        if (job->nodes[k].pid > 0 && job->nodes[k].link < 0)
             while (waitpid(job->nodes[k].pid, NULL, 0) < 0 && errno == EINTR)
                 ;
 }
@@ -267,26 +295,34 @@ static int wait_exec(struct launch_job *job, int k, int ep, int *exit_status)
     }
     if (got < sizeof ce)
         return 0;
+    char where[LAUNCH_HOST_MAX + 16] = "";
+    if (job->hosts.n)
+        snprintf(where, sizeof where, " on host %s",
+                 job->hosts.h[job->nodes[k].host].name);
     if (ce.stage == ST_EXEC) {
-        fprintf(stderr, "ompdsmrun: node %d: cannot execute '%s': %s\n", k,
-                job->prog_path, strerror(ce.err));
+        snprintf(job->spawn_err, sizeof job->spawn_err, "node %d%s: cannot "
+                 "execute '%s': %s", job->nodes[k].rank, where,
+                 job->prog_path, strerror(ce.err));
         *exit_status = 127;
     } else {
-        fprintf(stderr, "ompdsmrun: node %d: cannot start: %s: %s\n", k,
-                ce.stage >= 0 && ce.stage < ST_EXEC ? stage_names[ce.stage]
-                                                    : "?",
-                strerror(ce.err));
+        snprintf(job->spawn_err, sizeof job->spawn_err, "node %d%s: cannot "
+                 "start: %s: %s", job->nodes[k].rank, where,
+                 ce.stage >= 0 && ce.stage < ST_EXEC ? stage_names[ce.stage]
+                                                     : "?",
+                 strerror(ce.err));
         *exit_status = 1;
     }
+    if (!job->agent)
+        fprintf(stderr, "ompdsmrun: %s\n", job->spawn_err);
     return -ce.err;
 }
 
 int launch_spawn(struct launch_job *job, int *exit_status)
 {
     size_t nbase;
-    char **env = base_env(&nbase);
+    char **env = base_env(job, &nbase);
     char (*strs)[192] = malloc(NOWN * 192);
-    int rc = 0, k;
+    int rc = 0, k, first = 1;
 
     *exit_status = 1;
     if (!env || !strs) {
@@ -300,16 +336,20 @@ int launch_spawn(struct launch_job *job, int *exit_status)
         struct launch_node *node = &job->nodes[k];
         int outp[2] = {-1, -1}, errp[2] = {-1, -1}, inp[2] = {-1, -1};
         int ep[2] = {-1, -1};
+        /* Only node 0 of the launcher's own host reads our stdin. */
+        int reads_stdin = node->rank == 0 && !job->agent;
 
+        if (node->link >= 0)
+            continue; /* an agent starts it */
         if ((rc = make_pipe(outp, 0)) || (rc = make_pipe(errp, 0)) ||
-            (k == 0 && (rc = make_pipe(inp, 1))) ||
+            (reads_stdin && (rc = make_pipe(inp, 1))) ||
             (rc = make_pipe(ep, -1))) {
             close_pair(outp);
             close_pair(errp);
             close_pair(inp);
             break;
         }
-        node_env(job, env, nbase, k, strs);
+        node_env(job, node, env, nbase, strs);
 
         pid_t pid = fork();
         if (pid < 0) {
@@ -323,13 +363,14 @@ int launch_spawn(struct launch_job *job, int *exit_status)
             break;
         }
         if (pid == 0)
-            child(job, k, k == 0 ? inp[0] : job->devnull, outp[1], errp[1],
-                  ep[1], env);
+            child(job, k, first, reads_stdin ? inp[0] : job->devnull,
+                  outp[1], errp[1], ep[1], env);
 
         /* Also set here, so that the group exists whichever of us runs
          * first; EACCES once the child has exec'd is harmless. */
-        if (k == 0)
+        if (first)
             job->pgid = pid;
+        first = 0;
         setpgid(pid, job->pgid);
 
         node->pid = pid;
@@ -338,7 +379,7 @@ int launch_spawn(struct launch_job *job, int *exit_status)
         close(ep[1]);
         node->out.fd = outp[0];
         node->err.fd = errp[0];
-        if (k == 0) {
+        if (reads_stdin) {
             close(inp[0]);
             job->node0_in = inp[1];
         }
@@ -348,13 +389,17 @@ int launch_spawn(struct launch_job *job, int *exit_status)
             k++; /* this one is started too: reap it */
             break;
         }
+        if (job->agent)
+            launch_agent_send(AG_STARTED, node->rank, &(int32_t){pid},
+                              sizeof(int32_t), NULL, 0);
     }
     free(env);
     free(strs);
     if (rc) {
         abandon(job, k);
         for (int i = 0; i < k; i++)
-            job->nodes[i].reaped = 1;
+            if (job->nodes[i].link < 0)
+                job->nodes[i].reaped = 1;
         return rc;
     }
     return 0;

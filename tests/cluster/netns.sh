@@ -16,6 +16,11 @@
 #   netns.sh check            exit 77 with a reason when namespaces cannot
 #                             be made here (not root, no ip(8))
 #
+# With OMPDSM_NETNS_HIDE=HOST:DIR, `rsh HOST` runs its command in a mount
+# namespace of its own where an empty tmpfs covers DIR: a directory (or a
+# program) that exists on the other hosts but not on HOST, as on a real
+# cluster whose file systems differ.
+#
 # Several sets may exist at once (one per test, each with its own PREFIX):
 # their addresses repeat, but every set is a separate network.  `rsh`
 # needs OMPDSM_NETNS_PREFIX to say which set HOST belongs to.
@@ -97,6 +102,12 @@ rsh)
     shift
     ns=$(ns_of "$host") || exit 255
     # ssh joins its words with spaces and hands them to the remote shell.
+    hide=${OMPDSM_NETNS_HIDE:-}
+    if [ -n "$hide" ] && [ "${hide%%:*}" = "$host" ]; then
+        exec ip netns exec "$ns" unshare -m --propagation private \
+            sh -c 'mount -t tmpfs ompdsm-hide "$1" && shift && exec sh -c "$*"' \
+            sh "${hide#*:}" "$@"
+    fi
     exec ip netns exec "$ns" sh -c "$*"
     ;;
 *)

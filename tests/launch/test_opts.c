@@ -90,10 +90,10 @@ static void test_unknown_option(void **state)
 {
     (void)state;
     expect_error(ARGV("-np", "2", "--frobnicate", "prog"), "--frobnicate");
-    expect_error(ARGV("-x", "-np", "2", "prog"), "unknown option '-x'");
+    expect_error(ARGV("-y", "-np", "2", "prog"), "unknown option '-y'");
     expect_error(ARGV("-np", "2", "--tag-output=yes", "prog"),
                  "takes no value");
-    expect_error(ARGV("-np", "2", "--hostfile", "h", "prog"), "unknown");
+    expect_error(ARGV("-np", "2", "--hostfile-x", "h", "prog"), "unknown");
 }
 
 static void test_bind(void **state)
