@@ -1,6 +1,6 @@
 /* comm/coll.c - collectives on top of any transport, built from one-sided
- * puts and notifies only (seed 003): a barrier is a tree gather of arrivals
- * followed by a tree broadcast of the release.  Both directions carry a
+ * puts and notifies only: a barrier is a tree gather of arrivals followed
+ * by a tree broadcast of the release, as in the SR2201's soft barrier.  Both directions carry a
  * payload, so that the layers above piggyback write notices, reduction
  * values and scheduling data on the one barrier a consistency point costs.
  *

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct comm_state comm_g = {.tcp_listen_fd = -1, .sync_fd = -1};
@@ -67,9 +68,38 @@ int comm_all_local(void) { return comm_g.all_local; }
 
 const char *comm_transport_name(void)
 {
+    static char name[32];
     if (comm_g.size == 1)
         return "self";
-    return comm_g.ops ? comm_g.ops->name : "none";
+    if (!name[0]) {
+        for (int k = 0; k < COMM_TRANSPORT_KINDS; k++)
+            if (comm_g.tp[k].ops)
+                snprintf(name + strlen(name), sizeof name - strlen(name),
+                         "%s%s", name[0] ? "+" : "", comm_g.tp[k].ops->name);
+    }
+    return name[0] ? name : "none";
+}
+
+const char *comm_peer_transport(int peer)
+{
+    if (peer == comm_g.rank)
+        return "self";
+    if (peer < 0 || peer >= comm_g.size || !comm_g.peer || !comm_g.peer[peer].ops)
+        return "none";
+    return comm_g.peer[peer].ops->name;
+}
+
+static int card_same_host(const struct comm_card *a, const struct comm_card *b)
+{
+    return !strcmp(a->boot_id, b->boot_id) && a->netns == b->netns &&
+           !strcmp(a->host, b->host);
+}
+
+int comm_same_host(int peer)
+{
+    if (peer < 0 || peer >= comm_g.size || !comm_g.cards)
+        return 0;
+    return card_same_host(&comm_g.cards[peer], &comm_g.cards[comm_g.rank]);
 }
 
 void *comm_region_base(int region)
@@ -221,6 +251,112 @@ static void read_boot_id(char *out, size_t len)
     out[strcspn(out, "\n")] = 0;
 }
 
+/* Network namespaces (and containers) on one machine share the kernel
+ * but not the addresses: a node in another namespace is another host. */
+static uint64_t read_netns(void)
+{
+    struct stat st;
+    return stat("/proc/self/ns/net", &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+/* "name" or "name/a.b.c.d" (the tcp address, when there is one), for
+ * messages that must tell hosts apart. */
+static void host_label(const struct comm_card *c, char *buf, size_t len)
+{
+    char ip[INET_ADDRSTRLEN] = "";
+    if (c->tcp_addr)
+        inet_ntop(AF_INET, &c->tcp_addr, ip, sizeof ip);
+    snprintf(buf, len, "%.63s%s%s", c->host, ip[0] ? "/" : "", ip);
+}
+
+/* The transport for the pair (this node, peer).  Both ends compute it from
+ * the same two cards, so they agree.  Between hosts, the list is where a
+ * transport with a device (verbs) goes before tcp once it exists. */
+static int choose_transport(int peer, enum comm_transport_kind *kind)
+{
+    const struct comm_card *me = &comm_g.cards[comm_g.rank];
+    const struct comm_card *c = &comm_g.cards[peer];
+    int same = card_same_host(me, c);
+    switch (comm_g.want) {
+    case COMM_TRANSPORT_AUTO:
+        *kind = same ? COMM_TRANSPORT_SHM : COMM_TRANSPORT_TCP;
+        return 0;
+    case COMM_TRANSPORT_SHM:
+        if (!same) {
+            char a[96], b[96];
+            host_label(me, a, sizeof a);
+            host_label(c, b, sizeof b);
+            ompdsm_err("OMPDSM_TRANSPORT=shm needs every node on one host, but "
+                       "node %d (%s) and node %d (%s) are on different hosts "
+                       "(%s); use auto or tcp across hosts", comm_g.rank, a,
+                       peer, b, strcmp(me->boot_id, c->boot_id) ? "another kernel"
+                       : me->netns != c->netns ? "another network namespace"
+                       : "another host name");
+            return -EINVAL;
+        }
+        *kind = COMM_TRANSPORT_SHM;
+        return 0;
+    default:
+        *kind = comm_g.want;
+        return 0;
+    }
+}
+
+static const struct comm_transport_ops *const kind_ops[COMM_TRANSPORT_KINDS] = {
+    [COMM_TRANSPORT_SHM] = &comm_shm_ops,
+    [COMM_TRANSPORT_TCP] = &comm_tcp_ops,
+    [COMM_TRANSPORT_VERBS] = &comm_verbs_ops,
+};
+
+/* Chooses each peer's transport, then starts each transport in use for
+ * its peers.  Every node starts them in the same order (shm, tcp, verbs),
+ * so a transport whose start waits for its peers finds them starting it. */
+static int start_transports(void)
+{
+    int n = comm_g.size;
+    comm_g.peer_kind = calloc((size_t)n, 1);
+    comm_g.peer = calloc((size_t)n, sizeof *comm_g.peer);
+    if (!comm_g.peer_kind || !comm_g.peer)
+        return -ENOMEM;
+    int used[COMM_TRANSPORT_KINDS] = {0};
+    for (int r = 0; r < n; r++) {
+        if (r == comm_g.rank)
+            continue;
+        enum comm_transport_kind k;
+        int rc = choose_transport(r, &k);
+        if (rc < 0)
+            return rc;
+        comm_g.peer_kind[r] = (uint8_t)k;
+        used[k]++;
+    }
+    for (int k = 1; k < COMM_TRANSPORT_KINDS; k++) {
+        if (!used[k])
+            continue;
+        struct comm_tp *tp = &comm_g.tp[k];
+        tp->ops = kind_ops[k];
+        int rc = tp->ops->start(&tp->tr);
+        if (rc < 0) {
+            tp->ops = NULL;
+            return rc;
+        }
+    }
+    for (int r = 0; r < n; r++)
+        if (r != comm_g.rank)
+            comm_g.peer[r] = comm_g.tp[comm_g.peer_kind[r]];
+    if (ompdsm_trace_mask & OMPDSM_TR_COMM) {
+        char line[1024] = "";
+        for (int r = 0; r < n && strlen(line) < sizeof line - 32; r++)
+            if (r != comm_g.rank)
+                snprintf(line + strlen(line), sizeof line - strlen(line),
+                         "%s%d:%s", line[0] ? " " : "", r,
+                         comm_peer_transport(r));
+        OMPDSM_TRACE(OMPDSM_TR_COMM, "transports: shm %d, tcp %d, verbs %d "
+                     "peers; by peer %s", used[COMM_TRANSPORT_SHM],
+                     used[COMM_TRANSPORT_TCP], used[COMM_TRANSPORT_VERBS], line);
+    }
+    return 0;
+}
+
 int comm_connect(void)
 {
     struct comm_card mine;
@@ -231,6 +367,7 @@ int comm_connect(void)
     mine.transport = comm_g.want;
     gethostname(mine.host, sizeof mine.host - 1);
     read_boot_id(mine.boot_id, sizeof mine.boot_id);
+    mine.netns = read_netns();
     mine.tcp_addr = comm_g.tcp_addr;
     mine.tcp_port = comm_g.tcp_port;
     for (int r = 0; r < COMM_REG_MAX; r++) {
@@ -266,30 +403,16 @@ int comm_connect(void)
                            (unsigned long long)mine.region[g].len);
                 return -EINVAL;
             }
-        if (strcmp(c->boot_id, mine.boot_id) || strcmp(c->host, mine.host))
+        if (!card_same_host(c, &mine))
             comm_g.all_local = 0;
     }
 
-    enum comm_transport_kind kind = comm_g.want;
-    if (kind == COMM_TRANSPORT_AUTO)
-        kind = comm_g.all_local ? COMM_TRANSPORT_SHM : COMM_TRANSPORT_TCP;
-    if (kind == COMM_TRANSPORT_SHM && !comm_g.all_local) {
-        ompdsm_err("OMPDSM_TRANSPORT=shm needs every node on one host; "
-                   "use tcp or verbs across hosts");
-        return -EINVAL;
-    }
-    switch (kind) {
-    case COMM_TRANSPORT_SHM: comm_g.ops = &comm_shm_ops; break;
-    case COMM_TRANSPORT_TCP: comm_g.ops = &comm_tcp_ops; break;
-    case COMM_TRANSPORT_VERBS: comm_g.ops = &comm_verbs_ops; break;
-    default: return -EINVAL;
-    }
     if (comm_g.size > 1) {
-        rc = comm_g.ops->start(&comm_g.tr);
+        rc = start_transports();
         if (rc < 0)
             return rc;
     }
-    if (comm_g.tcp_listen_fd >= 0 && kind != COMM_TRANSPORT_TCP) {
+    if (comm_g.tcp_listen_fd >= 0 && !comm_g.tp[COMM_TRANSPORT_TCP].ops) {
         close(comm_g.tcp_listen_fd);
         comm_g.tcp_listen_fd = -1;
     }
@@ -297,7 +420,7 @@ int comm_connect(void)
      * service thread, which must run to deliver the notify being waited
      * for: block at once instead (unless OMPDSM_SPIN_US says otherwise). */
     cpu_set_t cpus;
-    if (kind == COMM_TRANSPORT_TCP && !getenv("OMPDSM_SPIN_US") &&
+    if (comm_g.tp[COMM_TRANSPORT_TCP].ops && !getenv("OMPDSM_SPIN_US") &&
         sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) == 1)
         comm_g.spin_ns = 0;
     comm_g.connected = 1;
@@ -311,9 +434,16 @@ void comm_fini(void)
 {
     if (comm_g.connected && comm_g.size > 1 && !comm_g.failed)
         comm_barrier(COMM_WORLD);
-    if (comm_g.tr)
-        comm_g.ops->stop(comm_g.tr);
-    comm_g.tr = NULL;
+    for (int k = COMM_TRANSPORT_KINDS - 1; k > 0; k--) {
+        struct comm_tp *tp = &comm_g.tp[k];
+        if (tp->ops && tp->tr)
+            tp->ops->stop(tp->tr);
+        tp->tr = NULL;
+    }
+    free(comm_g.peer);
+    free(comm_g.peer_kind);
+    comm_g.peer = NULL;
+    comm_g.peer_kind = NULL;
     comm_g.connected = 0;
     comm_boot_fini();
 }
@@ -369,7 +499,7 @@ int comm_put(int peer, int region, uint64_t off, const void *src, size_t len)
         memcpy(local_addr(region, off), src, len);
         return 0;
     }
-    return comm_g.ops->put(comm_g.tr, peer, region, off, src, len);
+    return comm_g.peer[peer].ops->put(comm_g.peer[peer].tr, peer, region, off, src, len);
 }
 
 int comm_putv(int peer, int region, uint64_t base, const void *src,
@@ -393,10 +523,11 @@ int comm_putv(int peer, int region, uint64_t base, const void *src,
                    (const char *)src + runs[k].off, runs[k].len);
         return 0;
     }
-    if (comm_g.ops->putv)
-        return comm_g.ops->putv(comm_g.tr, peer, region, base, src, runs, nruns);
+    const struct comm_tp *tp = &comm_g.peer[peer];
+    if (tp->ops->putv)
+        return tp->ops->putv(tp->tr, peer, region, base, src, runs, nruns);
     for (size_t k = 0; k < nruns && !rc; k++)
-        rc = comm_g.ops->put(comm_g.tr, peer, region, base + runs[k].off,
+        rc = tp->ops->put(tp->tr, peer, region, base + runs[k].off,
                              (const char *)src + runs[k].off, runs[k].len);
     return rc;
 }
@@ -414,7 +545,7 @@ int comm_get(int peer, int region, uint64_t off, void *dst, size_t len)
         memcpy(dst, local_addr(region, off), len);
         return 0;
     }
-    return comm_g.ops->get(comm_g.tr, peer, region, off, dst, len);
+    return comm_g.peer[peer].ops->get(comm_g.peer[peer].tr, peer, region, off, dst, len);
 }
 
 int comm_fetch_add(int peer, int region, uint64_t off, uint64_t add,
@@ -436,7 +567,7 @@ int comm_fetch_add(int peer, int region, uint64_t off, uint64_t add,
                                   __ATOMIC_SEQ_CST);
         return 0;
     }
-    return comm_g.ops->fetch_add(comm_g.tr, peer, region, off, add, old);
+    return comm_g.peer[peer].ops->fetch_add(comm_g.peer[peer].tr, peer, region, off, add, old);
 }
 
 int comm_cas(int peer, int region, uint64_t off, uint64_t expect,
@@ -461,7 +592,7 @@ int comm_cas(int peer, int region, uint64_t off, uint64_t expect,
         *old = e;
         return 0;
     }
-    return comm_g.ops->cas(comm_g.tr, peer, region, off, expect, desired, old);
+    return comm_g.peer[peer].ops->cas(comm_g.peer[peer].tr, peer, region, off, expect, desired, old);
 }
 
 int comm_notify(int peer, int region, uint64_t off, uint64_t value)
@@ -481,7 +612,7 @@ int comm_notify(int peer, int region, uint64_t off, uint64_t value)
         comm_local_notify(region, off, value);
         return 0;
     }
-    return comm_g.ops->notify(comm_g.tr, peer, region, off, value);
+    return comm_g.peer[peer].ops->notify(comm_g.peer[peer].tr, peer, region, off, value);
 }
 
 int comm_fence(int peer)
@@ -494,7 +625,7 @@ int comm_fence(int peer)
     if (peer < 0) {
         for (int p = 0; p < comm_g.size; p++)
             if (p != comm_g.rank) {
-                int rc = comm_g.ops->fence(comm_g.tr, p);
+                int rc = comm_g.peer[p].ops->fence(comm_g.peer[p].tr, p);
                 if (rc < 0)
                     return rc;
             }
@@ -503,7 +634,7 @@ int comm_fence(int peer)
     int rc = check_peer(peer, "fence");
     if (rc < 0)
         return rc;
-    return comm_g.ops->fence(comm_g.tr, peer);
+    return comm_g.peer[peer].ops->fence(comm_g.peer[peer].tr, peer);
 }
 
 /* ---- control messages ---- */
@@ -546,7 +677,7 @@ int comm_send(int peer, int tag, const void *buf, size_t len)
         comm_dispatch(peer, tag, buf, len);
         return 0;
     }
-    return comm_g.ops->send(comm_g.tr, peer, tag, buf, len);
+    return comm_g.peer[peer].ops->send(comm_g.peer[peer].tr, peer, tag, buf, len);
 }
 
 /* ---- payload buffers ---- */

@@ -36,11 +36,15 @@ enum comm_region_id {
     COMM_REG_MAX = 8,
 };
 
+/* OMPDSM_TRANSPORT.  AUTO (the default) chooses per peer: shm with the
+ * nodes of this host, tcp with the others; the other kinds force one
+ * transport for every peer. */
 enum comm_transport_kind {
     COMM_TRANSPORT_AUTO = 0,
     COMM_TRANSPORT_SHM,
     COMM_TRANSPORT_TCP,
     COMM_TRANSPORT_VERBS,
+    COMM_TRANSPORT_KINDS
 };
 
 /* ---- life cycle ---- */
@@ -54,10 +58,16 @@ int comm_size(void);
 int comm_register(int region, void *base, size_t len, int fd);
 int comm_connect(void);
 void comm_fini(void);
-/* Name of the active transport ("shm", "tcp", "verbs", "self"). */
+/* Name of the transports in use: "shm", "tcp", "verbs", "self" (one node),
+ * or several joined by '+' ("shm+tcp") when peers use different ones. */
 const char *comm_transport_name(void);
+/* Name of the transport that serves peer ("self" for this node). */
+const char *comm_peer_transport(int peer);
 /* True when every node runs on this host (shm possible). */
 int comm_all_local(void);
+/* True when peer runs on this host: same kernel (boot id), same network
+ * namespace and same host name.  Valid after comm_connect. */
+int comm_same_host(int peer);
 /* Base address of a registered region on this node. */
 void *comm_region_base(int region);
 size_t comm_region_len(int region);

@@ -1,7 +1,8 @@
 /* comm/shm.c - the shared-memory transport for nodes on one host.  Every
- * node maps every peer's registered regions (memfds opened through
- * /proc/PID/fd), so put, get and atomics are plain memory operations on the
- * peer's memory with no CPU of the peer involved.  Control messages go
+ * node maps the registered regions of each peer it serves, the nodes of its
+ * own host (memfds opened through /proc/PID/fd), so put, get and atomics
+ * are plain memory operations on the peer's memory with no CPU of the peer
+ * involved.  Control messages go
  * through one-producer rings in the receiver's sync region, drained by a
  * service thread that sleeps on a futex of its own. */
 #include "transport.h"
@@ -182,7 +183,7 @@ static int drain(struct comm_transport *t)
     int n = 0;
     char *buf = NULL;
     for (int s = 0; s < t->size; s++) {
-        if (s == t->rank)
+        if (!comm_serves(s, COMM_TRANSPORT_SHM))
             continue;
         struct comm_mbox *mb = comm_mbox_of(comm_g.sync, s);
         uint64_t head = mb->head;
@@ -275,7 +276,7 @@ static int shm_start(struct comm_transport **out)
                 continue;
             }
             const struct comm_card *c = &comm_g.cards[p];
-            if (!c->region[r].len)
+            if (!c->region[r].len || !comm_serves(p, COMM_TRANSPORT_SHM))
                 continue;
             if (c->region[r].fd < 0) {
                 ompdsm_err("shm: node %d's region %d has no memfd to share", p,

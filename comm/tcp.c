@@ -328,6 +328,10 @@ enum { KEY_STOP = -1, KEY_BOOT = -2 };
  * not block, and may not wait for replies. */
 static __thread int tcp_in_service;
 
+/* The peers of this transport: with OMPDSM_TRANSPORT=auto, those on
+ * other hosts. */
+static inline int served(int r) { return comm_serves(r, COMM_TRANSPORT_TCP); }
+
 static inline int ld(const int *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline void st(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 
@@ -348,7 +352,7 @@ static void job_failed(struct tcp_peer *lost, const char *msg)
     tcp_frame_encode(&f, hdr);
     for (int r = 0; r < t->size; r++) {
         struct tcp_peer *p = &t->peers[r];
-        if (p == lost || r == t->rank || pthread_mutex_trylock(&p->send_lock))
+        if (p == lost || !served(r) || pthread_mutex_trylock(&p->send_lock))
             continue;
         /* Only between frames: never after a partly written one. */
         if (!p->closed_tx && !oq_pending(p)) {
@@ -1348,7 +1352,7 @@ static void out_drain(struct comm_transport *t, struct tcp_peer *p)
 static int all_closed(struct comm_transport *t)
 {
     for (int r = 0; r < t->size; r++)
-        if (r != t->rank && (!t->peers[r].in_eof || !t->peers[r].out_eof))
+        if (served(r) && (!t->peers[r].in_eof || !t->peers[r].out_eof))
             return 0;
     return 1;
 }
@@ -1366,14 +1370,14 @@ static void *service_main(void *arg)
                 stop_deadline = now + TCP_CLOSE_TIMEOUT_S * 1000000000ull;
                 /* Watch the out connections for the peers' half-close. */
                 for (int r = 0; r < t->size; r++)
-                    if (r != t->rank)
+                    if (served(r))
                         watch_out(t, &t->peers[r], oq_pending(&t->peers[r]));
             }
             if (all_closed(t) || comm_g.failed)
                 break;
             if (now >= stop_deadline) {
                 for (int r = 0; r < t->size; r++)
-                    if (r != t->rank && !all_closed(t) &&
+                    if (served(r) && !all_closed(t) &&
                         (!t->peers[r].in_eof || !t->peers[r].out_eof))
                         ompdsm_warn("tcp: node %d did not close its "
                                     "connections within %d s of the end; "
@@ -1490,7 +1494,7 @@ static int hello_read(struct hs *h, uint64_t cookie, char *why, size_t whylen)
         return -1;
     }
     if (f.a != cookie || f.off != (uint64_t)comm_g.size ||
-        f.id >= (uint64_t)comm_g.size || f.id == (uint64_t)comm_g.rank) {
+        f.id >= (uint64_t)comm_g.size || !served((int)f.id)) {
         snprintf(why, whylen, "hello from another job (rank %llu of %llu)",
                  (unsigned long long)f.id, (unsigned long long)f.off);
         return -1;
@@ -1534,7 +1538,9 @@ static int start_connect(int r, struct hs *h)
  * own. */
 static int handshake(struct comm_transport *t)
 {
-    int n = t->size, lfd = comm_g.tcp_listen_fd, rc = 0;
+    int n = t->size, lfd = comm_g.tcp_listen_fd, rc = 0, npeers = 0;
+    for (int r = 0; r < n; r++)
+        npeers += served(r);
     uint64_t cookie = job_cookie();
     uint64_t deadline = ompdsm_now_ns() + TCP_CONNECT_TIMEOUT_S * 1000000000ull;
     unsigned char hello[TCP_FRAME_HDR];
@@ -1549,16 +1555,16 @@ static int handshake(struct comm_transport *t)
     fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK);
     for (int r = 0; !rc && r < n; r++) {
         out[r].fd = -1;
-        if (r != t->rank && (rc = start_connect(r, &out[r])) < 0)
+        if (served(r) && (rc = start_connect(r, &out[r])) < 0)
             break;
     }
     char why[160];
-    while (!rc && (ins < n - 1 || outs < n - 1)) {
+    while (!rc && (ins < npeers || outs < npeers)) {
         int k = 0;
-        pf[k++] = (struct pollfd){.fd = ins < n - 1 ? lfd : -1, .events = POLLIN};
+        pf[k++] = (struct pollfd){.fd = ins < npeers ? lfd : -1, .events = POLLIN};
         for (int r = 0; r < n; r++)
             pf[k++] = (struct pollfd){
-                .fd = r == t->rank || out[r].state == HS_DONE ? -1 : out[r].fd,
+                .fd = !served(r) || out[r].state == HS_DONE ? -1 : out[r].fd,
                 .events = out[r].state == HS_CONNECTING ? POLLOUT : POLLIN};
         for (int i = 0; i < nacc; i++)
             pf[k++] = (struct pollfd){.fd = acc[i].fd, .events = POLLIN};
@@ -1566,7 +1572,7 @@ static int handshake(struct comm_transport *t)
         if (now >= deadline) {
             char list[256] = "";
             for (int r = 0; r < n; r++)
-                if (r != t->rank && (out[r].state != HS_DONE ||
+                if (served(r) && (out[r].state != HS_DONE ||
                                      t->peers[r].in_fd < 0) &&
                     strlen(list) < sizeof list - 16)
                     snprintf(list + strlen(list), sizeof list - strlen(list),
@@ -1612,7 +1618,7 @@ static int handshake(struct comm_transport *t)
         /* out sockets: connected (send the hello), or the answer */
         for (int r = 0; !rc && r < n; r++) {
             struct hs *h = &out[r];
-            if (r == t->rank || h->state == HS_DONE || !pf[1 + r].revents)
+            if (!served(r) || h->state == HS_DONE || !pf[1 + r].revents)
                 continue;
             if (h->state == HS_CONNECTING) {
                 int e = 0;
@@ -1705,7 +1711,7 @@ static void tcp_stop(struct comm_transport *t)
             uint64_t dl = ompdsm_now_ns() + TCP_CLOSE_TIMEOUT_S * 1000000000ull;
             for (int r = 0; r < t->size; r++) {
                 struct tcp_peer *p = &t->peers[r];
-                if (r == t->rank)
+                if (!served(r))
                     continue;
                 pthread_mutex_lock(&p->send_lock);
                 if (!p->closed_tx) {
@@ -1782,7 +1788,7 @@ static int tcp_start(struct comm_transport **out)
         pthread_mutex_init(&p->q_lock, NULL);
         pthread_mutex_init(&p->rx_lock, NULL);
         pthread_mutex_init(&p->req_lock, NULL);
-        if (r != t->rank && (!(p->orx.buf = malloc(TCP_RBUF)) ||
+        if (served(r) && (!(p->orx.buf = malloc(TCP_RBUF)) ||
                              !(p->irx.buf = malloc(TCP_RBUF))))
             rc = -ENOMEM;
     }
@@ -1799,7 +1805,7 @@ static int tcp_start(struct comm_transport **out)
         }
     }
     for (int r = 0; !rc && r < t->size; r++) {
-        if (r == t->rank)
+        if (!served(r))
             continue;
         rc = sock_setup(&t->peers[r]);
         struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP,
@@ -1829,7 +1835,12 @@ static int tcp_start(struct comm_transport **out)
         tcp_stop(t);
         return rc;
     }
-    OMPDSM_TRACE(OMPDSM_TR_COMM, "tcp: connected to %d peers", t->size - 1);
+    if (ompdsm_trace_mask & OMPDSM_TR_COMM) {
+        int np = 0;
+        for (int r = 0; r < t->size; r++)
+            np += served(r);
+        OMPDSM_TRACE(OMPDSM_TR_COMM, "tcp: connected to %d peers", np);
+    }
     *out = t;
     return 0;
 }

@@ -3,8 +3,9 @@
  * in comm/ include this; other layers use comm.h.
  *
  * A transport moves bytes and atomics between nodes.  comm.c performs
- * operations on the calling node itself, counts statistics and selects the
- * transport; a transport only ever sees peer != own rank. */
+ * operations on the calling node itself, counts statistics and chooses a
+ * transport for each peer (comm_g.peer_kind); a transport only ever sees
+ * peers it serves, never its own rank. */
 #ifndef OMPDSM_COMM_TRANSPORT_H
 #define OMPDSM_COMM_TRANSPORT_H
 
@@ -21,7 +22,8 @@ struct comm_card {
     int32_t pid;
     uint32_t transport;   /* enum comm_transport_kind the node asked for */
     char host[64];        /* gethostname() */
-    char boot_id[40];     /* /proc/sys/kernel/random/boot_id: same host */
+    char boot_id[40];     /* /proc/sys/kernel/random/boot_id */
+    uint64_t netns;       /* inode of /proc/self/ns/net */
     uint32_t tcp_addr;    /* IPv4, network order; 0 if no tcp listener */
     uint16_t tcp_port;    /* network order */
     uint16_t pad;
@@ -144,8 +146,16 @@ struct comm_state {
     int rank, size;
     int connected;
     enum comm_transport_kind want;     /* from OMPDSM_TRANSPORT */
-    const struct comm_transport_ops *ops;
-    struct comm_transport *tr;
+    /* Each transport in use, indexed by kind (AUTO unused): started once
+     * for the peers it serves, stopped at comm_fini. */
+    struct comm_tp {
+        const struct comm_transport_ops *ops;
+        struct comm_transport *tr;
+    } tp[COMM_TRANSPORT_KINDS];
+    /* peer_kind[r]: the transport serving node r (AUTO for this node);
+     * peer[r]: that transport's table and instance, for the fast path. */
+    uint8_t *peer_kind;
+    struct comm_tp *peer;
     struct {
         void *base;
         size_t len;
@@ -169,6 +179,14 @@ struct comm_state {
     volatile int failed;
 };
 extern struct comm_state comm_g;
+
+/* True when this node talks to peer through the transport of that kind
+ * (set before any transport starts: transports use it in start to know
+ * their peers). */
+static inline int comm_serves(int peer, enum comm_transport_kind kind)
+{
+    return peer != comm_g.rank && comm_g.peer_kind[peer] == (uint8_t)kind;
+}
 
 /* Dispatches an incoming control message to its handler (service threads). */
 void comm_dispatch(int src, int tag, const void *buf, size_t len);

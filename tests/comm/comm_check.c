@@ -4,7 +4,10 @@
  * barriers, collectives, control messages and several threads per node.
  *
  * usage: comm_check GROUP   (onesided, atomics, barrier, coll, send,
- *                            threads, all)
+ *                            threads, stream, all)
+ *        comm_check peers    (prints "node R: peer P TRANSPORT same-host"
+ *                            for every peer: the multi-host tests check
+ *                            the choice of transport with it)
  *        comm_check barrier-loop DIR   (failure tests: writes DIR/pid.R,
  *                            then runs barriers until killed or failed)
  * Exit status 0 when every node's checks passed; every node reports its own
@@ -423,6 +426,12 @@ static void test_fence(void)
     }
     free(src);
     barrier();
+    /* The relayed flags are W_FLAG words, which test_notify counts from 0
+     * (nodes on several hosts have no side channel). */
+    if (!side)
+        for (int w = 0; w < nodes; w++)
+            __atomic_store_n(word(W_FLAG + w), 0, __ATOMIC_RELEASE);
+    barrier();
 }
 
 static void group_onesided(void)
@@ -431,6 +440,40 @@ static void group_onesided(void)
     test_put();
     test_fence();
     test_notify();
+}
+
+/* stream: a known volume between every pair, so that a test can hold the
+ * network's byte counters against it: every node puts STREAM_ROUNDS times
+ * WIN bytes into its window at every other node (STREAM_ROUNDS MiB per
+ * ordered pair), each round checked by the receiver. */
+enum { STREAM_ROUNDS = 4 };
+
+static void group_stream(void)
+{
+    char *src = malloc(WIN);
+    if (!src)
+        exit(1);
+    for (int k = 0; k < STREAM_ROUNDS; k++) {
+        for (int i = 1; i < nodes; i++) {
+            int to = (rank + i) % nodes;
+            pat_fill(src, 5000 + (uint64_t)k * 64 + (uint64_t)rank, 0, WIN);
+            OK(comm_put(to, COMM_REG_USER, off_putarea + (size_t)rank * WIN,
+                        src, WIN));
+        }
+        OK(comm_fence(-1));
+        barrier();
+        for (int from = 0; from < nodes; from++) {
+            if (from == rank)
+                continue;
+            long bad = pat_cmp(user + off_putarea + (size_t)from * WIN,
+                               5000 + (uint64_t)k * 64 + (uint64_t)from, 0,
+                               WIN);
+            CHECK(bad < 0, "stream round %d: byte %ld from node %d (%s) is "
+                  "wrong", k, bad, from, comm_peer_transport(from));
+        }
+        barrier();
+    }
+    free(src);
 }
 
 /* ======================================================================== */
@@ -1142,13 +1185,24 @@ static void barrier_loop(const char *dir)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s onesided|atomics|barrier|coll|send|threads|all"
-                " | barrier-loop DIR\n", argv[0]);
+        fprintf(stderr, "usage: %s onesided|atomics|barrier|coll|send|threads|"
+                "stream|all | peers | barrier-loop DIR\n", argv[0]);
         return 2;
     }
     setup();
     if (!strcmp(argv[1], "barrier-loop") && argc == 3)
         barrier_loop(argv[2]);
+    if (!strcmp(argv[1], "peers")) {
+        for (int p = 0; p < nodes; p++)
+            if (p != rank)
+                printf("node %d: peer %d %s %s\n", rank, p,
+                       comm_peer_transport(p),
+                       comm_same_host(p) ? "same-host" : "other-host");
+        fflush(stdout);
+        barrier();
+        comm_fini();
+        return 0;
+    }
     static const struct {
         const char *name;
         void (*fn)(void);
@@ -1156,6 +1210,7 @@ int main(int argc, char **argv)
         {"onesided", group_onesided}, {"atomics", group_atomics},
         {"barrier", group_barrier},   {"coll", group_coll},
         {"send", group_send},         {"threads", group_threads},
+        {"stream", group_stream},
     };
     int any = 0;
     for (size_t i = 0; i < OMPDSM_ARRAY_LEN(groups); i++) {

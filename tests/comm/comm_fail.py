@@ -69,12 +69,13 @@ def recvall(c, k):
 
 
 class BootServer:
-    """The launcher's side of comm/boot_proto.h, minus ending the job."""
+    """The launcher's side of comm/boot_proto.h, minus ending the job.
+    Listens on addr (tests/comm/nsrun.py uses a test host's address)."""
 
-    def __init__(self, n):
+    def __init__(self, n, addr='127.0.0.1'):
         self.n = n
         self.ls = socket.socket()
-        self.ls.bind(('127.0.0.1', 0))
+        self.ls.bind((addr, 0))
         self.ls.listen(256)
         self.port = self.ls.getsockname()[1]
         self.conns = {}

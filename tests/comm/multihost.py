@@ -1,0 +1,201 @@
+#!/usr/bin/python3
+"""tests/comm/multihost.py - the comm layer across test hosts made of
+network namespaces (tests/cluster/netns.sh), nodes started by
+tests/comm/nsrun.py.  Exit 0 on success, 1 on failure, 77 (with the reason)
+where namespaces cannot be made.
+
+  --case 2x2   2 hosts x 2 nodes, OMPDSM_TRANSPORT=auto:
+               - every node reports shm for the node of its own host and tcp
+                 for the others (comm_check peers, and OMPDSM_TRACE=comm);
+               - `comm_check stream` (4 MiB per ordered pair of nodes) moves
+                 at least 2 x 2 x 4 MiB through each host's veth (eth0), and
+                 under 1 MiB through its loopback, while the same run with
+                 OMPDSM_TRANSPORT=tcp moves at least 2 x 1 x 4 MiB through
+                 loopback (the check can tell the two apart);
+               - the comm_check groups pass;
+               - OMPDSM_TRANSPORT=shm fails with a one-line reason.
+  --case 4x1   4 hosts x 1 node: every peer over tcp; the groups pass.
+  --case omp --src FILE...  each conformance program (tests/omp) on 2 hosts
+               x 2 nodes against gcc -fopenmp (tests/omp/conformance.py).
+Options: --prog comm_check, --ompcc, --netns netns.sh."""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NSRUN = os.path.join(HERE, 'nsrun.py')
+MIB = 1 << 20
+STREAM_BYTES = 4 * MIB  # comm_check stream: STREAM_ROUNDS x WIN per pair
+GROUPS = ['onesided', 'atomics', 'barrier', 'coll', 'send', 'threads']
+
+
+def fail(msg):
+    print('FAIL: ' + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+class Hosts:
+    def __init__(self, netns, n):
+        self.netns, self.n = netns, n
+        self.prefix = 'cm%d' % os.getpid()
+        chk = subprocess.run(['sh', netns, 'check'])
+        if chk.returncode == 77:
+            sys.exit(77)
+        subprocess.run(['sh', netns, 'up', self.prefix, str(n)], check=True,
+                       stdout=subprocess.DEVNULL)
+
+    def down(self):
+        subprocess.run(['sh', self.netns, 'down', self.prefix])
+
+    def tx_bytes(self, host, dev):
+        out = subprocess.check_output(['ip', '-n', '%s-h%d' % (self.prefix, host),
+                                       '-s', '-j', 'link', 'show', 'dev', dev])
+        return json.loads(out)[0]['stats64']['tx']['bytes']
+
+    def run(self, per_host, cmd, transport='auto', trace=False, timeout=120):
+        env = dict(os.environ, OMPDSM_TRANSPORT=transport)
+        if trace:
+            env['OMPDSM_TRACE'] = 'comm'
+        np = self.n * per_host
+        try:
+            p = subprocess.run([sys.executable, NSRUN, '--prefix', self.prefix,
+                                '--per-host', str(per_host), '-np', str(np)] + cmd,
+                               env=env, capture_output=True, text=True,
+                               timeout=timeout)
+        except subprocess.TimeoutExpired:
+            fail('%s (np %d, %s) did not end within %d s' %
+                 (' '.join(cmd), np, transport, timeout))
+        return p
+
+
+def check_peers(h, prog, per_host):
+    p = h.run(per_host, [prog, 'peers'], trace=True)
+    if p.returncode:
+        fail('comm_check peers exited %d:\n%s' % (p.returncode, p.stderr))
+    np = h.n * per_host
+    seen = set()
+    for m in re.finditer(r'^node (\d+): peer (\d+) (\w+) (\S+)$', p.stdout, re.M):
+        r, q, tr, where = int(m.group(1)), int(m.group(2)), m.group(3), m.group(4)
+        same = r // per_host == q // per_host
+        want = ('shm', 'same-host') if same else ('tcp', 'other-host')
+        if (tr, where) != want:
+            fail('node %d reports peer %d as %s %s, expected %s %s' %
+                 (r, q, tr, where, want[0], want[1]))
+        seen.add((r, q))
+    if len(seen) != np * (np - 1):
+        fail('%d of %d peer lines:\n%s' % (len(seen), np * (np - 1), p.stdout))
+    # The trace says the same, in its own words.
+    traced = 0
+    for m in re.finditer(r'n(\d+)\] transports: .* by peer (.*)$', p.stderr, re.M):
+        r = int(m.group(1))
+        for pair in m.group(2).split():
+            q, tr = pair.split(':')
+            want = 'shm' if r // per_host == int(q) // per_host else 'tcp'
+            if tr != want:
+                fail('OMPDSM_TRACE: node %d uses %s for peer %s, expected %s' %
+                     (r, tr, q, want))
+        traced += 1
+    if traced != np:
+        fail('OMPDSM_TRACE=comm named the transports of %d nodes, not %d:\n%s'
+             % (traced, np, p.stderr))
+
+
+def stream_bytes(h, prog, per_host, transport):
+    """(eth0, lo) tx bytes of each host during one comm_check stream run."""
+    before = [(h.tx_bytes(i, 'eth0'), h.tx_bytes(i, 'lo')) for i in range(h.n)]
+    p = h.run(per_host, [prog, 'stream'], transport=transport)
+    if p.returncode:
+        fail('comm_check stream (%s) exited %d:\n%s' %
+             (transport, p.returncode, p.stderr))
+    return [(h.tx_bytes(i, 'eth0') - e, h.tx_bytes(i, 'lo') - l)
+            for i, (e, l) in enumerate(before)]
+
+
+def check_groups(h, prog, per_host):
+    for g in GROUPS:
+        p = h.run(per_host, [prog, g])
+        if p.returncode:
+            fail('comm_check %s on %d hosts x %d nodes exited %d:\n%s' %
+                 (g, h.n, per_host, p.returncode, p.stderr))
+        print(p.stderr.strip().splitlines()[-1])
+
+
+def case_2x2(a):
+    h = Hosts(a.netns, 2)
+    try:
+        check_peers(h, a.prog, 2)
+        k, remote = 2, 2
+        auto = stream_bytes(h, a.prog, 2, 'auto')
+        tcp = stream_bytes(h, a.prog, 2, 'tcp')
+        print('tx bytes per host (eth0, lo): auto %s, tcp %s' % (auto, tcp))
+        for i in range(h.n):
+            if auto[i][0] < k * remote * STREAM_BYTES:
+                fail('host %d sent %d bytes through its veth, fewer than the '
+                     '%d its nodes put to the other host' %
+                     (i, auto[i][0], k * remote * STREAM_BYTES))
+            if auto[i][1] >= MIB:
+                fail('host %d sent %d bytes through loopback with '
+                     'OMPDSM_TRANSPORT=auto: its two nodes did not use shm' %
+                     (i, auto[i][1]))
+            if tcp[i][1] < k * (k - 1) * STREAM_BYTES:
+                fail('host %d sent only %d bytes through loopback with '
+                     'OMPDSM_TRANSPORT=tcp (expected %d): the counters do not '
+                     'see the traffic' % (i, tcp[i][1], k * (k - 1) * STREAM_BYTES))
+        check_groups(h, a.prog, 2)
+        p = h.run(2, [a.prog, 'barrier'], transport='shm')
+        if p.returncode == 0 or 'OMPDSM_TRANSPORT=shm needs every node on one ' \
+                'host' not in p.stderr or 'network namespace' not in p.stderr:
+            fail('OMPDSM_TRANSPORT=shm across hosts: status %d, output:\n%s' %
+                 (p.returncode, p.stderr))
+    finally:
+        h.down()
+
+
+def case_4x1(a):
+    h = Hosts(a.netns, 4)
+    try:
+        check_peers(h, a.prog, 1)
+        check_groups(h, a.prog, 1)
+    finally:
+        h.down()
+
+
+def case_omp(a):
+    conf = os.path.join(HERE, '..', 'omp', 'conformance.py')
+    h = Hosts(a.netns, 2)
+    try:
+        bad = []
+        for src in a.src:
+            launcher = '%s %s --prefix %s --per-host 2' % (sys.executable, NSRUN,
+                                                         h.prefix)
+            p = subprocess.run([sys.executable, conf, '--one', src, '--threads',
+                                '4', '--transports', 'auto', '--ompcc', a.ompcc,
+                                '--ompdsmrun', launcher, '--timeout', '120'],
+                               capture_output=True, text=True)
+            sys.stdout.write(p.stdout)
+            if p.returncode:
+                sys.stderr.write(p.stderr)
+                bad.append(os.path.basename(src))
+        if bad:
+            fail('on 2 hosts x 2 nodes: %s' % ', '.join(bad))
+    finally:
+        h.down()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--case', required=True, choices=['2x2', '4x1', 'omp'])
+    ap.add_argument('--prog', help='comm_check')
+    ap.add_argument('--ompcc')
+    ap.add_argument('--src', nargs='*', default=[])
+    ap.add_argument('--netns', default=os.path.join(HERE, '..', 'cluster',
+                                                    'netns.sh'))
+    a = ap.parse_args()
+    {'2x2': case_2x2, '4x1': case_4x1, 'omp': case_omp}[a.case](a)
+
+
+if __name__ == '__main__':
+    main()
