@@ -109,9 +109,9 @@ RT_API int OMPDSM_loop_next(OMPDSM_loop *loop, unsigned long long *lo,
         struct sched_claim c;
         uint64_t ci;
         claim_of(L, &c);
-        /* Chunk numbers must fit the claim word's 40 bits. */
-        if (L->n && (L->n - 1) / L->chunk + 1 >= RT_WS_VAL_MASK)
-            L->chunk = (L->n - 1) / (RT_WS_VAL_MASK - 1) + 1;
+        /* Chunk numbers must fit the claim word's value bits. */
+        if (L->n && (L->n - 1) / L->chunk + 1 >= SCHED_WORD_VAL_MASK)
+            L->chunk = (L->n - 1) / (SCHED_WORD_VAL_MASK - 1) + 1;
         uint64_t nchunks = L->n ? (L->n - 1) / L->chunk + 1 : 0;
         int nodes = rt_self.group.nodes;
         if (nodes > 1 &&
@@ -133,9 +133,10 @@ RT_API int OMPDSM_loop_next(OMPDSM_loop *loop, unsigned long long *lo,
     case OMPDSM_SCHED_GUIDED: {
         struct sched_claim c;
         claim_of(L, &c);
-        /* Iteration numbers must fit the claim word's 40 bits: count in
+        /* Iteration numbers must fit the claim word's value bits: count in
          * grains of g iterations when the loop is longer. */
-        uint64_t g = L->n >> 39 ? (L->n >> 39) + 1 : 1;
+        uint64_t g = L->n >> (SCHED_WORD_VAL_BITS - 1)
+                         ? (L->n >> (SCHED_WORD_VAL_BITS - 1)) + 1 : 1;
         uint64_t ng = (L->n + g - 1) / g, cg = (L->chunk + g - 1) / g;
         got = sched_guided_next(&c, ng, cg, L->nthreads, &a, &b);
         if (got) {
@@ -178,12 +179,12 @@ RT_API void OMPDSM_loop_end(OMPDSM_loop *loop, int nowait)
 
 /* Every team node holds, per ordered-loop slot, one word per sender (see
  * rt.h); the thread finishing iteration k sets its node's word on every
- * team node to tag << 40 | k + 1, the tag naming the loop instance.
+ * team node to sched_word(tag, k + 1), the tag naming the loop instance.
  * Ordered regions run one at a time, so the largest word with this
  * instance's tag says how many iterations have passed. */
 static uint64_t ordered_tag(const struct rt_loop *L)
 {
-    return (L->seq + 1) & 0xffffff;
+    return (L->seq + 1) & SCHED_WORD_GEN_MASK;
 }
 
 static volatile uint64_t *ordered_words(const struct rt_loop *L)
@@ -198,8 +199,8 @@ static int ordered_ready(void *arg)
     uint64_t done = 0, tag = ordered_tag(L);
     for (int s = 0; s < rt_self.group.nodes; s++) {
         uint64_t v = __atomic_load_n(&w[s], __ATOMIC_ACQUIRE);
-        if ((v >> 40) == tag && (v & RT_WS_VAL_MASK) > done)
-            done = v & RT_WS_VAL_MASK;
+        if (sched_word_gen(v) == tag && sched_word_val(v) > done)
+            done = sched_word_val(v);
     }
     return done >= rt_self.ordered_iter;
 }
@@ -212,7 +213,7 @@ static void ordered_wait(struct rt_loop *L)
 
 static void ordered_publish(struct rt_loop *L)
 {
-    uint64_t w = (ordered_tag(L) << 40) | (rt_self.ordered_iter + 1);
+    uint64_t w = sched_word(ordered_tag(L), rt_self.ordered_iter + 1);
     uint64_t off = offsetof(struct rt_area, ordered) +
                    ((L->seq % RT_ORD_SLOTS) * (uint64_t)comm_size() +
                     (uint64_t)comm_rank()) * 8;

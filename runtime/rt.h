@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include "comm/comm.h"
 #include "dsm/dsm.h"
+#include "sched/sched.h"
 #include "ompdsm_abi.h"
 #include "omp.h"
 
@@ -70,7 +71,7 @@ void rt_team_barrier(const void *cp, size_t cplen, int cp_executor,
 /* Work-share slot words (COMM_REG_RT).  ws: one claim word per instance
  * slot (dynamic, guided, single, sections), at node seq mod team nodes.
  * ordered: per ordered-loop slot, one word per sending node, holding
- * gen << 40 | iterations completed: each sender's words only grow in the
+ * sched_word(gen, iterations completed): each sender's words only grow in the
  * order it sends them (one connection), while notifies from different
  * senders may overtake each other, so a waiter takes the maximum. */
 enum { RT_WS_SLOTS = 256, RT_ORD_SLOTS = 64 };
@@ -88,9 +89,8 @@ void rt_ws_where(uint64_t seq, int *node, uint64_t *off);
 /* Generation tag of an instance, stored in a slot word's top 24 bits. */
 static inline uint64_t rt_ws_gen(uint64_t seq)
 {
-    return ((seq / RT_WS_SLOTS) + 1) & 0xffffff;
+    return ((seq / RT_WS_SLOTS) + 1) & SCHED_WORD_GEN_MASK;
 }
-#define RT_WS_VAL_MASK ((1ull << 40) - 1)
 
 /* ---- main.c ---- */
 extern int rt_started;

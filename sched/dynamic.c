@@ -8,13 +8,10 @@
 #include "sched.h"
 #include "comm/comm.h"
 
-#define VAL_MASK ((1ull << 40) - 1)
-#define GEN_OF(w) ((w) >> 40)
-
 /* -1: the word belongs to an older instance; 0: ours; 1: a newer one. */
 static int age(uint64_t word, uint64_t gen)
 {
-    uint64_t d = (GEN_OF(word) - gen) & 0xffffff;
+    uint64_t d = (sched_word_gen(word) - gen) & SCHED_WORD_GEN_MASK;
     if (!d)
         return 0;
     return d < 0x800000 ? 1 : -1;
@@ -26,16 +23,16 @@ static int claim(const struct sched_claim *c,
                  int (*f)(uint64_t cur, uint64_t *next, void *arg), void *arg,
                  uint64_t *got)
 {
-    uint64_t guess = c->gen << 40, old;
+    uint64_t guess = sched_word(c->gen, 0), old;
     for (;;) {
         int a = age(guess, c->gen);
         if (a > 0)
             return 0;
-        uint64_t cur = a < 0 ? 0 : (guess & VAL_MASK), next;
+        uint64_t cur = a < 0 ? 0 : sched_word_val(guess), next;
         if (!f(cur, &next, arg))
             return 0;
         COMM_CHECK(comm_cas(c->node, c->region, c->off, guess,
-                            (c->gen << 40) | next, &old));
+                            sched_word(c->gen, next), &old));
         if (old == guess) {
             *got = cur;
             return 1;
@@ -59,7 +56,7 @@ int sched_dynamic_next(const struct sched_claim *c, uint64_t nchunks,
         if (a > 0)
             return 0;
         if (a == 0) {
-            uint64_t v = old & VAL_MASK;
+            uint64_t v = sched_word_val(old);
             if (v >= nchunks)
                 return 0;
             *chunk_index = v;
@@ -69,7 +66,7 @@ int sched_dynamic_next(const struct sched_claim *c, uint64_t nchunks,
             return 0;
         uint64_t seen;
         COMM_CHECK(comm_cas(c->node, c->region, c->off, old + 1,
-                            (c->gen << 40) | 1, &seen));
+                            sched_word(c->gen, 1), &seen));
         if (seen == old + 1) {
             *chunk_index = 0;
             return 1;

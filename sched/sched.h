@@ -1,8 +1,8 @@
 /* sched/sched.h - loop schedules: how a loop's iterations 0..n-1 are split
  * among a team's threads.  Pure arithmetic for static schedules; chunk
  * claims with remote atomics (one compare-swap at the instance's home node,
- * never a central lock) for dynamic and guided.  The profiled schedule of
- * seed 000 lives here too. */
+ * never a central lock) for dynamic and guided; the profiled schedule's
+ * partition by measured speed. */
 #ifndef OMPDSM_SCHED_H
 #define OMPDSM_SCHED_H
 
@@ -16,7 +16,26 @@ void sched_static_block(uint64_t n, int tid, int nthreads, uint64_t *lo,
 int sched_static_chunk(uint64_t n, uint64_t chunk, int tid, int nthreads,
                        uint64_t round, uint64_t *lo, uint64_t *hi);
 
-/* A claim word: generation (24 bits) | value (40 bits). */
+/* A claim word: an instance's generation in the top 24 bits, a value (the
+ * next chunk or iteration, or iterations completed) in the low 40.  The one
+ * encoding of the dynamic, guided, single and ordered words. */
+#define SCHED_WORD_VAL_BITS 40
+#define SCHED_WORD_VAL_MASK ((1ull << SCHED_WORD_VAL_BITS) - 1)
+#define SCHED_WORD_GEN_MASK 0xffffffull
+static inline uint64_t sched_word(uint64_t gen, uint64_t val)
+{
+    return (gen & SCHED_WORD_GEN_MASK) << SCHED_WORD_VAL_BITS |
+           (val & SCHED_WORD_VAL_MASK);
+}
+static inline uint64_t sched_word_gen(uint64_t word)
+{
+    return word >> SCHED_WORD_VAL_BITS;
+}
+static inline uint64_t sched_word_val(uint64_t word)
+{
+    return word & SCHED_WORD_VAL_MASK;
+}
+
 struct sched_claim {
     int node;      /* where the word lives */
     int region;    /* comm region id */
@@ -41,5 +60,54 @@ int sched_guided_next(const struct sched_claim *c, uint64_t n,
                       uint64_t *hi);
 /* single: 1 for the first thread to claim the instance. */
 int sched_single_claim(const struct sched_claim *c);
+
+/* ---- profiled (sched/profiled.c) ----
+ * The iterations [base, n) split among nthreads by a vector: with chunk 0
+ * one block per thread in thread order, vec[t] iterations each (they sum
+ * to n - base); with a chunk, cyclic rounds in which thread t takes the
+ * next vec[t] iterations (0: none at all). */
+enum { SCHED_PROF_MAX_THREADS = 4096 };
+struct sched_prof_part {
+    uint64_t base, n;
+    uint64_t chunk;
+    int nthreads;
+    const uint64_t *vec;
+};
+/* The vector for weights (speeds; a weight that is not finite and positive
+ * counts as 0; all 0 splits evenly).  Block: counts proportional to weight
+ * (largest remainder, ties to the lower thread).  Cyclic: the slowest
+ * thread with weight gets chunk a round, the others chunk x their weight
+ * ratio to it, rounded, at least 1.  0 or -EINVAL. */
+int sched_profiled_vector(uint64_t base, uint64_t n, uint64_t chunk,
+                          int nthreads, const double *weight, uint64_t *vec);
+/* Round `round` of thread tid (block: round 0 only): [*lo, *hi), or 0 when
+ * the thread has no more. */
+int sched_profiled_range(const struct sched_prof_part *p, int tid,
+                         uint64_t round, uint64_t *lo, uint64_t *hi);
+/* How many iterations thread tid runs in all. */
+uint64_t sched_profiled_count(const struct sched_prof_part *p, int tid);
+/* Predicted time of the partition: the longest count / speed (infinite when
+ * a thread without speed has iterations). */
+double sched_profiled_time(const struct sched_prof_part *p,
+                           const double *speed);
+/* Steps (1b)-(1e): should [base, n) be re-partitioned by the measured
+ * speeds instead of the weights in use?  Yes when the predicted time with
+ * the weights in use exceeds the one with the speeds by more than the
+ * factor 1 + gain. */
+struct sched_prof_in {
+    uint64_t base, n, chunk;
+    int nthreads;
+    const double *speed;      /* measured, iterations per unit of time */
+    const double *cur_weight; /* the partition in use */
+    double gain;              /* threshold, e.g. 0.05 */
+};
+struct sched_prof_out {
+    int repartition;
+    double t_old, t_new; /* predicted, in the speeds' unit of time */
+    uint64_t *vec;       /* [nthreads]: the vector to use */
+    double *weight;      /* [nthreads]: the weights it came from */
+};
+int sched_profiled_decide(const struct sched_prof_in *in,
+                          struct sched_prof_out *out);
 
 #endif
