@@ -43,7 +43,6 @@ void notice_normalize(struct notice_list *l);
  * different writers become NOTICE_MULTI.  out may not alias a or b. */
 int notice_merge(const struct notice *a, size_t na, const struct notice *b,
                  size_t nb, struct notice_list *out);
-void notice_clear(struct notice_list *l);
 void notice_free(struct notice_list *l);
 
 /* ---- diffs (diff.c) ----
@@ -204,8 +203,6 @@ static inline int dsm_home_known(uint32_t pg)
 void dsm_home_init(void);
 /* Home of a page; looks it up in node 0's chunk table the first time. */
 int dsm_home(uint32_t pg);
-/* Sets the home of pages [pg, pg+n) on this node. */
-void dsm_set_home(uint32_t pg, uint32_t n, int home);
 /* Whether the policy block-distributes an allocation of size bytes over
  * the nodes (OMPDSM_HOME_POLICY, OMPDSM_HOME_BLOCK_MIN). */
 int dsm_home_spreads(size_t size);

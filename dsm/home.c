@@ -45,12 +45,6 @@ static inline void store_home(uint32_t pg, int node)
     __atomic_store_n(&dsm_g.home[pg], home_encode(node), __ATOMIC_RELAXED);
 }
 
-void dsm_set_home(uint32_t pg, uint32_t n, int home)
-{
-    for (uint32_t i = 0; i < n; i++)
-        store_home(pg + i, home);
-}
-
 /* Sets the home of those pages of [pg, pg+n) whose home is not known. */
 static void fill_unknown(uint32_t pg, uint32_t n, int home)
 {

@@ -123,11 +123,6 @@ int notice_merge(const struct notice *a, size_t na, const struct notice *b,
     return 0;
 }
 
-void notice_clear(struct notice_list *l)
-{
-    l->n = 0;
-}
-
 void notice_free(struct notice_list *l)
 {
     free(l->v);

@@ -59,8 +59,6 @@ struct rt_thread {
     int ordered_passed;
 };
 extern __thread struct rt_thread rt_self;
-int rt_rank(void);
-int rt_nodes(void);
 /* Worker side of a fork: runs region r if this node is among the team's
  * nthreads (as the thread numbered by its rank), then joins (main.c's
  * dispatch loop). */

@@ -15,9 +15,6 @@
 __thread struct rt_thread rt_self = {.nthreads = 1};
 struct rt_stats rt_st;
 
-int rt_rank(void) { return comm_rank(); }
-int rt_nodes(void) { return comm_size(); }
-
 void rt_ws_where(uint64_t seq, int *node, uint64_t *off)
 {
     int nodes = rt_self.group.nodes > 0 ? rt_self.group.nodes : 1;
@@ -103,9 +100,7 @@ static void run_alone(OMPDSM_region *r, void *frame)
     for (int i = 0; i < rt_self.nred; i++)
         rt_red_apply(&rt_self.red[i]);
     free(rt_self.red);
-    uint64_t ws = rt_self.ws_seq;
     rt_self = saved;
-    (void)ws;
 }
 
 static void *frame_copy(const void *frame, size_t size)

@@ -252,6 +252,30 @@ class Runner:
                     self.report("PASS", prog, n, t, "", dtime)
 
 
+def check_list(progs, listfile, touch, stamp):
+    """A program dropped into (or removed from) tests/omp needs a meson
+    reconfigure, since meson makes one test per program: touching
+    tests/omp/meson.build makes the next ninja (and meson test, which
+    regenerates first) do it."""
+    now = [p.name for p in progs]
+    try:
+        with open(listfile) as f:
+            before = f.read().split()
+    except OSError:
+        before = None
+    if before != now:
+        added = sorted(set(now) - set(before or []))
+        removed = sorted(set(before or []) - set(now))
+        print("tests/omp: conformance programs changed since meson configured "
+              "(added: %s; removed: %s); the next ninja or meson test "
+              "reconfigures" % (" ".join(added) or "none",
+                                " ".join(removed) or "none"))
+        os.utime(touch, None)
+    with open(stamp, "w") as f:
+        f.write("".join(n + "\n" for n in now))
+    return 0
+
+
 def parse_list(s, conv=str):
     return [conv(x) for x in s.split(",") if x.strip()]
 
@@ -265,6 +289,13 @@ def main(argv=None):
                     help="run only this program (.c file or mtu_ directory)")
     ap.add_argument("--list", action="store_true",
                     help="print the program names and exit")
+    ap.add_argument("--write-list", metavar="FILE",
+                    help="with --list: also write the names to FILE")
+    ap.add_argument("--check-list", nargs=3, metavar=("LIST", "TOUCH", "STAMP"),
+                    help="compare the programs with LIST (written by "
+                    "--write-list when meson configured); when they differ, "
+                    "touch TOUCH (tests/omp/meson.build) so that the next "
+                    "ninja or meson test reconfigures; then write STAMP")
     ap.add_argument("--threads", default="1,2,4,8",
                     help="comma-separated team sizes / node counts")
     ap.add_argument("--transports", default="shm,tcp",
@@ -325,7 +356,14 @@ def main(argv=None):
     if a.list:
         for p in progs:
             print(p.name)
+        if a.write_list:
+            os.makedirs(os.path.dirname(os.path.abspath(a.write_list)),
+                        exist_ok=True)
+            with open(a.write_list, "w") as f:
+                f.write("".join(p.name + "\n" for p in progs))
         return 0
+    if a.check_list:
+        return check_list(progs, *a.check_list)
     if not progs:
         print("no programs selected")
         return 2
