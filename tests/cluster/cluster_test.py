@@ -316,6 +316,38 @@ def test_env():
         nothing_left(3)
 
 
+def check_spew(out, err, nranks, lines, length):
+    """Every line of testnode spew arrived whole, on the right stream."""
+    seen = set()
+    for fd, text in ((1, out), (2, err)):
+        for line in text.splitlines():
+            if line.startswith("ompdsmrun:"):
+                continue
+            m = re.match(r"^(\d+):(\d):(\d+):([a-z]*)$", line)
+            check(m, "mangled line %r" % line[:80])
+            r, f, i = int(m.group(1)), int(m.group(2)), int(m.group(3))
+            want = "".join(chr(ord("a") + (r * 7 + i + j) % 26)
+                           for j in range(length))
+            check(f == fd and m.group(4) == want,
+                  "line %d of node %d damaged or on the wrong stream" % (i, r))
+            seen.add((r, i))
+    check(len(seen) == nranks * lines, "%d of %d lines arrived" %
+          (len(seen), nranks * lines))
+
+
+def test_output():
+    """Output of remote nodes, written in small random pieces, arrives as
+    whole lines on the right stream, nothing lost, also through the tree."""
+    with Hosts(4):
+        hl = "%s:2,%s:2,%s,%s" % (addr(0), addr(1), addr(2), addr(3))
+        for fan in ("32", "2"):
+            rc, out, err, _ = run(["-H", hl, ARGS.testnode, "spew", "100",
+                                   "2000"], {"OMPDSM_LAUNCH_FANOUT": fan})
+            check(rc == 0, "status %d: %s" % (rc, err[-300:]))
+            check_spew(out, err, 6, 100, 2000)
+        nothing_left(4)
+
+
 def test_tree():
     """With OMPDSM_LAUNCH_FANOUT=2 and 4 remote hosts, the launcher starts
     the agents of hosts 1 and 3, which start those of 2 and 4; output,
@@ -535,7 +567,7 @@ def test_sigint():
 
 TESTS = {
     "conformance": test_conformance, "stress": test_stress, "env": test_env,
-    "tree": test_tree, "kill_node": test_kill_node,
+    "tree": test_tree, "output": test_output, "kill_node": test_kill_node,
     "kill_agent": test_kill_agent, "kill_launcher": test_kill_launcher,
     "unreachable": test_unreachable,
     "paths": test_paths, "sigint": test_sigint,
