@@ -239,6 +239,16 @@ int launch_agent_main(struct launch_job *job)
     }
     free(setup);
 
+    /* Our subtree's agents run at our path, as we run at our parent's. */
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n < 0) {
+        fail_up(job, 1, "readlink /proc/self/exe: %s", strerror(errno));
+        return 1;
+    }
+    exe[n] = 0;
+    job->self_exe = strdup(exe);
+
     if (chdir(job->cwd) < 0) {
         fail_up(job, 1, "cannot enter the working directory %s: %s (it "
                 "must exist on every host)", job->cwd, strerror(errno));

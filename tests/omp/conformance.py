@@ -163,6 +163,15 @@ class Runner:
                 sys.stdout.write(detail)
             sys.stdout.flush()
 
+    def variants(self):
+        """(label, launcher command) of every ompdsm run of one size: each
+        transport with ompdsmrun, and each with every --launcher."""
+        a = self.args
+        if not a.launchers:
+            return [(t, a.ompdsmrun) for t in a.transports]
+        return [("%s/%s" % (t, label), cmd) for t in a.transports
+                for label, cmd in a.launchers]
+
     def compile(self, prog, cc, flags, out):
         cmd = shlex.split(cc) + flags + ["-I", prog.incdir] + prog.sources + \
             ["-o", out, "-lm"]
@@ -181,7 +190,8 @@ class Runner:
         native_bin = os.path.join(pdir, "native")
         cflags = shlex.split(a.cflags)
         ok, log = self.compile(prog, a.cc, cflags + ["-fopenmp"], native_bin)
-        transports = ["native"] if a.native_only else a.transports
+        transports = ["native"] if a.native_only else \
+            [label for label, _ in self.variants()]
         if not ok:
             for n in a.threads:
                 for t in transports:
@@ -209,7 +219,7 @@ class Runner:
                 self.report("PASS" if nat_ok else "FAIL", prog, n, "native",
                             nat_detail or indent(text(out)), nat_time)
                 continue
-            for t in a.transports:
+            for t, launcher in self.variants():
                 if not nat_ok:
                     self.report("FAIL", prog, n, t,
                                 "    the native oracle did not pass\n" +
@@ -220,8 +230,8 @@ class Runner:
                                 "    ompcc compilation failed\n" + ompdsm_log)
                     continue
                 denv = clean_env(dict(a.ompdsm_env))
-                denv["OMPDSM_TRANSPORT"] = t
-                cmd = shlex.split(a.ompdsmrun) + ["-np", str(n), "./ompdsm"]
+                denv["OMPDSM_TRANSPORT"] = t.split("/")[0]
+                cmd = shlex.split(launcher) + ["-np", str(n), "./ompdsm"]
                 dst, dout, derr, dto = run_cmd(cmd, pdir, denv, a.timeout)
                 dtime = _last_elapsed.value
                 if not dto and dst == SKIP_STATUS:
@@ -310,6 +320,14 @@ def main(argv=None):
     ap.add_argument("--ompdsm-env", action="append", default=[],
                     metavar="KEY=VALUE",
                     help="extra environment for ompdsm runs (repeatable)")
+    ap.add_argument("--programs", default="",
+                    help="comma-separated program names to run (default: "
+                    "all); an unknown name is an error")
+    ap.add_argument("--launcher", action="append", default=[],
+                    metavar="LABEL=COMMAND", dest="launchers",
+                    help="run the ompdsm builds with COMMAND -np N ./prog "
+                    "instead of ompdsmrun (repeatable; each is labelled "
+                    "transport/LABEL), e.g. a multi-host ompdsmrun")
     ap.add_argument("--workdir", help="directory for build products "
                     "(default: a fresh temporary directory)")
     ap.add_argument("--keep", action="store_true",
@@ -343,6 +361,13 @@ def main(argv=None):
             ap.error("--ompdsm-env expects KEY=VALUE")
         envs.append(tuple(kv.split("=", 1)))
     a.ompdsm_env = envs
+    launchers = []
+    for kv in a.launchers:
+        label, eq, cmd = kv.partition("=")
+        if not eq or not label or not cmd.strip():
+            ap.error("--launcher expects LABEL=COMMAND")
+        launchers.append((label, cmd))
+    a.launchers = launchers
 
     if a.one:
         try:
@@ -353,6 +378,13 @@ def main(argv=None):
         progs = discover(HERE)
     if a.filter:
         progs = [p for p in progs if a.filter in p.name]
+    if a.programs:
+        want = parse_list(a.programs)
+        names = {p.name for p in progs}
+        unknown = [w for w in want if w not in names]
+        if unknown:
+            ap.error("--programs: no program named %s" % ", ".join(unknown))
+        progs = [p for p in progs if p.name in want]
     if a.list:
         for p in progs:
             print(p.name)

@@ -1,0 +1,616 @@
+#!/usr/bin/env python3
+"""Multi-host tests of ompdsmrun (docs/cluster.md), on "hosts" made of
+network namespaces by tests/cluster/netns.sh.
+
+Usage: cluster_test.py --ompdsmrun PATH --testnode PATH [--ompcc PATH]
+                       [--stress PATH] TEST
+
+Each TEST makes its own set of namespaces (a prefix unique to the test and
+process), runs ompdsmrun inside host 0's namespace with netns.sh as
+OMPDSM_RSH and the tcp transport, checks statuses, messages, output and
+that nothing is left running in any namespace, and deletes the set at the
+end even when it fails.  Exit status 0 when the test passed, 1 when it
+failed, 77 (with a reason) when namespaces cannot be made here.  Every
+wait has a deadline.  Standard library only.
+"""
+
+import argparse
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NETNS = os.path.join(HERE, "netns.sh")
+CONFORMANCE = os.path.join(os.path.dirname(HERE), "omp", "conformance.py")
+SKIP = 77
+
+ARGS = None
+PREFIX = None
+
+# The conformance subset run across hosts: locks, reductions, malloc'd
+# data, threadprivate, flush handshakes, and the common constructs.
+CONFORMANCE_PROGRAMS = [
+    "lock_basic", "lock_nest", "lock_test", "lock_array",
+    "reduction_int", "reduction_double", "reduction_multiple",
+    "reduction_max_min_int",
+    "malloc_list", "malloc_2d", "malloc_realloc", "malloc_free_other",
+    "threadprivate_basic", "threadprivate_copyin", "threadprivate_init",
+    "flush_pingpong", "flush_pipeline", "flush_list",
+    "critical_named", "atomic_int", "barrier_phases", "single_copyprivate",
+    "sched_dynamic", "misc_jacobi", "global_arrays_md",
+]
+
+
+class TestFailure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise TestFailure(msg)
+
+
+def addr(i):
+    return "10.99.0.%d" % (i + 1)
+
+
+def sh(*cmd, check_rc=True, timeout=30):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=timeout)
+    if check_rc and p.returncode != 0:
+        raise TestFailure("%s failed (%d): %s" % (" ".join(cmd), p.returncode,
+                                                  p.stderr.decode().strip()))
+    return p
+
+
+class Hosts:
+    """A set of namespace hosts, deleted on exit (also on SIGTERM, which
+    meson sends at a timeout)."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __enter__(self):
+        sh("sh", NETNS, "up", PREFIX, str(self.n))
+        return self
+
+    def __exit__(self, *exc):
+        down()
+        return False
+
+
+def down():
+    subprocess.run(["sh", NETNS, "down", PREFIX], timeout=30,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def job_env(extra=None):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OMPDSM_", "OMP_"))}
+    env["OMPDSM_RSH"] = NETNS + " rsh"
+    env["OMPDSM_NETNS_PREFIX"] = PREFIX
+    env["OMPDSM_TRANSPORT"] = "tcp"
+    env.update(extra or {})
+    return env
+
+
+def launcher_cmd(args):
+    return ["ip", "netns", "exec", PREFIX + "-h0", ARGS.ompdsmrun] + args
+
+
+def start(args, extra_env=None, cwd=None):
+    return subprocess.Popen(launcher_cmd(args), env=job_env(extra_env),
+                            cwd=cwd, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+
+
+def finish(p, timeout):
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate(timeout=10)
+        raise TestFailure("the job did not end within %g s" % timeout)
+    return p.returncode, out.decode(errors="replace"), \
+        err.decode(errors="replace")
+
+
+def run(args, extra_env=None, timeout=60, cwd=None):
+    t0 = time.monotonic()
+    p = start(args, extra_env, cwd)
+    rc, out, err = finish(p, timeout)
+    return rc, out, err, time.monotonic() - t0
+
+
+def one_line(err, pattern):
+    lines = [l for l in err.splitlines() if l.startswith("ompdsmrun:")]
+    check(len(lines) == 1, "expected one ompdsmrun line, got %r" % err)
+    check(re.search(pattern, lines[0]),
+          "message %r does not match %r" % (lines[0], pattern))
+
+
+def ns_pids(i):
+    p = sh("ip", "netns", "pids", "%s-h%d" % (PREFIX, i), check_rc=False)
+    return [int(x) for x in p.stdout.split()]
+
+
+def cmdline(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return "(gone)"
+
+
+def nothing_left(nhosts, grace=3.0):
+    """No process in any host namespace (after a short grace for the
+    kernel to reap), and no ompdsm file in /dev/shm that was not there."""
+    deadline = time.monotonic() + grace
+    while True:
+        left = {i: ns_pids(i) for i in range(nhosts)}
+        left = {i: p for i, p in left.items() if p}
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    check(not left, "processes left behind: %s" % {
+        i: [(p, cmdline(p)) for p in ps] for i, ps in left.items()})
+    shm = [f for f in os.listdir("/dev/shm") if "ompdsm" in f and
+           f not in SHM_BEFORE]
+    check(not shm, "files left in /dev/shm: %s" % shm)
+
+
+def wait_ready(p_out_lines, want, timeout=20):
+    """Reads 'ready rank=' lines of testnode sleep from the job's stdout
+    until want ranks said so."""
+    ranks = set()
+    deadline = time.monotonic() + timeout
+    import select
+    buf = b""
+    fd = p_out_lines.stdout.fileno()
+    while len(ranks) < want:
+        left = deadline - time.monotonic()
+        check(left > 0, "only ranks %s became ready" % sorted(ranks))
+        r, _, _ = select.select([fd], [], [], left)
+        if not r:
+            continue
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            rc, _, err = finish(p_out_lines, 10)
+            raise TestFailure("the job ended (status %d) before its nodes "
+                              "were ready: %r" % (rc, err))
+        buf += chunk
+        for m in re.finditer(rb"ready rank=(\d+) pid=(\d+)", buf):
+            ranks.add(int(m.group(1)))
+    return ranks
+
+
+def argv_of(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return f.read().decode(errors="replace").split("\0")
+    except OSError:
+        return []
+
+
+def agent_pids(host):
+    """The agents in host's namespace (not the shells that start them)."""
+    return [p for p in ns_pids(host)
+            if argv_of(p)[:2] == [ARGS.ompdsmrun, "--agent"]]
+
+
+def eth0_bytes(i):
+    """(rx, tx) byte counters of host i's eth0."""
+    out = sh("ip", "-n", "%s-h%d" % (PREFIX, i), "-s", "link", "show",
+             "eth0").stdout.decode()
+    lines = out.splitlines()
+    rx = int(lines[lines.index([l for l in lines if "RX:" in l][0]) + 1]
+             .split()[0])
+    tx = int(lines[lines.index([l for l in lines if "TX:" in l][0]) + 1]
+             .split()[0])
+    return rx, tx
+
+
+# ---- tests ----
+
+def test_conformance():
+    """The conformance subset on 2 hosts x 2 nodes and 4 hosts x 1 node
+    over tcp, each output compared with gcc -fopenmp on 4 threads; the
+    remote hosts' veth links must have carried the DSM's traffic."""
+    check(ARGS.ompcc, "--ompcc is needed")
+    with Hosts(4):
+        before = [eth0_bytes(i) for i in range(4)]
+        lst2 = "%s:2,%s:2" % (addr(0), addr(1))
+        lst4 = ",".join(addr(i) for i in range(4))
+        base = "ip netns exec %s-h0 %s -H " % (PREFIX, ARGS.ompdsmrun)
+        cmd = [sys.executable, CONFORMANCE,
+               "--programs", ",".join(CONFORMANCE_PROGRAMS),
+               "--threads", "4", "--transports", "tcp",
+               "--launcher", "2x2=" + base + lst2,
+               "--launcher", "4x1=" + base + lst4,
+               "--ompcc", ARGS.ompcc, "--ompdsmrun", ARGS.ompdsmrun,
+               "--ompdsm-env", "OMPDSM_RSH=" + NETNS + " rsh",
+               "--ompdsm-env", "OMPDSM_NETNS_PREFIX=" + PREFIX,
+               "--timeout", "60", "-j", "2"]
+        p = subprocess.run(cmd, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=900)
+        out = p.stdout.decode(errors="replace")
+        sys.stdout.write(out)
+        check(p.returncode == 0, "conformance runs failed (status %d)" %
+              p.returncode)
+        want = 2 * len(CONFORMANCE_PROGRAMS)
+        check(re.search(r"runs: %d passed, 0 failed, 0 skipped" % want, out),
+              "expected %d passing runs" % want)
+        after = [eth0_bytes(i) for i in range(4)]
+        for i in range(1, 4):
+            rx = after[i][0] - before[i][0]
+            tx = after[i][1] - before[i][1]
+            print("host %d eth0: %d bytes in, %d bytes out" % (i, rx, tx))
+            # Pages of 64 KiB go both ways between the hosts' nodes.
+            check(rx > 1 << 20 and tx > 1 << 20,
+                  "host %d's eth0 carried only %d/%d bytes" % (i, rx, tx))
+        nothing_left(4)
+
+
+def test_stress():
+    """The DSM stress test across hosts: 2 x 2 and 4 x 1 nodes."""
+    check(ARGS.stress, "--stress is needed")
+    with Hosts(4):
+        for hl in ["%s:2,%s:2" % (addr(0), addr(1)),
+                   ",".join(addr(i) for i in range(4))]:
+            before = eth0_bytes(1)
+            rc, out, err, t = run(["-H", hl, ARGS.stress], timeout=120)
+            check(rc == 0, "stress on %s: status %d\n%s%s" % (hl, rc, out,
+                                                             err))
+            check("ok (4 nodes, tcp)" in out, "stress said %r" % out)
+            after = eth0_bytes(1)
+            check(after[1] - before[1] > 1 << 20,
+                  "host 1 sent only %d bytes" % (after[1] - before[1]))
+            print("stress -H %s: %.1f s" % (hl, t))
+        nothing_left(4)
+
+
+def test_env():
+    """Every node, local or remote, gets the same OMPDSM_*/OMP_* and -x
+    variables, its rank, local rank and an OMPDSM_BOOT it can reach; the
+    working directory is the launcher's; bootstrap allgathers work."""
+    with Hosts(3):
+        hl = "%s:2,%s:2,%s" % (addr(0), addr(1), addr(2))
+        env = {"OMP_SCHEDULE": "dynamic,3", "OMPDSM_FOO": "bar baz",
+               "XVAR": "from-launcher"}
+        rc, out, err, _ = run(["-H", hl, "-x", "XVAR", "-x", "YV=a'b c",
+                               ARGS.testnode, "info", "x y"], env,
+                              cwd="/tmp")
+        check(rc == 0, "status %d: %s" % (rc, err))
+        infos = {}
+        for line in out.splitlines():
+            m = re.match(r"info rank=(\d+) size=(\d+) local_rank=(\d+) "
+                         r"local_size=(\d+) jobid=\S+ boot=(\S+)", line)
+            if m:
+                infos[int(m.group(1))] = m.groups()
+        check(sorted(infos) == list(range(5)), "ranks: %s" % sorted(infos))
+        want_local = {0: (0, 2), 1: (1, 2), 2: (0, 2), 3: (1, 2), 4: (0, 1)}
+        for r, g in infos.items():
+            check(g[1] == "5", "rank %d size %s" % (r, g[1]))
+            check((int(g[2]), int(g[3])) == want_local[r],
+                  "rank %d local %s/%s" % (r, g[2], g[3]))
+            check(g[4].startswith(addr(0) + ":"),
+                  "rank %d boot %s is not the launcher's address" % (r, g[4]))
+        check(out.count("args=x y") == 5, "args: %r" % out)
+        # testnode info prints these variables when set
+        rc, out, err, _ = run(["-H", hl, "-x", "XVAR", "-x", "YV=a'b c",
+                               "/bin/sh", "-c",
+                               "echo \"$OMPDSM_RANK|$OMP_SCHEDULE|"
+                               "$OMPDSM_FOO|$XVAR|$YV|$(pwd)\""], env,
+                              cwd="/tmp")
+        check(rc == 0, "status %d: %s" % (rc, err))
+        lines = sorted(out.splitlines())
+        check(lines == ["%d|dynamic,3|bar baz|from-launcher|a'b c|/tmp" % r
+                        for r in range(5)], "environment: %r" % lines)
+        rc, out, err, _ = run(["-H", hl, ARGS.testnode, "gather", "4", "9"])
+        check(rc == 0 and out.count("gather ok") == 5,
+              "gather: %d %r %r" % (rc, out, err))
+        nothing_left(3)
+
+
+def check_spew(out, err, nranks, lines, length):
+    """Every line of testnode spew arrived whole, on the right stream."""
+    seen = set()
+    for fd, text in ((1, out), (2, err)):
+        for line in text.splitlines():
+            if line.startswith("ompdsmrun:"):
+                continue
+            m = re.match(r"^(\d+):(\d):(\d+):([a-z]*)$", line)
+            check(m, "mangled line %r" % line[:80])
+            r, f, i = int(m.group(1)), int(m.group(2)), int(m.group(3))
+            want = "".join(chr(ord("a") + (r * 7 + i + j) % 26)
+                           for j in range(length))
+            check(f == fd and m.group(4) == want,
+                  "line %d of node %d damaged or on the wrong stream" % (i, r))
+            seen.add((r, i))
+    check(len(seen) == nranks * lines, "%d of %d lines arrived" %
+          (len(seen), nranks * lines))
+
+
+def test_output():
+    """Output of remote nodes, written in small random pieces, arrives as
+    whole lines on the right stream, nothing lost, also through the tree."""
+    with Hosts(4):
+        hl = "%s:2,%s:2,%s,%s" % (addr(0), addr(1), addr(2), addr(3))
+        for fan in ("32", "2"):
+            rc, out, err, _ = run(["-H", hl, ARGS.testnode, "spew", "100",
+                                   "2000"], {"OMPDSM_LAUNCH_FANOUT": fan})
+            check(rc == 0, "status %d: %s" % (rc, err[-300:]))
+            check_spew(out, err, 6, 100, 2000)
+        nothing_left(4)
+
+
+def test_tree():
+    """With OMPDSM_LAUNCH_FANOUT=2 and 4 remote hosts, the launcher starts
+    the agents of hosts 1 and 3, which start those of 2 and 4; output,
+    exit statuses and signals pass through both hops; a middle agent
+    killed takes its subtree's nodes with it."""
+    with Hosts(5):
+        hl = ",".join("%s:2" % addr(i) for i in range(5))
+        env = {"OMPDSM_LAUNCH_FANOUT": "2"}
+        rc, out, err, _ = run(["-H", hl, "--tag-output", ARGS.testnode,
+                               "gather", "3", "5"], env)
+        check(rc == 0 and out.count("gather ok") == 10,
+              "gather through the tree: %d %r %r" % (rc, out, err))
+        rc, out, err, _ = run(["-H", hl, ARGS.testnode, "exitif", "9", "7",
+                               "tm0"], env)
+        check(rc == 7, "exit status through two hops: %d %r" % (rc, err))
+        one_line(err, r"node 9 \(pid \d+ on host %s\) exited with status 7"
+                 % re.escape(addr(4)))
+
+        # SIGUSR1 is forwarded, hop by hop, to every node.
+        p = start(["-H", hl, ARGS.testnode, "usr1"], env)
+        try:
+            wait_ready(p, 10)
+            os.kill(p.pid, signal.SIGUSR1)
+            rc, out, err = finish(p, 20)
+            check(rc == 0 and out.count("usr1 rank=") == 10,
+                  "SIGUSR1 through the tree: %d %r %r" % (rc, out, err))
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.communicate(timeout=10)
+
+        p = start(["-H", hl, ARGS.testnode, "sleep", "tm1"], env)
+        try:
+            wait_ready(p, 10)
+            parent = {}
+            for h in range(1, 5):
+                ag = agent_pids(h)
+                check(len(ag) == 1, "host %d runs agents %s" % (h, ag))
+                # the first ompdsmrun above it: the launcher or an agent
+                pp = ag[0]
+                while True:
+                    pp = int(open("/proc/%d/stat" % pp).read()
+                             .rsplit(")", 1)[1].split()[1])
+                    if argv_of(pp)[:1] == [ARGS.ompdsmrun] or pp <= 1:
+                        break
+                owner = None
+                for g in range(5):
+                    if pp in ns_pids(g):
+                        owner = g
+                parent[h] = owner
+            check(parent == {1: 0, 2: 1, 3: 0, 4: 3},
+                  "agent tree: host -> host of the ompdsmrun that started "
+                  "it: %s" % parent)
+            # SIGINT goes down two hops.
+            t0 = time.monotonic()
+            os.kill(p.pid, signal.SIGINT)
+            rc, out, err = finish(p, 20)
+            check(rc == 130, "SIGINT: status %d %r" % (rc, err))
+            check(time.monotonic() - t0 < 6, "SIGINT took %.1f s" %
+                  (time.monotonic() - t0))
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.communicate(timeout=10)
+        nothing_left(5)
+
+        p = start(["-H", hl, ARGS.testnode, "sleep", "tm2"], env)
+        try:
+            wait_ready(p, 10)
+            t0 = time.monotonic()
+            for a in agent_pids(1):
+                os.kill(a, signal.SIGKILL)
+            rc, out, err = finish(p, 20)
+            check(rc == 1, "middle agent killed: status %d %r" % (rc, err))
+            one_line(err, r"host %s: lost the agent of nodes 2, 3, 4, 5" %
+                     re.escape(addr(1)))
+            check(time.monotonic() - t0 < 6, "took %.1f s" %
+                  (time.monotonic() - t0))
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.communicate(timeout=10)
+        nothing_left(5)
+
+
+def kill_remote(mode, host, pattern, status):
+    with Hosts(3):
+        hl = "%s,%s:2,%s" % (addr(0), addr(1), addr(2))
+        p = start(["-H", hl, ARGS.testnode, "sleep", "k-" + mode])
+        try:
+            wait_ready(p, 4)
+            if mode == "node":
+                victims = [x for x in ns_pids(host)
+                           if "k-" + mode in cmdline(x)]
+            else:
+                victims = agent_pids(host)
+            check(victims, "nothing to kill on host %d" % host)
+            t0 = time.monotonic()
+            os.kill(victims[0], signal.SIGKILL)
+            rc, out, err = finish(p, 20)
+            t = time.monotonic() - t0
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.communicate(timeout=10)
+        check(rc == status, "status %d, expected %d: %r" % (rc, status, err))
+        one_line(err, pattern)
+        check(t < 6, "the job took %.1f s to end" % t)
+        nothing_left(3)
+
+
+def test_kill_node():
+    """kill -9 of a node on another host ends the job, naming it."""
+    kill_remote("node", 1, r"^ompdsmrun: node [12] \(pid \d+ on host "
+                r"10\.99\.0\.2\) was killed by signal 9 \(Killed\); ending "
+                r"the job$", 137)
+
+
+def test_kill_agent():
+    """kill -9 of an agent ends the job, naming its host and nodes; its
+    nodes die with it."""
+    # The remote shell may report the death itself ("Killed", 128 + 9),
+    # as it does through ssh, or be the agent (exec) and die with it.
+    kill_remote("agent", 2, r"^ompdsmrun: host 10\.99\.0\.3: lost the "
+                r"agent of node 3(: Killed)? \(rsh (killed by signal 9 "
+                r"\(Killed\)|exited with status 137)\); ending the job$", 1)
+
+
+def test_kill_launcher():
+    """kill -9 of ompdsmrun itself: every agent sees its connection close
+    and ends its nodes; nothing is left on any host."""
+    with Hosts(3):
+        hl = "%s,%s:2,%s" % (addr(0), addr(1), addr(2))
+        p = start(["-H", hl, ARGS.testnode, "ignterm", "kl"])
+        try:
+            wait_ready(p, 4)
+            os.kill(p.pid, signal.SIGKILL)
+            p.wait(timeout=10)
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+            p.communicate(timeout=10)
+        nothing_left(3, grace=5.0)
+
+
+def test_unreachable():
+    """A host rsh cannot reach (netns.sh exits 255 as ssh does)."""
+    with Hosts(2):
+        rc, out, err, t = run(["-H", "%s,%s,10.99.0.9" % (addr(0), addr(1)),
+                               ARGS.testnode, "sleep", "unr"], timeout=30)
+        check(rc == 1, "status %d: %r" % (rc, err))
+        one_line(err, r"^ompdsmrun: host 10\.99\.0\.9: cannot start the "
+                 r"agent of node 2 with '.*netns\.sh rsh 10\.99\.0\.9 \.\.\.'"
+                 r": ssh: connect to host 10\.99\.0\.9 port 22: No route to "
+                 r"host \(rsh exited with status 255\); ending the job$")
+        check(t < 6, "took %.1f s" % t)
+        nothing_left(2)
+
+
+def test_paths():
+    """The working directory or the program missing on one host."""
+    import tempfile
+    with Hosts(2), tempfile.TemporaryDirectory() as d:
+        wd = os.path.join(d, "wd")
+        os.makedirs(wd)
+        rc, out, err, t = run(["-H", "%s,%s" % (addr(0), addr(1)),
+                               ARGS.testnode, "sleep", "wd"],
+                              {"OMPDSM_NETNS_HIDE": addr(1) + ":" + d},
+                              cwd=wd)
+        check(rc == 1, "missing cwd: status %d %r" % (rc, err))
+        one_line(err, r"^ompdsmrun: host 10\.99\.0\.2 \(node 1\): cannot "
+                 r"enter the working directory %s: No such file or "
+                 r"directory \(it must exist on every host\); ending the "
+                 r"job$" % re.escape(wd))
+        check(t < 6, "took %.1f s" % t)
+        nothing_left(2)
+
+        bindir = os.path.join(d, "bin")
+        os.makedirs(bindir)
+        prog = os.path.join(bindir, "tn")
+        with open(ARGS.testnode, "rb") as src, open(prog, "wb") as dst:
+            dst.write(src.read())
+        os.chmod(prog, 0o755)
+        rc, out, err, t = run(["-H", "%s,%s:2" % (addr(0), addr(1)),
+                               prog, "sleep", "pr"],
+                              {"OMPDSM_NETNS_HIDE": addr(1) + ":" + bindir})
+        check(rc == 127, "missing program: status %d %r" % (rc, err))
+        one_line(err, r"^ompdsmrun: host 10\.99\.0\.2 \(nodes 1, 2\): "
+                 r"cannot run '%s': No such file or directory \(the program "
+                 r"must be at the same path on every host\); ending the job$"
+                 % re.escape(prog))
+        check(t < 6, "took %.1f s" % t)
+        nothing_left(2)
+
+
+def test_sigint():
+    """Ctrl-C (SIGINT to ompdsmrun) ends every remote node."""
+    with Hosts(3):
+        hl = "%s,%s:2,%s" % (addr(0), addr(1), addr(2))
+        p = start(["-H", hl, ARGS.testnode, "ignterm", "si"])
+        try:
+            wait_ready(p, 4)
+            t0 = time.monotonic()
+            os.kill(p.pid, signal.SIGINT)
+            rc, out, err = finish(p, 20)
+            t = time.monotonic() - t0
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.communicate(timeout=10)
+        check(rc == 130, "status %d %r" % (rc, err))
+        one_line(err, r"^ompdsmrun: received SIGINT; ending the job$")
+        # Nodes that ignore SIGTERM get SIGKILL after the 2 s grace.
+        check(t < 7, "took %.1f s" % t)
+        nothing_left(3)
+
+
+TESTS = {
+    "conformance": test_conformance, "stress": test_stress, "env": test_env,
+    "tree": test_tree, "output": test_output, "kill_node": test_kill_node,
+    "kill_agent": test_kill_agent, "kill_launcher": test_kill_launcher,
+    "unreachable": test_unreachable,
+    "paths": test_paths, "sigint": test_sigint,
+}
+SHM_BEFORE = set()
+
+
+def main():
+    global ARGS, PREFIX, SHM_BEFORE
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ompdsmrun", required=True)
+    ap.add_argument("--testnode", required=True)
+    ap.add_argument("--ompcc")
+    ap.add_argument("--stress")
+    ap.add_argument("test", choices=sorted(TESTS))
+    ARGS = ap.parse_args()
+    for a in ("ompdsmrun", "testnode", "ompcc", "stress"):
+        v = getattr(ARGS, a)
+        if v:
+            setattr(ARGS, a, os.path.abspath(v))
+
+    c = subprocess.run(["sh", NETNS, "check"], stderr=subprocess.PIPE)
+    if c.returncode != 0:
+        sys.stdout.write(c.stderr.decode())
+        return SKIP if c.returncode == SKIP else 1
+    PREFIX = "oc%d-%s" % (os.getpid(), ARGS.test)
+    SHM_BEFORE = set(os.listdir("/dev/shm"))
+
+    def on_term(sig, frame):
+        raise SystemExit("cluster_test: signal %d" % sig)
+    signal.signal(signal.SIGTERM, on_term)
+
+    t0 = time.monotonic()
+    try:
+        TESTS[ARGS.test]()
+    except TestFailure as e:
+        print("FAIL %s: %s" % (ARGS.test, e))
+        return 1
+    finally:
+        down()
+    print("PASS %s (%.2f s)" % (ARGS.test, time.monotonic() - t0))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
