@@ -209,6 +209,10 @@ int comm_boot_allgather(const void *mine, size_t len, void *all);
 /* Local address of the connection to the launcher (0 if none): the address
  * the tcp transport advertises by default. */
 uint32_t comm_boot_local_addr(void);
+/* Under PMIx (boot_pmix.c): node 0's host name, NULL when not started by
+ * PMIx or unknown; and the number of nodes on this host. */
+const char *comm_boot_pmix_node0(void);
+int comm_boot_pmix_local_size(void);
 /* Descriptor the service thread watches for launcher loss (-1 if none). */
 int comm_boot_fd(void);
 /* Asks the launcher to end the job; 0 if it was told, -1 if there is no

@@ -15,6 +15,15 @@ where namespaces cannot be made.
                - the comm_check groups pass;
                - OMPDSM_TRANSPORT=shm fails with a one-line reason.
   --case 4x1   4 hosts x 1 node: every peer over tcp; the groups pass.
+  --case iface 2 hosts x 1 node, each host also on a second network (eth1,
+               10.98.0.0/24, its own bridge): by default the tcp transport
+               listens on the address that routes to the bootstrap server
+               (eth0) and comm_check stream's 4 MiB per node cross eth0;
+               with OMPDSM_IFACE=eth1 or =10.98.0.0/24 they cross eth1 and
+               under 1 MiB crosses eth0; an OMPDSM_IFACE naming nothing, a
+               malformed one, and an OMPDSM_TCP_ADDR that is no local
+               address (which wins over OMPDSM_IFACE) each fail with a
+               one-line reason.
   --case omp --src FILE...  each conformance program (tests/omp) on 2 hosts
                x 2 nodes against gcc -fopenmp (tests/omp/conformance.py).
 Options: --prog comm_check, --ompcc, --netns netns.sh."""
@@ -163,6 +172,82 @@ def case_4x1(a):
         h.down()
 
 
+def add_second_network(h):
+    br = h.prefix + '-br'
+    subprocess.run(['ip', '-n', br, 'link', 'add', 'br1', 'type', 'bridge'],
+                   check=True)
+    subprocess.run(['ip', '-n', br, 'link', 'set', 'br1', 'up'], check=True)
+    for i in range(h.n):
+        ns = '%s-h%d' % (h.prefix, i)
+        for cmd in (['ip', '-n', ns, 'link', 'add', 'eth1', 'type', 'veth',
+                     'peer', 'name', 'w%d' % i, 'netns', br],
+                    ['ip', '-n', ns, 'addr', 'add', '10.98.0.%d/24' % (i + 1),
+                     'dev', 'eth1'],
+                    ['ip', '-n', ns, 'link', 'set', 'eth1', 'up'],
+                    ['ip', '-n', br, 'link', 'set', 'w%d' % i, 'master', 'br1'],
+                    ['ip', '-n', br, 'link', 'set', 'w%d' % i, 'up']):
+            subprocess.run(cmd, check=True)
+
+
+def iface_run(h, prog, iface):
+    """Runs comm_check stream with OMPDSM_IFACE=iface on 2 x 1 nodes;
+    returns (addresses the nodes listened on, per-host tx bytes of eth0 and
+    eth1)."""
+    if iface:
+        os.environ['OMPDSM_IFACE'] = iface
+    else:
+        os.environ.pop('OMPDSM_IFACE', None)
+    before = [(h.tx_bytes(i, 'eth0'), h.tx_bytes(i, 'eth1')) for i in range(h.n)]
+    p = h.run(1, [prog, 'stream'], trace=True)
+    os.environ.pop('OMPDSM_IFACE', None)
+    if p.returncode:
+        fail('OMPDSM_IFACE=%s: comm_check stream exited %d:\n%s' %
+             (iface, p.returncode, p.stderr))
+    addrs = sorted(re.findall(r'tcp: listening on ([\d.]+):', p.stderr))
+    return addrs, [(h.tx_bytes(i, 'eth0') - e0, h.tx_bytes(i, 'eth1') - e1)
+                   for i, (e0, e1) in enumerate(before)]
+
+
+def case_iface(a):
+    h = Hosts(a.netns, 2)
+    try:
+        add_second_network(h)
+        for iface, net, dev in ((None, '10.99.0.', 0),
+                                ('eth1', '10.98.0.', 1),
+                                ('10.98.0.0/24', '10.98.0.', 1)):
+            addrs, tx = iface_run(h, a.prog, iface)
+            print('OMPDSM_IFACE=%s: listened on %s; tx bytes (eth0, eth1) %s'
+                  % (iface, addrs, tx))
+            want = [net + '1', net + '2']
+            if addrs != want:
+                fail('OMPDSM_IFACE=%s: nodes listened on %s, expected %s' %
+                     (iface, addrs, want))
+            for i in range(h.n):
+                if tx[i][dev] < STREAM_BYTES or tx[i][1 - dev] >= MIB:
+                    fail('OMPDSM_IFACE=%s: host %d sent %s bytes through '
+                         '(eth0, eth1), expected >= %d through eth%d only' %
+                         (iface, i, tx[i], STREAM_BYTES, dev))
+        for env, words in (({'OMPDSM_IFACE': 'eth9'},
+                            ['OMPDSM_IFACE=eth9: no up interface', 'eth1 10.98.0.']),
+                           ({'OMPDSM_IFACE': '10.97.0.0/16'},
+                            ['OMPDSM_IFACE=10.97.0.0/16: no up interface']),
+                           ({'OMPDSM_IFACE': '10.98.0.0/40'},
+                            ["OMPDSM_IFACE='10.98.0.0/40' is neither"]),
+                           ({'OMPDSM_IFACE': 'eth1', 'OMPDSM_TCP_ADDR': '10.97.0.1'},
+                            ['cannot listen on 10.97.0.1 (OMPDSM_TCP_ADDR)'])):
+            os.environ.update(env)
+            p = h.run(1, [a.prog, 'barrier'], timeout=60)
+            for k in env:
+                os.environ.pop(k)
+            if p.returncode == 0 or not all(w in p.stderr for w in words):
+                fail('%s: status %d, expected a failure saying %s; output:\n%s'
+                     % (env, p.returncode, words, p.stderr))
+            print('%s: %s' % (env, [l for l in p.stderr.splitlines()
+                                    if words[0] in l][0]))
+    finally:
+        h.down()
+
+
 def case_omp(a):
     conf = os.path.join(HERE, '..', 'omp', 'conformance.py')
     h = Hosts(a.netns, 2)
@@ -187,14 +272,16 @@ def case_omp(a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('--case', required=True, choices=['2x2', '4x1', 'omp'])
+    ap.add_argument('--case', required=True,
+                    choices=['2x2', '4x1', 'iface', 'omp'])
     ap.add_argument('--prog', help='comm_check')
     ap.add_argument('--ompcc')
     ap.add_argument('--src', nargs='*', default=[])
     ap.add_argument('--netns', default=os.path.join(HERE, '..', 'cluster',
                                                     'netns.sh'))
     a = ap.parse_args()
-    {'2x2': case_2x2, '4x1': case_4x1, 'omp': case_omp}[a.case](a)
+    {'2x2': case_2x2, '4x1': case_4x1, 'iface': case_iface,
+     'omp': case_omp}[a.case](a)
 
 
 if __name__ == '__main__':
