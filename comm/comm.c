@@ -4,7 +4,9 @@
 #include "transport.h"
 
 #include <arpa/inet.h>
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netdb.h>
@@ -432,6 +434,130 @@ static void host_label(const struct comm_card *c, char *buf, size_t len)
     snprintf(buf, len, "%.63s%s%s", c->host, ip[0] ? "/" : "", ip);
 }
 
+/* ---- same build on every node ---- */
+
+struct build_probe {
+    const void *addr;     /* an address inside the object sought (NULL: main) */
+    char *id;             /* out: hex build id, or "" */
+    size_t idlen;
+    char path[512];       /* out: the object's file */
+};
+
+static void hex_of(const unsigned char *b, size_t n, char *out, size_t outlen)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n && k + 3 <= outlen; i++, k += 2)
+        snprintf(out + k, 3, "%02x", b[i]);
+    out[k] = 0;
+}
+
+static int build_probe_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct build_probe *bp = arg;
+    int mine = 0;
+    if (!bp->addr) {
+        mine = 1; /* the first object is the executable */
+    } else {
+        uintptr_t a = (uintptr_t)bp->addr;
+        for (int i = 0; i < info->dlpi_phnum && !mine; i++) {
+            const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+            uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+            mine = ph->p_type == PT_LOAD && a >= lo && a < lo + ph->p_memsz;
+        }
+    }
+    if (!mine)
+        return 0;
+    snprintf(bp->path, sizeof bp->path, "%s", info->dlpi_name);
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+        const char *end = p + ph->p_memsz;
+        while (p + sizeof(ElfW(Nhdr)) <= end) {
+            const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+            const char *name = p + sizeof *nh;
+            const unsigned char *desc =
+                (const unsigned char *)name + OMPDSM_ALIGN_UP(nh->n_namesz, 4u);
+            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+                !memcmp(name, "GNU", 4)) {
+                hex_of(desc, nh->n_descsz, bp->id, bp->idlen);
+                return 1;
+            }
+            p = (const char *)desc + OMPDSM_ALIGN_UP(nh->n_descsz, 4u);
+        }
+    }
+    return 1;
+}
+
+/* FNV-1a of a whole file, for objects linked without a build id. */
+static void file_hash(const char *path, char *out, size_t outlen)
+{
+    FILE *f = fopen(path, "rb");
+    uint64_t h = 0xcbf29ce484222325ull;
+    unsigned char buf[65536];
+    size_t n;
+    out[0] = 0;
+    if (!f)
+        return;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        for (size_t i = 0; i < n; i++)
+            h = (h ^ buf[i]) * 0x100000001b3ull;
+    fclose(f);
+    snprintf(out, outlen, "h%016llx", (unsigned long long)h);
+}
+
+/* The build id of the object holding addr (NULL: the executable) and the
+ * path of its file. */
+static void build_id(const void *addr, char *id, size_t idlen, char *path,
+                     size_t pathlen)
+{
+    struct build_probe bp = {.addr = addr, .id = id, .idlen = idlen};
+    id[0] = 0;
+    dl_iterate_phdr(build_probe_cb, &bp);
+    if (!bp.path[0] || !addr) {
+        ssize_t n = readlink("/proc/self/exe", bp.path, sizeof bp.path - 1);
+        bp.path[n > 0 ? n : 0] = 0;
+    }
+    if (!id[0])
+        file_hash(bp.path, id, idlen);
+    snprintf(path, pathlen, "%s", bp.path);
+}
+
+/* Every node must run node 0's executable and libompdsm (addresses of code
+ * and data must agree).  The lowest-ranked node that differs says so, in
+ * one line naming both hosts and the file; every node fails. */
+static int check_same_build(void)
+{
+    const struct comm_card *c0 = &comm_g.cards[0];
+    int first = -1, what = 0;
+    for (int r = 1; r < comm_g.size && first < 0; r++) {
+        const struct comm_card *c = &comm_g.cards[r];
+        if (strncmp(c->exe_id, c0->exe_id, sizeof c->exe_id))
+            first = r, what = 0;
+        else if (strncmp(c->lib_id, c0->lib_id, sizeof c->lib_id))
+            first = r, what = 1;
+    }
+    if (first < 0)
+        return 0;
+    if (first == comm_g.rank) {
+        const struct comm_card *me = &comm_g.cards[comm_g.rank];
+        char a[96], b[96], id[48], path[512];
+        host_label(me, a, sizeof a);
+        host_label(c0, b, sizeof b);
+        build_id(what ? (const void *)comm_init : NULL, id, sizeof id, path,
+                 sizeof path);
+        ompdsm_err("node %d on host %s runs a different %s (%s, build id "
+                   "%.40s) than node 0 on host %s (build id %.40s): every node "
+                   "must run the same build of the program and libompdsm",
+                   comm_g.rank, a, what ? "libompdsm" : "executable", path,
+                   what ? me->lib_id : me->exe_id, b,
+                   what ? c0->lib_id : c0->exe_id);
+    }
+    return -EINVAL;
+}
+
 /* The transport for the pair (this node, peer).  Both ends compute it from
  * the same two cards, so they agree.  Between hosts, the list is where a
  * transport with a device (verbs) goes before tcp once it exists. */
@@ -528,6 +654,10 @@ int comm_connect(void)
     mine.rank = comm_g.rank;
     mine.pid = getpid();
     mine.transport = comm_g.want;
+    char path[512];
+    build_id(NULL, mine.exe_id, sizeof mine.exe_id, path, sizeof path);
+    build_id((const void *)comm_init, mine.lib_id, sizeof mine.lib_id, path,
+             sizeof path);
     gethostname(mine.host, sizeof mine.host - 1);
     read_boot_id(mine.boot_id, sizeof mine.boot_id);
     mine.netns = read_netns();
@@ -545,6 +675,13 @@ int comm_connect(void)
     if (rc < 0)
         return rc;
 
+    for (int r = 0; r < comm_g.size; r++)
+        if (comm_g.cards[r].magic != COMM_CARD_MAGIC || comm_g.cards[r].rank != r) {
+            ompdsm_err("bootstrap: node %d sent a malformed contact card", r);
+            return -EPROTO;
+        }
+    if ((rc = check_same_build()) < 0)
+        return rc;
     comm_g.all_local = 1;
     for (int r = 0; r < comm_g.size; r++) {
         struct comm_card *c = &comm_g.cards[r];

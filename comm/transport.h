@@ -21,6 +21,13 @@ struct comm_card {
     int32_t rank;
     int32_t pid;
     uint32_t transport;   /* enum comm_transport_kind the node asked for */
+    /* Build ids (GNU build-id note in hex, or "h" and a hash of the file
+     * when the object has none) of the executable and of the object
+     * holding libompdsm: addresses agree between nodes only when both
+     * match node 0's.  Early in the card, so that a build with another
+     * card layout is still told apart by them. */
+    char exe_id[48];
+    char lib_id[48];
     char host[64];        /* gethostname() */
     char boot_id[40];     /* /proc/sys/kernel/random/boot_id */
     uint64_t netns;       /* inode of /proc/self/ns/net */
