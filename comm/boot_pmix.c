@@ -5,6 +5,7 @@
 #include "ompdsm_config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,31 @@
 static pmix_proc_t myproc;
 static int initialized;
 static unsigned round_no;
+static char node0[256];   /* node 0's host name (PMIX_HOSTNAME) */
+static int local_size;    /* PMIX_LOCAL_SIZE: nodes on this host */
+
+/* A job-level (rank wildcard) or per-rank value as a number; -1 when the
+ * server does not have it. */
+static long get_uint(pmix_rank_t rank, const char *key)
+{
+    pmix_proc_t p;
+    PMIX_PROC_CONSTRUCT(&p);
+    PMIX_LOAD_PROCID(&p, myproc.nspace, rank);
+    pmix_value_t *val = NULL;
+    long v = -1;
+    if (PMIx_Get(&p, key, NULL, 0, &val) != PMIX_SUCCESS || !val)
+        return -1;
+    switch (val->type) {
+    case PMIX_UINT32: v = (long)val->data.uint32; break;
+    case PMIX_UINT16: v = (long)val->data.uint16; break;
+    case PMIX_INT: v = (long)val->data.integer; break;
+    case PMIX_UINT64: v = (long)val->data.uint64; break;
+    case PMIX_SIZE: v = (long)val->data.size; break;
+    default: break;
+    }
+    PMIX_VALUE_RELEASE(val);
+    return v;
+}
 
 int comm_boot_pmix_init(int *rank, int *size)
 {
@@ -21,23 +47,54 @@ int comm_boot_pmix_init(int *rank, int *size)
         return -ENOSYS;
     pmix_status_t st = PMIx_Init(&myproc, NULL, 0);
     if (st != PMIX_SUCCESS) {
-        ompdsm_err("PMIx_Init failed: %s", PMIx_Error_string(st));
+        ompdsm_err("PMIx_Init failed: %s (started by an mpirun or srun whose "
+                   "PMIx server this libpmix cannot talk to?)",
+                   PMIx_Error_string(st));
         return -EIO;
     }
     initialized = 1;
-    pmix_proc_t wild;
-    PMIX_PROC_CONSTRUCT(&wild);
-    PMIX_LOAD_PROCID(&wild, myproc.nspace, PMIX_RANK_WILDCARD);
-    pmix_value_t *val = NULL;
-    st = PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &val);
-    if (st != PMIX_SUCCESS || !val) {
-        ompdsm_err("PMIx_Get(PMIX_JOB_SIZE) failed: %s", PMIx_Error_string(st));
+    long n = get_uint(PMIX_RANK_WILDCARD, PMIX_JOB_SIZE);
+    if (n < 1) {
+        ompdsm_err("PMIx: the server did not give the job size (PMIX_JOB_SIZE)");
         return -EIO;
     }
-    *size = (int)val->data.uint32;
-    PMIX_VALUE_RELEASE(val);
+    *size = (int)n;
     *rank = (int)myproc.rank;
+    /* Waiting (spin or block) and the runtime read the local rank and size
+     * as ompdsmrun passes them. */
+    long lr = get_uint(myproc.rank, PMIX_LOCAL_RANK);
+    long ls = get_uint(PMIX_RANK_WILDCARD, PMIX_LOCAL_SIZE);
+    local_size = ls > 0 ? (int)ls : (int)n;
+    char num[24];
+    snprintf(num, sizeof num, "%d", local_size);
+    setenv("OMPDSM_LOCAL_SIZE", num, 1);
+    if (lr >= 0) {
+        snprintf(num, sizeof num, "%ld", lr);
+        setenv("OMPDSM_LOCAL_RANK", num, 1);
+    }
+    pmix_proc_t p0;
+    PMIX_PROC_CONSTRUCT(&p0);
+    PMIX_LOAD_PROCID(&p0, myproc.nspace, 0);
+    pmix_value_t *val = NULL;
+    if (PMIx_Get(&p0, PMIX_HOSTNAME, NULL, 0, &val) == PMIX_SUCCESS && val &&
+        val->type == PMIX_STRING && val->data.string)
+        snprintf(node0, sizeof node0, "%s", val->data.string);
+    if (val)
+        PMIX_VALUE_RELEASE(val);
+    OMPDSM_TRACE(OMPDSM_TR_BOOT, "PMIx: namespace %s rank %d of %d, local "
+                 "rank %ld of %d, node 0 on '%s'", myproc.nspace, *rank, *size,
+                 lr, local_size, node0);
     return 0;
+}
+
+const char *comm_boot_pmix_node0(void)
+{
+    return initialized && node0[0] ? node0 : NULL;
+}
+
+int comm_boot_pmix_local_size(void)
+{
+    return local_size;
 }
 
 int comm_boot_pmix_allgather(const void *mine, size_t len, void *all)
@@ -112,4 +169,6 @@ int comm_boot_pmix_allgather(const void *mine, size_t len, void *all)
 }
 void comm_boot_pmix_abort(int status, const char *msg) { (void)status; (void)msg; }
 void comm_boot_pmix_fini(void) {}
+const char *comm_boot_pmix_node0(void) { return NULL; }
+int comm_boot_pmix_local_size(void) { return 0; }
 #endif

@@ -1,8 +1,9 @@
 /* comm/coll.c - collectives on top of any transport, built from one-sided
  * puts and notifies only: a barrier is a tree gather of arrivals followed
- * by a tree broadcast of the release, as in the SR2201's soft barrier.  Both directions carry a
- * payload, so that the layers above piggyback write notices, reduction
- * values and scheduling data on the one barrier a consistency point costs.
+ * by a tree broadcast of the release, as in the SR2201's soft barrier.
+ * Both directions carry a payload, so that the layers above piggyback write
+ * notices, reduction values and scheduling data on the one barrier a
+ * consistency point costs.
  *
  * Tree over the group's ranks 0..n-1 with fan-out F: parent(r) = (r-1)/F,
  * children r*F+1 .. r*F+F.  Each node owns, per channel, one arrival word

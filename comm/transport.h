@@ -21,6 +21,13 @@ struct comm_card {
     int32_t rank;
     int32_t pid;
     uint32_t transport;   /* enum comm_transport_kind the node asked for */
+    /* Build ids (GNU build-id note in hex, or "h" and a hash of the file
+     * when the object has none) of the executable and of the object
+     * holding libompdsm: addresses agree between nodes only when both
+     * match node 0's.  Early in the card, so that a build with another
+     * card layout is still told apart by them. */
+    char exe_id[48];
+    char lib_id[48];
     char host[64];        /* gethostname() */
     char boot_id[40];     /* /proc/sys/kernel/random/boot_id */
     uint64_t netns;       /* inode of /proc/self/ns/net */
@@ -213,6 +220,10 @@ int comm_boot_allgather(const void *mine, size_t len, void *all);
 /* Local address of the connection to the launcher (0 if none): the address
  * the tcp transport advertises by default. */
 uint32_t comm_boot_local_addr(void);
+/* Under PMIx (boot_pmix.c): node 0's host name, NULL when not started by
+ * PMIx or unknown; and the number of nodes on this host. */
+const char *comm_boot_pmix_node0(void);
+int comm_boot_pmix_local_size(void);
 /* Descriptor the service thread watches for launcher loss (-1 if none). */
 int comm_boot_fd(void);
 /* Asks the launcher to end the job; 0 if it was told, -1 if there is no

@@ -26,6 +26,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+/* A second build of this program (comm_check_b, -DCOMM_CHECK_VARIANT=\"b\")
+ * differs in this string only: the multi-host tests run the two builds on
+ * two hosts, which must refuse to run together. */
+#ifndef COMM_CHECK_VARIANT
+#define COMM_CHECK_VARIANT "a"
+#endif
+__attribute__((used)) static const char variant[] = "comm_check " COMM_CHECK_VARIANT;
+
 static int rank, nodes;
 static char *user;          /* this node's COMM_REG_USER */
 static size_t user_len;

@@ -4,8 +4,11 @@
 Nodes run `comm_check barrier-loop DIR` (barriers back to back, each node
 writes DIR/pid.R first).  Then one node is killed with SIGKILL.
 
-  --launcher L   the job runs under `L -np N`: it must end with a non-zero
-                 status within 5 s and leave no node process behind.
+  --launcher L   the job runs under `L -np N` (L split into words: mpirun
+                 and its options, for the PMIx start-up): it must end with a
+                 non-zero status within 5 s and leave no node process behind;
+                 with --names-victim its stderr must name the killed node
+                 ("node R" or "rank R").
   --own-boot     this script is the bootstrap server (comm/boot_proto.h) and
                  never kills anybody, so the survivors must notice the loss
                  themselves: each must exit non-zero within 5 s and say which
@@ -16,6 +19,8 @@ writes DIR/pid.R first).  Then one node is killed with SIGKILL.
 Exit status 0 on success, 1 on failure (77 would mean skip)."""
 import argparse
 import os
+import re
+import shlex
 import signal
 import socket
 import struct
@@ -130,7 +135,7 @@ class BootServer:
 
 def run_launcher(a, d):
     victim = a.np // 2
-    cmd = [a.launcher, '-np', str(a.np), a.prog, 'barrier-loop', d]
+    cmd = shlex.split(a.launcher) + ['-np', str(a.np), a.prog, 'barrier-loop', d]
     job = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
     pids = wait_pids(d, a.np)
     time.sleep(0.3)
@@ -151,6 +156,8 @@ def run_launcher(a, d):
     sys.stderr.write(err)
     if job.returncode == 0:
         fail('the job exited 0 after node %d was killed' % victim)
+    if a.names_victim and not re.search(r'\b(node|rank) %d\b' % victim, err):
+        fail('nothing on stderr names node %d, the one killed' % victim)
     time.sleep(0.2)
     left = [r for r, p in pids.items() if alive(p)]
     for r in left:
@@ -214,6 +221,7 @@ def main():
     ap.add_argument('--launcher')
     ap.add_argument('--own-boot', action='store_true')
     ap.add_argument('--lose-launcher', action='store_true')
+    ap.add_argument('--names-victim', action='store_true')
     a = ap.parse_args()
     os.environ['OMPDSM_TRANSPORT'] = os.environ.get('OMPDSM_TRANSPORT', 'tcp')
     with tempfile.TemporaryDirectory(prefix='comm-fail-') as d:

@@ -15,9 +15,25 @@ where namespaces cannot be made.
                - the comm_check groups pass;
                - OMPDSM_TRANSPORT=shm fails with a one-line reason.
   --case 4x1   4 hosts x 1 node: every peer over tcp; the groups pass.
+  --case iface 2 hosts x 1 node, each host also on a second network (eth1,
+               10.98.0.0/24, its own bridge): by default the tcp transport
+               listens on the address that routes to the bootstrap server
+               (eth0) and comm_check stream's 4 MiB per node cross eth0;
+               with OMPDSM_IFACE=eth1 or =10.98.0.0/24 they cross eth1 and
+               under 1 MiB crosses eth0; an OMPDSM_IFACE naming nothing, a
+               malformed one, and an OMPDSM_TCP_ADDR that is no local
+               address (which wins over OMPDSM_IFACE) each fail with a
+               one-line reason.
+  --case build 2 hosts x 2 nodes, host 1 running --prog-b (comm_check
+               built with another define): the job fails, and one line names
+               node 2, both hosts (their addresses), the executable and both
+               build ids; the same program on both hosts passes (2x2).
   --case omp --src FILE...  each conformance program (tests/omp) on 2 hosts
                x 2 nodes against gcc -fopenmp (tests/omp/conformance.py).
-Options: --prog comm_check, --ompcc, --netns netns.sh."""
+Options: --prog comm_check, --ompcc, --netns netns.sh; --mpirun PATH: the
+nodes are started by Open MPI's mpirun inside host 0's namespace, with
+netns.sh rsh as its plm_rsh_agent and -H with every host's address (the
+PMIx start-up across hosts; 2x2 and 4x1 only; 77 without mpirun)."""
 import argparse
 import json
 import os
@@ -37,9 +53,14 @@ def fail(msg):
     sys.exit(1)
 
 
+# Passed to the nodes by mpirun -x (ompdsmrun and nsrun pass everything).
+PASS_VARS = ['OMPDSM_TRANSPORT', 'OMPDSM_TRACE', 'OMPDSM_IFACE',
+             'OMPDSM_TCP_ADDR']
+
+
 class Hosts:
-    def __init__(self, netns, n):
-        self.netns, self.n = netns, n
+    def __init__(self, netns, n, mpirun=None):
+        self.netns, self.n, self.mpirun = netns, n, mpirun
         self.prefix = 'cm%d' % os.getpid()
         chk = subprocess.run(['sh', netns, 'check'])
         if chk.returncode == 77:
@@ -50,21 +71,38 @@ class Hosts:
     def down(self):
         subprocess.run(['sh', self.netns, 'down', self.prefix])
 
+    def addr(self, i):
+        return subprocess.check_output(['sh', self.netns, 'addr', self.prefix,
+                                        str(i)], text=True).strip()
+
     def tx_bytes(self, host, dev):
         out = subprocess.check_output(['ip', '-n', '%s-h%d' % (self.prefix, host),
                                        '-s', '-j', 'link', 'show', 'dev', dev])
         return json.loads(out)[0]['stats64']['tx']['bytes']
 
-    def run(self, per_host, cmd, transport='auto', trace=False, timeout=120):
+    def run(self, per_host, cmd, transport='auto', trace=False, timeout=120,
+            other=None):
         env = dict(os.environ, OMPDSM_TRANSPORT=transport)
         if trace:
             env['OMPDSM_TRACE'] = 'comm'
         np = self.n * per_host
+        if self.mpirun:
+            hosts = ['%s:%d' % (self.addr(i), per_host) for i in range(self.n)]
+            env['OMPDSM_NETNS_PREFIX'] = self.prefix
+            launcher = ['ip', 'netns', 'exec', self.prefix + '-h0', self.mpirun,
+                        '--allow-run-as-root', '--oversubscribe', '--mca',
+                        'plm_rsh_agent', '%s rsh' % os.path.abspath(self.netns),
+                        '-H', ','.join(hosts), '-np', str(np)]
+            for v in PASS_VARS:
+                if v in env:
+                    launcher += ['-x', v]
+        else:
+            launcher = [sys.executable, NSRUN, '--prefix', self.prefix,
+                        '--per-host', str(per_host), '-np', str(np)] + \
+                (['--other-prog', other] if other else [])
         try:
-            p = subprocess.run([sys.executable, NSRUN, '--prefix', self.prefix,
-                                '--per-host', str(per_host), '-np', str(np)] + cmd,
-                               env=env, capture_output=True, text=True,
-                               timeout=timeout)
+            p = subprocess.run(launcher + cmd, env=env, capture_output=True,
+                               text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             fail('%s (np %d, %s) did not end within %d s' %
                  (' '.join(cmd), np, transport, timeout))
@@ -124,7 +162,7 @@ def check_groups(h, prog, per_host):
 
 
 def case_2x2(a):
-    h = Hosts(a.netns, 2)
+    h = Hosts(a.netns, 2, a.mpirun)
     try:
         check_peers(h, a.prog, 2)
         k, remote = 2, 2
@@ -155,10 +193,115 @@ def case_2x2(a):
 
 
 def case_4x1(a):
-    h = Hosts(a.netns, 4)
+    h = Hosts(a.netns, 4, a.mpirun)
     try:
         check_peers(h, a.prog, 1)
         check_groups(h, a.prog, 1)
+    finally:
+        h.down()
+
+
+def add_second_network(h):
+    br = h.prefix + '-br'
+    subprocess.run(['ip', '-n', br, 'link', 'add', 'br1', 'type', 'bridge'],
+                   check=True)
+    subprocess.run(['ip', '-n', br, 'link', 'set', 'br1', 'up'], check=True)
+    for i in range(h.n):
+        ns = '%s-h%d' % (h.prefix, i)
+        for cmd in (['ip', '-n', ns, 'link', 'add', 'eth1', 'type', 'veth',
+                     'peer', 'name', 'w%d' % i, 'netns', br],
+                    ['ip', '-n', ns, 'addr', 'add', '10.98.0.%d/24' % (i + 1),
+                     'dev', 'eth1'],
+                    ['ip', '-n', ns, 'link', 'set', 'eth1', 'up'],
+                    ['ip', '-n', br, 'link', 'set', 'w%d' % i, 'master', 'br1'],
+                    ['ip', '-n', br, 'link', 'set', 'w%d' % i, 'up']):
+            subprocess.run(cmd, check=True)
+
+
+def iface_run(h, prog, iface):
+    """Runs comm_check stream with OMPDSM_IFACE=iface on 2 x 1 nodes;
+    returns (addresses the nodes listened on, per-host tx bytes of eth0 and
+    eth1)."""
+    if iface:
+        os.environ['OMPDSM_IFACE'] = iface
+    else:
+        os.environ.pop('OMPDSM_IFACE', None)
+    before = [(h.tx_bytes(i, 'eth0'), h.tx_bytes(i, 'eth1')) for i in range(h.n)]
+    p = h.run(1, [prog, 'stream'], trace=True)
+    os.environ.pop('OMPDSM_IFACE', None)
+    if p.returncode:
+        fail('OMPDSM_IFACE=%s: comm_check stream exited %d:\n%s' %
+             (iface, p.returncode, p.stderr))
+    addrs = sorted(re.findall(r'tcp: listening on ([\d.]+):', p.stderr))
+    return addrs, [(h.tx_bytes(i, 'eth0') - e0, h.tx_bytes(i, 'eth1') - e1)
+                   for i, (e0, e1) in enumerate(before)]
+
+
+def case_iface(a):
+    h = Hosts(a.netns, 2)
+    try:
+        add_second_network(h)
+        for iface, net, dev in ((None, '10.99.0.', 0),
+                                ('eth1', '10.98.0.', 1),
+                                ('10.98.0.0/24', '10.98.0.', 1)):
+            addrs, tx = iface_run(h, a.prog, iface)
+            print('OMPDSM_IFACE=%s: listened on %s; tx bytes (eth0, eth1) %s'
+                  % (iface, addrs, tx))
+            want = [net + '1', net + '2']
+            if addrs != want:
+                fail('OMPDSM_IFACE=%s: nodes listened on %s, expected %s' %
+                     (iface, addrs, want))
+            for i in range(h.n):
+                if tx[i][dev] < STREAM_BYTES or tx[i][1 - dev] >= MIB:
+                    fail('OMPDSM_IFACE=%s: host %d sent %s bytes through '
+                         '(eth0, eth1), expected >= %d through eth%d only' %
+                         (iface, i, tx[i], STREAM_BYTES, dev))
+        for env, words in (({'OMPDSM_IFACE': 'eth9'},
+                            ['OMPDSM_IFACE=eth9: no up interface', 'eth1 10.98.0.']),
+                           ({'OMPDSM_IFACE': '10.97.0.0/16'},
+                            ['OMPDSM_IFACE=10.97.0.0/16: no up interface']),
+                           ({'OMPDSM_IFACE': '10.98.0.0/40'},
+                            ["OMPDSM_IFACE='10.98.0.0/40' is neither"]),
+                           ({'OMPDSM_IFACE': 'eth1', 'OMPDSM_TCP_ADDR': '10.97.0.1'},
+                            ['cannot listen on 10.97.0.1 (OMPDSM_TCP_ADDR)'])):
+            os.environ.update(env)
+            p = h.run(1, [a.prog, 'barrier'], timeout=60)
+            for k in env:
+                os.environ.pop(k)
+            if p.returncode == 0 or not all(w in p.stderr for w in words):
+                fail('%s: status %d, expected a failure saying %s; output:\n%s'
+                     % (env, p.returncode, words, p.stderr))
+            print('%s: %s' % (env, [l for l in p.stderr.splitlines()
+                                    if words[0] in l][0]))
+    finally:
+        h.down()
+
+
+def build_id(path):
+    out = subprocess.run(['readelf', '-n', path], capture_output=True,
+                         text=True).stdout
+    m = re.search(r'Build ID: ([0-9a-f]+)', out)
+    return m.group(1) if m else None
+
+
+def case_build(a):
+    ida, idb = build_id(a.prog), build_id(a.prog_b)
+    if not ida or not idb or ida == idb:
+        fail('%s and %s must have two different GNU build ids (%s, %s)' %
+             (a.prog, a.prog_b, ida, idb))
+    h = Hosts(a.netns, 2)
+    try:
+        p = h.run(2, [a.prog, 'barrier'], other=a.prog_b, timeout=60)
+        lines = [l for l in p.stderr.splitlines()
+                 if 'runs a different executable' in l]
+        print('\n'.join(lines))
+        if p.returncode == 0 or len(lines) != 1:
+            fail('two builds: status %d, %d lines saying "runs a different '
+                 'executable" (want 1):\n%s' % (p.returncode, len(lines), p.stderr))
+        for w in ('node 2 on host', '10.99.0.2', '10.99.0.1', a.prog_b,
+                  ida[:40], idb[:40]):
+            if w not in lines[0]:
+                fail('the line does not name %r: %s' % (w, lines[0]))
     finally:
         h.down()
 
@@ -187,14 +330,26 @@ def case_omp(a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('--case', required=True, choices=['2x2', '4x1', 'omp'])
+    ap.add_argument('--case', required=True,
+                    choices=['2x2', '4x1', 'iface', 'build', 'omp'])
+    ap.add_argument('--prog-b', help='comm_check_b')
     ap.add_argument('--prog', help='comm_check')
     ap.add_argument('--ompcc')
     ap.add_argument('--src', nargs='*', default=[])
     ap.add_argument('--netns', default=os.path.join(HERE, '..', 'cluster',
                                                     'netns.sh'))
+    ap.add_argument('--mpirun', help='start the nodes with this mpirun')
+    ap.add_argument('--pmix', default='1', help='0: built without PMIx')
     a = ap.parse_args()
-    {'2x2': case_2x2, '4x1': case_4x1, 'omp': case_omp}[a.case](a)
+    if a.mpirun is not None and not (a.mpirun and os.access(a.mpirun, os.X_OK)):
+        print('mpirun (Open MPI) not found; skipping', file=sys.stderr)
+        sys.exit(77)
+    if a.mpirun is not None and a.pmix != '1':
+        print('libompdsm was built without PMIx (libpmix-dev); skipping',
+              file=sys.stderr)
+        sys.exit(77)
+    {'2x2': case_2x2, '4x1': case_4x1, 'iface': case_iface,
+     'build': case_build, 'omp': case_omp}[a.case](a)
 
 
 if __name__ == '__main__':

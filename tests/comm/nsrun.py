@@ -3,13 +3,15 @@
 hosts of tests/cluster/netns.sh, for the comm layer's multi-host tests
 (written before ompdsmrun could start remote nodes).
 
-  nsrun.py --prefix P [--per-host K] -np N PROG [ARG...]
+  nsrun.py --prefix P [--per-host K] [--other-prog PATH] -np N PROG [ARG...]
 
 Node r runs in namespace P-h(r // K) (K = 2 by default): the bootstrap
 server (comm_fail.BootServer, speaking comm/boot_proto.h) listens on host
 0's address inside P-h0, and every node is started with `ip netns exec`
 and OMPDSM_RANK/SIZE/LOCAL_RANK/LOCAL_SIZE/BOOT/JOBID, as ompdsmrun would.
-Output passes through.  A node that reports an abort ends the job at once
+--other-prog runs PATH instead of PROG on every host but host 0 (to test
+that nodes refuse to run different builds together).  Output passes
+through.  A node that reports an abort ends the job at once
 (its message is printed, as ompdsmrun prints it); a node that exits
 non-zero ends the others after 3 s.  Exit status: the abort status or the
 first non-zero node status, else 0.  Only namespaces of the set P are
@@ -43,7 +45,10 @@ def run(a):
     for r in range(n):
         e = dict(env, OMPDSM_RANK=str(r), OMPDSM_LOCAL_RANK=str(r % k))
         ns = '%s-h%d' % (a.prefix, r // k)
-        procs.append(subprocess.Popen(['ip', 'netns', 'exec', ns] + a.cmd,
+        cmd = list(a.cmd)
+        if a.other_prog and r // k:
+            cmd[0] = a.other_prog
+        procs.append(subprocess.Popen(['ip', 'netns', 'exec', ns] + cmd,
                                       env=e))
     status, first_bad = 0, None
     try:
@@ -75,6 +80,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--prefix', required=True)
     ap.add_argument('--per-host', type=int, default=2)
+    ap.add_argument('--other-prog')
     ap.add_argument('-np', type=int, required=True)
     ap.add_argument('cmd', nargs=argparse.REMAINDER)
     a = ap.parse_args()
