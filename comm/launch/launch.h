@@ -1,7 +1,9 @@
 /* comm/launch/launch.h - the interface between the files of ompdsmrun, the
- * launcher: options (opts.c), starting nodes (spawn.c), stdio relay
- * (relay.c) and its output queues (outq.c), the bootstrap server
- * (bootsrv.c) and the job's event loop and failure handling (ompdsmrun.c).
+ * launcher: options (opts.c), hosts and mapping (hosts.c), the multi-host
+ * plan (plan.c), starting nodes (spawn.c), stdio relay (relay.c) and its
+ * output queues (outq.c), the bootstrap server (bootsrv.c), the agents on
+ * other hosts (link.c for their parent's side, agent.c for ompdsmrun
+ * --agent) and the job's event loop and failure handling (ompdsmrun.c).
  *
  * One thread, the poll loop, owns every structure here, and signals arrive
  * through a signalfd, so nothing here needs a lock.  The only other threads
@@ -19,7 +21,8 @@
 #define LAUNCH_MAX_NP 4096
 /* A line longer than this is relayed in pieces. */
 #define LAUNCH_LINE_MAX (64 * 1024)
-/* SIGTERM to SIGKILL when ending a job (the brief allows at most 2 s). */
+/* SIGTERM to SIGKILL when ending a job (docs/ompdsmrun.md promises at
+ * most 2 s). */
 #define LAUNCH_GRACE_S 2.0
 /* How long a lost bootstrap connection waits for the node's exit status, so
  * that a crash is reported as the crash rather than as the lost socket. */
@@ -234,6 +237,8 @@ struct launch_node {
     int fini;             /* sent BOOT_FINI */
     int gathered;         /* announced bytes for the current round */
     double suspect_at;    /* >0: lost or exited without FINI since then */
+    double reaped_at;     /* agent: when it was reaped (its output is
+                           * drained for LAUNCH_DRAIN_S at most) */
 };
 
 enum stdin_state {
@@ -335,6 +340,10 @@ int launch_cpus(struct launch_job *job);
 int launch_spawn(struct launch_job *job, int *exit_status);
 
 /* link.c */
+/* Adds the link of an agent for host and its subtree sub[0..nsub) to
+ * job->links (room for it must exist); 0 or -ENOMEM. */
+int launch_link_add(struct launch_job *job, int host, const int *sub,
+                    int nsub);
 /* Splits hosts[0..n) into at most fanout groups; for each, calls fn with
  * the group's first host (an agent to start) and the rest (its subtree). */
 void launch_tree_split(const int *hosts, int n, int fanout,

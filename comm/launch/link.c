@@ -60,6 +60,44 @@ void launch_tree_split(const int *hosts, int n, int fanout,
     }
 }
 
+int launch_link_add(struct launch_job *job, int host, const int *sub,
+                    int nsub)
+{
+    struct launch_link *l = &job->links[job->nlinks];
+    int n = job->hosts.h[host].nnodes;
+
+    for (int i = 0; i < nsub; i++)
+        n += job->hosts.h[sub[i]].nnodes;
+    memset(l, 0, sizeof *l);
+    l->host = host;
+    l->to_fd = l->from_fd = l->err_fd = -1;
+    l->sub = malloc((size_t)(nsub ? nsub : 1) * sizeof(int));
+    l->ranks = malloc((size_t)(n ? n : 1) * sizeof(int));
+    l->exited = calloc((size_t)(n ? n : 1), 1);
+    if (!l->sub || !l->ranks || !l->exited) {
+        free(l->sub);
+        free(l->ranks);
+        free(l->exited);
+        return -ENOMEM;
+    }
+    l->nsub = nsub;
+    for (int i = -1; i < nsub; i++) {
+        int h = i < 0 ? host : sub[i];
+        if (i >= 0)
+            l->sub[i] = h;
+        for (int k = 0; k < job->hosts.h[h].nnodes; k++) {
+            int r = job->hosts.h[h].ranks[k];
+            l->ranks[l->nranks++] = r;
+            /* The launcher's nodes are all ranks; an agent's only its
+             * own host's. */
+            if (!job->agent)
+                job->nodes[r].link = job->nlinks;
+        }
+    }
+    job->nlinks++;
+    return 0;
+}
+
 /* ---- frames to the parent (agents only) ---- */
 
 void launch_agent_send(int type, int rank, const void *a, size_t alen,
