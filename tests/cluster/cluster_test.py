@@ -466,6 +466,50 @@ def test_kill_node():
                 r"the job$", 137)
 
 
+def test_kill_dsm():
+    """kill -9 of a node of a real ompdsm program on another host while the
+    DSM runs: the launcher's one line names that node, not the peers that
+    lost their connections to it."""
+    import tempfile
+    check(ARGS.ompcc, "--ompcc is needed")
+    with tempfile.TemporaryDirectory() as d, Hosts(2):
+        prog = os.path.join(d, "dsm_loop")
+        c = subprocess.run([ARGS.ompcc, "-O1", os.path.join(HERE,
+                            "dsm_loop.c"), "-o", prog],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=120)
+        check(c.returncode == 0, "ompcc: %s" % c.stdout.decode())
+        p = start(["-H", "%s:2,%s:2" % (addr(0), addr(1)), prog], cwd=d)
+        try:
+            buf = b""
+            deadline = time.monotonic() + 30
+            import select
+            while b"running" not in buf:
+                check(time.monotonic() < deadline, "the program did not "
+                      "start: %r" % buf)
+                r, _, _ = select.select([p.stdout], [], [], 1)
+                if r:
+                    chunk = os.read(p.stdout.fileno(), 4096)
+                    check(chunk, "the job ended early")
+                    buf += chunk
+            victims = [x for x in ns_pids(1) if argv_of(x)[:1] == [prog]]
+            check(victims, "no node of the program on host 1")
+            t0 = time.monotonic()
+            os.kill(victims[0], signal.SIGKILL)
+            rc, out, err = finish(p, 20)
+            t = time.monotonic() - t0
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.communicate(timeout=10)
+        check(rc == 137, "status %d: %r" % (rc, err))
+        one_line(err, r"^ompdsmrun: node [23] \(pid %d on host 10\.99\.0\.2\)"
+                 r" was killed by signal 9 \(Killed\); ending the job$" %
+                 victims[0])
+        check(t < 6, "took %.1f s" % t)
+        nothing_left(2)
+
+
 def test_kill_agent():
     """kill -9 of an agent ends the job, naming its host and nodes; its
     nodes die with it."""
@@ -569,6 +613,7 @@ TESTS = {
     "conformance": test_conformance, "stress": test_stress, "env": test_env,
     "tree": test_tree, "output": test_output, "kill_node": test_kill_node,
     "kill_agent": test_kill_agent, "kill_launcher": test_kill_launcher,
+    "kill_dsm": test_kill_dsm,
     "unreachable": test_unreachable,
     "paths": test_paths, "sigint": test_sigint,
 }
