@@ -111,6 +111,12 @@ int launch_load_hosts(const struct launch_opts *o, struct launch_hosts *hs,
 int launch_map_nodes(struct launch_hosts *hs, const struct launch_opts *o,
                      int *np, int **node_host, char *err, size_t errlen);
 void launch_hosts_free(struct launch_hosts *hs);
+/* Splits hosts[0..n) into at most fanout groups; for each, calls fn with
+ * the group's first host (an agent to start) and the rest (its subtree). */
+void launch_tree_split(const int *hosts, int n, int fanout,
+                       void (*fn)(void *arg, int host, const int *sub,
+                                  int nsub),
+                       void *arg);
 
 /* ---- stdio relay (relay.c) ---- */
 /* One pipe from a node (its stdout or stderr) to ours. */
@@ -344,12 +350,6 @@ int launch_spawn(struct launch_job *job, int *exit_status);
  * job->links (room for it must exist); 0 or -ENOMEM. */
 int launch_link_add(struct launch_job *job, int host, const int *sub,
                     int nsub);
-/* Splits hosts[0..n) into at most fanout groups; for each, calls fn with
- * the group's first host (an agent to start) and the rest (its subtree). */
-void launch_tree_split(const int *hosts, int n, int fanout,
-                       void (*fn)(void *arg, int host, const int *sub,
-                                  int nsub),
-                       void *arg);
 /* Starts the agent of every link; 0 or -errno (reason printed, or in an
  * agent sent up). */
 int launch_links_start(struct launch_job *job);

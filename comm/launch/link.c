@@ -46,20 +46,6 @@ void launch_format_ranks(char *buf, size_t len, const int *ranks, int n)
         snprintf(buf + at, len - at, " and %d more", n - 4);
 }
 
-void launch_tree_split(const int *hosts, int n, int fanout,
-                       void (*fn)(void *arg, int host, const int *sub,
-                                  int nsub),
-                       void *arg)
-{
-    int groups = n < fanout ? n : fanout;
-    for (int g = 0, at = 0; g < groups; g++) {
-        /* Near-equal groups keep the tree's depth at log_fanout(n). */
-        int size = n / groups + (g < n % groups);
-        fn(arg, hosts[at], hosts + at + 1, size - 1);
-        at += size;
-    }
-}
-
 int launch_link_add(struct launch_job *job, int host, const int *sub,
                     int nsub)
 {
