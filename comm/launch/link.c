@@ -148,7 +148,8 @@ static int forwarded(const struct launch_job *job, const char *e)
 {
     if (strncmp(e, "OMPDSM_", 7) && strncmp(e, "OMP_", 4))
         return 0;
-    if (launch_own_var(e))
+    /* An address of this host means nothing on another one. */
+    if (launch_own_var(e) || !strncmp(e, "OMPDSM_TCP_ADDR=", 16))
         return 0;
     for (int x = 0; x < job->nenv_extra; x++) {
         size_t n = strcspn(job->env_extra[x], "=");

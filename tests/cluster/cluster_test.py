@@ -280,7 +280,7 @@ def test_env():
     with Hosts(3):
         hl = "%s:2,%s:2,%s" % (addr(0), addr(1), addr(2))
         env = {"OMP_SCHEDULE": "dynamic,3", "OMPDSM_FOO": "bar baz",
-               "XVAR": "from-launcher"}
+               "XVAR": "from-launcher", "OMPDSM_TCP_ADDR": addr(0)}
         rc, out, err, _ = run(["-H", hl, "-x", "XVAR", "-x", "YV=a'b c",
                                ARGS.testnode, "info", "x y"], env,
                               cwd="/tmp")
@@ -304,12 +304,15 @@ def test_env():
         rc, out, err, _ = run(["-H", hl, "-x", "XVAR", "-x", "YV=a'b c",
                                "/bin/sh", "-c",
                                "echo \"$OMPDSM_RANK|$OMP_SCHEDULE|"
-                               "$OMPDSM_FOO|$XVAR|$YV|$(pwd)\""], env,
-                              cwd="/tmp")
+                               "$OMPDSM_FOO|$XVAR|$YV|$(pwd)|"
+                               "$OMPDSM_TCP_ADDR\""], env, cwd="/tmp")
         check(rc == 0, "status %d: %s" % (rc, err))
         lines = sorted(out.splitlines())
-        check(lines == ["%d|dynamic,3|bar baz|from-launcher|a'b c|/tmp" % r
-                        for r in range(5)], "environment: %r" % lines)
+        # OMPDSM_TCP_ADDR is an address of the launcher's host: only its
+        # own nodes (ranks 0 and 1) get it.
+        check(lines == ["%d|dynamic,3|bar baz|from-launcher|a'b c|/tmp|%s" %
+                        (r, addr(0) if r < 2 else "") for r in range(5)],
+              "environment: %r" % lines)
         rc, out, err, _ = run(["-H", hl, ARGS.testnode, "gather", "4", "9"])
         check(rc == 0 and out.count("gather ok") == 5,
               "gather: %d %r %r" % (rc, out, err))
