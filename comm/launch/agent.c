@@ -200,6 +200,10 @@ int launch_agent_main(struct launch_job *job)
     job->sigfd = -1;
     job->node0_in = -1;
 
+    /* Our frames start here, after anything the remote shell printed. */
+    if (ompdsm_write_full(1, AGENT_SYNC, sizeof AGENT_SYNC - 1) < 0)
+        return 1;
+
     /* The setup first, blocking: nothing else can happen before it. */
     if (read_full(0, &h, sizeof h) < 0 || h.type != AG_SETUP ||
         h.len > AGENT_MSG_MAX) {

@@ -194,6 +194,10 @@ struct agent_hdr {
     uint32_t pad;
 };
 
+/* The first bytes an agent writes on stdout, before any frame: whatever a
+ * remote shell printed before them (an rc file's echo) is skipped. */
+#define AGENT_SYNC "\nompdsm-agent-frames-1\n"
+
 /* Largest frame accepted (a SETUP carries the environment). */
 #define AGENT_MSG_MAX (16u << 20)
 /* Default fan-out of the agent tree (OMPDSM_LAUNCH_FANOUT). */
@@ -222,6 +226,7 @@ struct launch_link {
     char *held;            /* stderr lines before its first frame: shown
                             * only if it runs (an rsh failure is one line) */
     size_t held_len;
+    int synced;            /* AGENT_SYNC seen on from_fd */
     int talked;            /* a frame arrived: the agent runs */
     double gone_at;        /* >0: from_fd closed or rsh reaped then */
     int done;              /* finished or lost: nothing more to expect */

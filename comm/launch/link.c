@@ -699,6 +699,38 @@ static void link_gone(struct launch_job *job, struct launch_link *l)
         l->gone_at = ompdsm_now();
 }
 
+/* Skips what the remote shell printed before the agent's AGENT_SYNC (its
+ * rc files may echo); sets *off past it and returns 1 once it is found.
+ * The last line of the noise is kept for a failure message. */
+static int find_sync(struct launch_link *l, size_t *off)
+{
+    static const char sync[] = AGENT_SYNC;
+    size_t n = sizeof sync - 1;
+    unsigned char *at = memmem(l->rx, l->rx_len, sync, n);
+    size_t noise = at ? (size_t)(at - l->rx)
+                      : (l->rx_len > n ? l->rx_len - n : 0);
+    if (noise) {
+        size_t b = noise, e = noise;
+        while (e > 0 && l->rx[e - 1] == '\n')
+            e--;
+        b = e;
+        while (b > 0 && l->rx[b - 1] != '\n')
+            b--;
+        if (e > b)
+            snprintf(l->last, sizeof l->last, "%.*s", (int)(e - b),
+                     (const char *)l->rx + b);
+    }
+    if (!at) {
+        /* A partial AGENT_SYNC may end the buffer: keep that much. */
+        memmove(l->rx, l->rx + noise, l->rx_len - noise);
+        l->rx_len -= noise;
+        return 0;
+    }
+    l->synced = 1;
+    *off = noise + n;
+    return 1;
+}
+
 static void from_read(struct launch_job *job, struct launch_link *l)
 {
     for (int budget = 16; budget > 0 && l->from_fd >= 0; budget--) {
@@ -723,6 +755,8 @@ static void from_read(struct launch_job *job, struct launch_link *l)
         }
         l->rx_len += (size_t)r;
         size_t off = 0;
+        if (!l->synced && !find_sync(l, &off))
+            continue;
         while (l->rx_len - off >= sizeof(struct agent_hdr)) {
             struct agent_hdr h;
             memcpy(&h, l->rx + off, sizeof h);

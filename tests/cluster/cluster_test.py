@@ -316,6 +316,20 @@ def test_env():
         rc, out, err, _ = run(["-H", hl, ARGS.testnode, "gather", "4", "9"])
         check(rc == 0 and out.count("gather ok") == 5,
               "gather: %d %r %r" % (rc, out, err))
+        # A remote shell whose rc file prints on stdout before the agent
+        # runs (a banner without a newline too) must not confuse the frames.
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            noisy = os.path.join(d, "noisy-rsh")
+            with open(noisy, "w") as f:
+                f.write("#!/bin/sh\nprintf 'Welcome to %%s\\n\\001\\002no "
+                        "newline' \"$1\"\nexec %s rsh \"$@\"\n" % NETNS)
+            os.chmod(noisy, 0o755)
+            rc, out, err, _ = run(["-H", hl, ARGS.testnode, "gather", "2",
+                                   "3"], {"OMPDSM_RSH": noisy})
+            check(rc == 0 and out.count("gather ok") == 5 and
+                  "Welcome" not in out + err,
+                  "noisy shell: %d %r %r" % (rc, out, err))
         nothing_left(3)
 
 
