@@ -57,29 +57,10 @@ static void fail_up(struct launch_job *job, int status, const char *fmt, ...)
  * by us and gets the rest of the group. */
 static void add_link(void *arg, int host, const int *sub, int nsub)
 {
-    struct launch_job *job = arg;
-    struct launch_link *l = &job->links[job->nlinks++];
-    memset(l, 0, sizeof *l);
-    l->host = host;
-    l->to_fd = l->from_fd = l->err_fd = -1;
-    l->sub = malloc((size_t)(nsub ? nsub : 1) * sizeof(int));
-    int n = job->hosts.h[host].nnodes;
-    for (int i = 0; i < nsub; i++) {
-        l->sub[i] = sub[i];
-        n += job->hosts.h[sub[i]].nnodes;
-    }
-    l->nsub = nsub;
-    l->ranks = malloc((size_t)(n ? n : 1) * sizeof(int));
-    l->exited = calloc((size_t)(n ? n : 1), 1);
-    if (!l->sub || !l->ranks || !l->exited) {
-        fprintf(stderr, "ompdsmrun --agent: out of memory\n");
+    if (launch_link_add(arg, host, sub, nsub) < 0) {
+        fail_up(arg, 1, "agent: out of memory");
         exit(1);
     }
-    for (int k = 0; k < job->hosts.h[host].nnodes; k++)
-        l->ranks[l->nranks++] = job->hosts.h[host].ranks[k];
-    for (int i = 0; i < nsub; i++)
-        for (int k = 0; k < job->hosts.h[sub[i]].nnodes; k++)
-            l->ranks[l->nranks++] = job->hosts.h[sub[i]].ranks[k];
 }
 
 static void signal_local(struct launch_job *job, int sig, int group)
@@ -157,7 +138,7 @@ static void report_exits(struct launch_job *job, double now, int *reported)
         if (!node->reaped || reported[k])
             continue;
         int open = node->out.fd >= 0 || node->err.fd >= 0;
-        if (open && now < node->suspect_at + LAUNCH_DRAIN_S)
+        if (open && now < node->reaped_at + LAUNCH_DRAIN_S)
             continue;
         if (node->out.fd >= 0) {
             close(node->out.fd);
@@ -194,7 +175,7 @@ static int on_signals(struct launch_job *job)
                     if (node->pid == pid && !node->reaped) {
                         node->reaped = 1;
                         node->wstatus = st;
-                        node->suspect_at = ompdsm_now();
+                        node->reaped_at = ompdsm_now();
                         job->nreaped++;
                     }
                 }
@@ -218,6 +199,10 @@ int launch_agent_main(struct launch_job *job)
     job->boot.listen_fd = -1;
     job->sigfd = -1;
     job->node0_in = -1;
+
+    /* Our frames start here, after anything the remote shell printed. */
+    if (ompdsm_write_full(1, AGENT_SYNC, sizeof AGENT_SYNC - 1) < 0)
+        return 1;
 
     /* The setup first, blocking: nothing else can happen before it. */
     if (read_full(0, &h, sizeof h) < 0 || h.type != AG_SETUP ||
@@ -327,7 +312,7 @@ int launch_agent_main(struct launch_job *job)
             if (!reported[k]) {
                 all = 0;
                 if (job->nodes[k].reaped) {
-                    int w = (int)((job->nodes[k].suspect_at +
+                    int w = (int)((job->nodes[k].reaped_at +
                                    LAUNCH_DRAIN_S - now) * 1000.0) + 1;
                     if (w < 0)
                         w = 0;

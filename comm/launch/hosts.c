@@ -1,6 +1,7 @@
 /* comm/launch/hosts.c - the hosts of a multi-host job: --hostfile (Open MPI
- * syntax) and -H lists parsed strictly, and the nodes mapped onto their
- * slots (--map-by slot|node, -npernode, --oversubscribe).  Pure code, no
+ * syntax) and -H lists parsed strictly, the nodes mapped onto their slots
+ * (--map-by slot|node, -npernode, --oversubscribe), and the shape of the
+ * agent tree over them.  Pure code, no
  * I/O but reading the file, so that every rule has a unit test. */
 #include "launch.h"
 
@@ -310,6 +311,20 @@ int launch_map_nodes(struct launch_hosts *hs, const struct launch_opts *o,
     *np = n;
     *node_host = nh;
     return 0;
+}
+
+void launch_tree_split(const int *hosts, int n, int fanout,
+                       void (*fn)(void *arg, int host, const int *sub,
+                                  int nsub),
+                       void *arg)
+{
+    int groups = n < fanout ? n : fanout;
+    for (int g = 0, at = 0; g < groups; g++) {
+        /* Near-equal groups keep the tree's depth at log_fanout(n). */
+        int size = n / groups + (g < n % groups);
+        fn(arg, hosts[at], hosts + at + 1, size - 1);
+        at += size;
+    }
 }
 
 int launch_load_hosts(const struct launch_opts *o, struct launch_hosts *hs,

@@ -1,7 +1,9 @@
 /* comm/launch/launch.h - the interface between the files of ompdsmrun, the
- * launcher: options (opts.c), starting nodes (spawn.c), stdio relay
- * (relay.c) and its output queues (outq.c), the bootstrap server
- * (bootsrv.c) and the job's event loop and failure handling (ompdsmrun.c).
+ * launcher: options (opts.c), hosts and mapping (hosts.c), the multi-host
+ * plan (plan.c), starting nodes (spawn.c), stdio relay (relay.c) and its
+ * output queues (outq.c), the bootstrap server (bootsrv.c), the agents on
+ * other hosts (link.c for their parent's side, agent.c for ompdsmrun
+ * --agent) and the job's event loop and failure handling (ompdsmrun.c).
  *
  * One thread, the poll loop, owns every structure here, and signals arrive
  * through a signalfd, so nothing here needs a lock.  The only other threads
@@ -19,7 +21,8 @@
 #define LAUNCH_MAX_NP 4096
 /* A line longer than this is relayed in pieces. */
 #define LAUNCH_LINE_MAX (64 * 1024)
-/* SIGTERM to SIGKILL when ending a job (the brief allows at most 2 s). */
+/* SIGTERM to SIGKILL when ending a job (docs/ompdsmrun.md promises at
+ * most 2 s). */
 #define LAUNCH_GRACE_S 2.0
 /* How long a lost bootstrap connection waits for the node's exit status, so
  * that a crash is reported as the crash rather than as the lost socket. */
@@ -108,6 +111,12 @@ int launch_load_hosts(const struct launch_opts *o, struct launch_hosts *hs,
 int launch_map_nodes(struct launch_hosts *hs, const struct launch_opts *o,
                      int *np, int **node_host, char *err, size_t errlen);
 void launch_hosts_free(struct launch_hosts *hs);
+/* Splits hosts[0..n) into at most fanout groups; for each, calls fn with
+ * the group's first host (an agent to start) and the rest (its subtree). */
+void launch_tree_split(const int *hosts, int n, int fanout,
+                       void (*fn)(void *arg, int host, const int *sub,
+                                  int nsub),
+                       void *arg);
 
 /* ---- stdio relay (relay.c) ---- */
 /* One pipe from a node (its stdout or stderr) to ours. */
@@ -185,6 +194,10 @@ struct agent_hdr {
     uint32_t pad;
 };
 
+/* The first bytes an agent writes on stdout, before any frame: whatever a
+ * remote shell printed before them (an rc file's echo) is skipped. */
+#define AGENT_SYNC "\nompdsm-agent-frames-1\n"
+
 /* Largest frame accepted (a SETUP carries the environment). */
 #define AGENT_MSG_MAX (16u << 20)
 /* Default fan-out of the agent tree (OMPDSM_LAUNCH_FANOUT). */
@@ -213,6 +226,7 @@ struct launch_link {
     char *held;            /* stderr lines before its first frame: shown
                             * only if it runs (an rsh failure is one line) */
     size_t held_len;
+    int synced;            /* AGENT_SYNC seen on from_fd */
     int talked;            /* a frame arrived: the agent runs */
     double gone_at;        /* >0: from_fd closed or rsh reaped then */
     int done;              /* finished or lost: nothing more to expect */
@@ -234,6 +248,8 @@ struct launch_node {
     int fini;             /* sent BOOT_FINI */
     int gathered;         /* announced bytes for the current round */
     double suspect_at;    /* >0: lost or exited without FINI since then */
+    double reaped_at;     /* agent: when it was reaped (its output is
+                           * drained for LAUNCH_DRAIN_S at most) */
 };
 
 enum stdin_state {
@@ -335,12 +351,10 @@ int launch_cpus(struct launch_job *job);
 int launch_spawn(struct launch_job *job, int *exit_status);
 
 /* link.c */
-/* Splits hosts[0..n) into at most fanout groups; for each, calls fn with
- * the group's first host (an agent to start) and the rest (its subtree). */
-void launch_tree_split(const int *hosts, int n, int fanout,
-                       void (*fn)(void *arg, int host, const int *sub,
-                                  int nsub),
-                       void *arg);
+/* Adds the link of an agent for host and its subtree sub[0..nsub) to
+ * job->links (room for it must exist); 0 or -ENOMEM. */
+int launch_link_add(struct launch_job *job, int host, const int *sub,
+                    int nsub);
 /* Starts the agent of every link; 0 or -errno (reason printed, or in an
  * agent sent up). */
 int launch_links_start(struct launch_job *job);

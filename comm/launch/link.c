@@ -46,18 +46,42 @@ void launch_format_ranks(char *buf, size_t len, const int *ranks, int n)
         snprintf(buf + at, len - at, " and %d more", n - 4);
 }
 
-void launch_tree_split(const int *hosts, int n, int fanout,
-                       void (*fn)(void *arg, int host, const int *sub,
-                                  int nsub),
-                       void *arg)
+int launch_link_add(struct launch_job *job, int host, const int *sub,
+                    int nsub)
 {
-    int groups = n < fanout ? n : fanout;
-    for (int g = 0, at = 0; g < groups; g++) {
-        /* Near-equal groups keep the tree's depth at log_fanout(n). */
-        int size = n / groups + (g < n % groups);
-        fn(arg, hosts[at], hosts + at + 1, size - 1);
-        at += size;
+    struct launch_link *l = &job->links[job->nlinks];
+    int n = job->hosts.h[host].nnodes;
+
+    for (int i = 0; i < nsub; i++)
+        n += job->hosts.h[sub[i]].nnodes;
+    memset(l, 0, sizeof *l);
+    l->host = host;
+    l->to_fd = l->from_fd = l->err_fd = -1;
+    l->sub = malloc((size_t)(nsub ? nsub : 1) * sizeof(int));
+    l->ranks = malloc((size_t)(n ? n : 1) * sizeof(int));
+    l->exited = calloc((size_t)(n ? n : 1), 1);
+    if (!l->sub || !l->ranks || !l->exited) {
+        free(l->sub);
+        free(l->ranks);
+        free(l->exited);
+        return -ENOMEM;
     }
+    l->nsub = nsub;
+    for (int i = -1; i < nsub; i++) {
+        int h = i < 0 ? host : sub[i];
+        if (i >= 0)
+            l->sub[i] = h;
+        for (int k = 0; k < job->hosts.h[h].nnodes; k++) {
+            int r = job->hosts.h[h].ranks[k];
+            l->ranks[l->nranks++] = r;
+            /* The launcher's nodes are all ranks; an agent's only its
+             * own host's. */
+            if (!job->agent)
+                job->nodes[r].link = job->nlinks;
+        }
+    }
+    job->nlinks++;
+    return 0;
 }
 
 /* ---- frames to the parent (agents only) ---- */
@@ -124,7 +148,8 @@ static int forwarded(const struct launch_job *job, const char *e)
 {
     if (strncmp(e, "OMPDSM_", 7) && strncmp(e, "OMP_", 4))
         return 0;
-    if (launch_own_var(e))
+    /* An address of this host means nothing on another one. */
+    if (launch_own_var(e) || !strncmp(e, "OMPDSM_TCP_ADDR=", 16))
         return 0;
     for (int x = 0; x < job->nenv_extra; x++) {
         size_t n = strcspn(job->env_extra[x], "=");
@@ -674,6 +699,38 @@ static void link_gone(struct launch_job *job, struct launch_link *l)
         l->gone_at = ompdsm_now();
 }
 
+/* Skips what the remote shell printed before the agent's AGENT_SYNC (its
+ * rc files may echo); sets *off past it and returns 1 once it is found.
+ * The last line of the noise is kept for a failure message. */
+static int find_sync(struct launch_link *l, size_t *off)
+{
+    static const char sync[] = AGENT_SYNC;
+    size_t n = sizeof sync - 1;
+    unsigned char *at = memmem(l->rx, l->rx_len, sync, n);
+    size_t noise = at ? (size_t)(at - l->rx)
+                      : (l->rx_len > n ? l->rx_len - n : 0);
+    if (noise) {
+        size_t b = noise, e = noise;
+        while (e > 0 && l->rx[e - 1] == '\n')
+            e--;
+        b = e;
+        while (b > 0 && l->rx[b - 1] != '\n')
+            b--;
+        if (e > b)
+            snprintf(l->last, sizeof l->last, "%.*s", (int)(e - b),
+                     (const char *)l->rx + b);
+    }
+    if (!at) {
+        /* A partial AGENT_SYNC may end the buffer: keep that much. */
+        memmove(l->rx, l->rx + noise, l->rx_len - noise);
+        l->rx_len -= noise;
+        return 0;
+    }
+    l->synced = 1;
+    *off = noise + n;
+    return 1;
+}
+
 static void from_read(struct launch_job *job, struct launch_link *l)
 {
     for (int budget = 16; budget > 0 && l->from_fd >= 0; budget--) {
@@ -698,6 +755,8 @@ static void from_read(struct launch_job *job, struct launch_link *l)
         }
         l->rx_len += (size_t)r;
         size_t off = 0;
+        if (!l->synced && !find_sync(l, &off))
+            continue;
         while (l->rx_len - off >= sizeof(struct agent_hdr)) {
             struct agent_hdr h;
             memcpy(&h, l->rx + off, sizeof h);

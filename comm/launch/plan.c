@@ -93,33 +93,9 @@ static int route_source(struct in_addr a, char *out, size_t len, char *err,
 
 static void add_link(void *arg, int host, const int *sub, int nsub)
 {
-    struct launch_job *job = arg;
-    struct launch_link *l = &job->links[job->nlinks];
-    int idx = job->nlinks++;
-
-    memset(l, 0, sizeof *l);
-    l->host = host;
-    l->to_fd = l->from_fd = l->err_fd = -1;
-    l->sub = malloc((size_t)(nsub ? nsub : 1) * sizeof(int));
-    int n = job->hosts.h[host].nnodes;
-    for (int i = 0; i < nsub; i++)
-        n += job->hosts.h[sub[i]].nnodes;
-    l->ranks = malloc((size_t)(n ? n : 1) * sizeof(int));
-    l->exited = calloc((size_t)(n ? n : 1), 1);
-    if (!l->sub || !l->ranks || !l->exited) {
+    if (launch_link_add(arg, host, sub, nsub) < 0) {
         fprintf(stderr, "ompdsmrun: out of memory\n");
         exit(1);
-    }
-    l->nsub = nsub;
-    for (int i = -1; i < nsub; i++) {
-        int h = i < 0 ? host : sub[i];
-        if (i >= 0)
-            l->sub[i] = h;
-        for (int k = 0; k < job->hosts.h[h].nnodes; k++) {
-            int r = job->hosts.h[h].ranks[k];
-            l->ranks[l->nranks++] = r;
-            job->nodes[r].link = idx;
-        }
     }
 }
 

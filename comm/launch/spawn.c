@@ -119,8 +119,10 @@ static void node_env(const struct launch_job *job,
                      const struct launch_node *node, char **env,
                      size_t nbase, char buf[NOWN][192])
 {
-    const char *boot = job->host_boot ? job->host_boot[node->host]
-                                      : job->boot.addr;
+    /* Per host only when some are remote: else every node is here and
+     * uses the loopback socket. */
+    const char *boot = job->remote || job->agent ? job->host_boot[node->host]
+                                                 : job->boot.addr;
     int lsize = job->hosts.n ? job->hosts.h[node->host].nnodes : job->size;
     snprintf(buf[0], 192, "OMPDSM_RANK=%d", node->rank);
     snprintf(buf[1], 192, "OMPDSM_SIZE=%d", job->size);

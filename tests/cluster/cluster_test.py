@@ -280,7 +280,7 @@ def test_env():
     with Hosts(3):
         hl = "%s:2,%s:2,%s" % (addr(0), addr(1), addr(2))
         env = {"OMP_SCHEDULE": "dynamic,3", "OMPDSM_FOO": "bar baz",
-               "XVAR": "from-launcher"}
+               "XVAR": "from-launcher", "OMPDSM_TCP_ADDR": addr(0)}
         rc, out, err, _ = run(["-H", hl, "-x", "XVAR", "-x", "YV=a'b c",
                                ARGS.testnode, "info", "x y"], env,
                               cwd="/tmp")
@@ -304,15 +304,32 @@ def test_env():
         rc, out, err, _ = run(["-H", hl, "-x", "XVAR", "-x", "YV=a'b c",
                                "/bin/sh", "-c",
                                "echo \"$OMPDSM_RANK|$OMP_SCHEDULE|"
-                               "$OMPDSM_FOO|$XVAR|$YV|$(pwd)\""], env,
-                              cwd="/tmp")
+                               "$OMPDSM_FOO|$XVAR|$YV|$(pwd)|"
+                               "$OMPDSM_TCP_ADDR\""], env, cwd="/tmp")
         check(rc == 0, "status %d: %s" % (rc, err))
         lines = sorted(out.splitlines())
-        check(lines == ["%d|dynamic,3|bar baz|from-launcher|a'b c|/tmp" % r
-                        for r in range(5)], "environment: %r" % lines)
+        # OMPDSM_TCP_ADDR is an address of the launcher's host: only its
+        # own nodes (ranks 0 and 1) get it.
+        check(lines == ["%d|dynamic,3|bar baz|from-launcher|a'b c|/tmp|%s" %
+                        (r, addr(0) if r < 2 else "") for r in range(5)],
+              "environment: %r" % lines)
         rc, out, err, _ = run(["-H", hl, ARGS.testnode, "gather", "4", "9"])
         check(rc == 0 and out.count("gather ok") == 5,
               "gather: %d %r %r" % (rc, out, err))
+        # A remote shell whose rc file prints on stdout before the agent
+        # runs (a banner without a newline too) must not confuse the frames.
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            noisy = os.path.join(d, "noisy-rsh")
+            with open(noisy, "w") as f:
+                f.write("#!/bin/sh\nprintf 'Welcome to %%s\\n\\001\\002no "
+                        "newline' \"$1\"\nexec %s rsh \"$@\"\n" % NETNS)
+            os.chmod(noisy, 0o755)
+            rc, out, err, _ = run(["-H", hl, ARGS.testnode, "gather", "2",
+                                   "3"], {"OMPDSM_RSH": noisy})
+            check(rc == 0 and out.count("gather ok") == 5 and
+                  "Welcome" not in out + err,
+                  "noisy shell: %d %r %r" % (rc, out, err))
         nothing_left(3)
 
 
@@ -466,6 +483,50 @@ def test_kill_node():
                 r"the job$", 137)
 
 
+def test_kill_dsm():
+    """kill -9 of a node of a real ompdsm program on another host while the
+    DSM runs: the launcher's one line names that node, not the peers that
+    lost their connections to it."""
+    import tempfile
+    check(ARGS.ompcc, "--ompcc is needed")
+    with tempfile.TemporaryDirectory() as d, Hosts(2):
+        prog = os.path.join(d, "dsm_loop")
+        c = subprocess.run([ARGS.ompcc, "-O1", os.path.join(HERE,
+                            "dsm_loop.c"), "-o", prog],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=120)
+        check(c.returncode == 0, "ompcc: %s" % c.stdout.decode())
+        p = start(["-H", "%s:2,%s:2" % (addr(0), addr(1)), prog], cwd=d)
+        try:
+            buf = b""
+            deadline = time.monotonic() + 30
+            import select
+            while b"running" not in buf:
+                check(time.monotonic() < deadline, "the program did not "
+                      "start: %r" % buf)
+                r, _, _ = select.select([p.stdout], [], [], 1)
+                if r:
+                    chunk = os.read(p.stdout.fileno(), 4096)
+                    check(chunk, "the job ended early")
+                    buf += chunk
+            victims = [x for x in ns_pids(1) if argv_of(x)[:1] == [prog]]
+            check(victims, "no node of the program on host 1")
+            t0 = time.monotonic()
+            os.kill(victims[0], signal.SIGKILL)
+            rc, out, err = finish(p, 20)
+            t = time.monotonic() - t0
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.communicate(timeout=10)
+        check(rc == 137, "status %d: %r" % (rc, err))
+        one_line(err, r"^ompdsmrun: node [23] \(pid %d on host 10\.99\.0\.2\)"
+                 r" was killed by signal 9 \(Killed\); ending the job$" %
+                 victims[0])
+        check(t < 6, "took %.1f s" % t)
+        nothing_left(2)
+
+
 def test_kill_agent():
     """kill -9 of an agent ends the job, naming its host and nodes; its
     nodes die with it."""
@@ -569,6 +630,7 @@ TESTS = {
     "conformance": test_conformance, "stress": test_stress, "env": test_env,
     "tree": test_tree, "output": test_output, "kill_node": test_kill_node,
     "kill_agent": test_kill_agent, "kill_launcher": test_kill_launcher,
+    "kill_dsm": test_kill_dsm,
     "unreachable": test_unreachable,
     "paths": test_paths, "sigint": test_sigint,
 }

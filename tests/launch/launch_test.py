@@ -711,6 +711,54 @@ def test_bad_args():
     check(rc == 0 and out.startswith("ompdsmrun"), "--version: %d" % rc)
 
 
+def test_hosts_local():
+    """Hosts that are all this machine: nodes forked here, local ranks per
+    host, the loopback bootstrap; bad host lists are one line, status 2."""
+    rc, out, err, _ = run(["-H", "localhost:2,127.0.0.1", "-x", "XV=1 2",
+                           TESTNODE, "info"])
+    check(rc == 0, "status %d %r" % (rc, err))
+    infos = sorted(info_lines(out), key=lambda d: int(d["rank"]))
+    check([(d["rank"], d["local_rank"], d["local_size"]) for d in infos] ==
+          [("0", "0", "2"), ("1", "1", "2"), ("2", "0", "1")],
+          "local ranks: %r" % infos)
+    check(all(d["boot"].startswith("127.0.0.1:") for d in infos),
+          "boot: %r" % infos)
+    rc, out, err, _ = run(["-H", "localhost:2", "--map-by", "node", "-np",
+                           "3", "--oversubscribe", "sh", "-c",
+                           "echo $OMPDSM_RANK:$OMPDSM_LOCAL_RANK"])
+    check(rc == 0 and sorted(out.split()) == ["0:0", "1:1", "2:2"],
+          "oversubscribed: %d %r %r" % (rc, out, err))
+    rc, out, err, _ = run(["-H", "localhost", "-x", "XV=a b", "sh", "-c",
+                           "echo \"$XV\""])
+    check(rc == 0 and out == "a b\n", "-x: %d %r %r" % (rc, out, err))
+    with tempfile.TemporaryDirectory() as d:
+        hf = os.path.join(d, "hosts")
+        with open(hf, "w") as f:
+            f.write("localhost slots=2\nlocalhost\n")
+        empty = os.path.join(d, "empty")
+        open(empty, "w").close()
+        cases = [
+            (["--hostfile", hf, TESTNODE, "info"], "hosts:2: host "
+             "'localhost' is listed twice"),
+            (["--hostfile", empty, TESTNODE, "info"], "names no host"),
+            (["--hostfile", os.path.join(d, "none"), TESTNODE, "info"],
+             "cannot read hostfile"),
+            (["-H", "localhost:2", "-np", "3", TESTNODE, "info"],
+             "--oversubscribe"),
+            (["-H", "localhost:x", TESTNODE, "info"], "bad slots"),
+            (["-H", "no-such-host.invalid", TESTNODE, "info"],
+             "cannot resolve"),
+            (["-np", "1", "-x", "OMPDSM_UNSET_VAR_XYZ", TESTNODE, "info"],
+             "is not set here"),
+        ]
+        for args, frag in cases:
+            rc, out, err, t = run(args, timeout=10)
+            check(rc == 2, "%s: status %d" % (args, rc))
+            check(out == "", "%s: something ran: %r" % (args, out))
+            check(len(err) == 1 and err[0].startswith("ompdsmrun: ") and
+                  frag in err[0], "%s: stderr %r lacks %r" % (args, err, frag))
+
+
 def test_exec_fail():
     """A program that passes the checks but cannot be executed: one line,
     status 127."""

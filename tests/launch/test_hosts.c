@@ -344,6 +344,45 @@ static void test_map_oversubscribe(void **state)
     launch_hosts_free(&hs);
 }
 
+/* ---- the agent tree ---- */
+
+static char shape[256];
+
+static void record(void *arg, int host, const int *sub, int nsub)
+{
+    (void)arg;
+    size_t n = strlen(shape);
+    n += (size_t)snprintf(shape + n, sizeof shape - n, "%d(", host);
+    for (int i = 0; i < nsub; i++)
+        n += (size_t)snprintf(shape + n, sizeof shape - n, "%s%d",
+                              i ? "," : "", sub[i]);
+    snprintf(shape + n, sizeof shape - n, ") ");
+}
+
+static const char *tree(int n, int fanout)
+{
+    int hosts[64];
+    for (int i = 0; i < n; i++)
+        hosts[i] = i + 1;
+    shape[0] = 0;
+    launch_tree_split(hosts, n, fanout, record, NULL);
+    return shape;
+}
+
+static void test_tree_split(void **state)
+{
+    (void)state;
+    /* Up to the fan-out: every host is a direct child (flat). */
+    assert_string_equal(tree(3, 32), "1() 2() 3() ");
+    assert_string_equal(tree(2, 2), "1() 2() ");
+    /* More: near-equal groups, the first host of each starts the rest. */
+    assert_string_equal(tree(4, 2), "1(2) 3(4) ");
+    assert_string_equal(tree(5, 2), "1(2,3) 4(5) ");
+    assert_string_equal(tree(7, 3), "1(2,3) 4(5) 6(7) ");
+    assert_string_equal(tree(3, 1), "1(2,3) ");
+    assert_string_equal(tree(0, 4), "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -360,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_map_node),
         cmocka_unit_test(test_map_npernode),
         cmocka_unit_test(test_map_oversubscribe),
+        cmocka_unit_test(test_tree_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
