@@ -47,6 +47,132 @@ int rt_parse_schedule(const char *s, int *kind, long long *chunk)
     return 0;
 }
 
+int rt_parse_fraction(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno || !(v >= 0) || v > 1e6)
+        return -EINVAL;
+    while (isspace((unsigned char)*end))
+        end++;
+    if (*end)
+        return -EINVAL;
+    *out = v;
+    return 0;
+}
+
+/* One "file:line=settings" entry of OMPDSM_PROFILED (len bytes at s). */
+static int parse_override(const char *s, size_t len, struct rt_prof_override *o)
+{
+    char buf[512];
+    if (len >= sizeof buf)
+        return -EINVAL;
+    memcpy(buf, s, len);
+    buf[len] = 0;
+    char *eq = strchr(buf, '=');
+    if (!eq)
+        return -EINVAL;
+    *eq = 0;
+    char *where = buf, *what = eq + 1;
+    while (isspace((unsigned char)*where))
+        where++;
+    memset(o, 0, sizeof *o);
+    o->chunk = o->eval_size = o->eval_skip = -1;
+    if (!strcmp(where, "*")) {
+        strcpy(o->file, "*");
+    } else {
+        char *colon = strrchr(where, ':');
+        uint64_t line;
+        if (!colon || colon == where || (size_t)(colon - where) >= sizeof o->file ||
+            ompdsm_parse_u64(colon + 1, 0, &line) < 0 || !line ||
+            line > 100000000)
+            return -EINVAL;
+        memcpy(o->file, where, (size_t)(colon - where));
+        o->line = (int)line;
+    }
+    while (isspace((unsigned char)*what))
+        what++;
+    if (isalpha((unsigned char)*what)) {
+        /* A schedule of its own (the baseline ompdsm-tune compares). */
+        if (rt_parse_schedule(what, &o->kind, &o->chunk) < 0 ||
+            o->kind == OMPDSM_SCHED_AUTO)
+            return -EINVAL;
+        return 0;
+    }
+    o->kind = OMPDSM_SCHED_PROFILED;
+    long long *f[3] = {&o->chunk, &o->eval_size, &o->eval_skip};
+    for (int i = 0; i < 3 && *what; i++) {
+        char num[32];
+        size_t l = strcspn(what, ",");
+        if (l >= sizeof num)
+            return -EINVAL;
+        memcpy(num, what, l);
+        num[l] = 0;
+        uint64_t v;
+        /* An empty field keeps the clause's value. */
+        if (l && (ompdsm_parse_u64(num, 0, &v) < 0 || v > (1ull << 40)))
+            return -EINVAL;
+        if (l)
+            *f[i] = (long long)v;
+        what += l;
+        if (*what == ',') {
+            what++;
+            if (!*what || i == 2)
+                return -EINVAL;
+        }
+    }
+    return *what ? -EINVAL : 0;
+}
+
+int rt_parse_prof_overrides(const char *s, struct rt_prof_override **out,
+                            int *n)
+{
+    struct rt_prof_override *v = NULL;
+    int cnt = 0;
+    while (*s) {
+        size_t l = strcspn(s, ";");
+        const char *e = s;
+        while (e < s + l && isspace((unsigned char)*e))
+            e++;
+        if (e < s + l) {
+            struct rt_prof_override *nv = realloc(v, (size_t)(cnt + 1) * sizeof *v);
+            if (!nv) {
+                free(v);
+                return -ENOMEM;
+            }
+            v = nv;
+            if (parse_override(s, l, &v[cnt]) < 0) {
+                ompdsm_err("OMPDSM_PROFILED: '%.*s' is not valid: expected "
+                           "file:line=[chunk][,[eval_size][,eval_skip]] or "
+                           "file:line=static|dynamic|guided|profiled[,chunk]",
+                           (int)l, s);
+                free(v);
+                return -EINVAL;
+            }
+            cnt++;
+        }
+        s += l;
+        if (*s == ';')
+            s++;
+    }
+    *out = v;
+    *n = cnt;
+    return 0;
+}
+
+static double env_fraction(const char *name, double def)
+{
+    const char *v = getenv(name);
+    double x;
+    if (!v || !*v)
+        return def;
+    if (rt_parse_fraction(v, &x) < 0)
+        ompdsm_fatal("%s='%s' is not valid: expected a non-negative fraction "
+                     "such as %g", name, v, def);
+    return x;
+}
+
 static int env_int(const char *name, int def, int min, int max)
 {
     return (int)ompdsm_env_u64(name, (uint64_t)def, (uint64_t)min,
@@ -113,4 +239,15 @@ void rt_env_init(int nodes)
     rt_icv.thread_limit = env_int("OMP_THREAD_LIMIT", rt_icv.max_threads, 1,
                                   1000000);
     rt_icv.max_active_levels = env_int("OMP_MAX_ACTIVE_LEVELS", 1, 0, 1000000);
+    /* A re-partition must promise 5% (noise on a shared machine is about
+     * that); an execution whose per-node times stray 20% from the
+     * prediction is measured again. */
+    rt_icv.prof_gain = env_fraction("OMPDSM_PROFILED_GAIN", 0.05);
+    rt_icv.prof_drift = env_fraction("OMPDSM_PROFILED_DRIFT", 0.2);
+    v = getenv("OMPDSM_PROFILED");
+    rt_icv.prof_over = NULL;
+    rt_icv.nprof_over = 0;
+    if (v && *v && rt_parse_prof_overrides(v, &rt_icv.prof_over,
+                                           &rt_icv.nprof_over) < 0)
+        ompdsm_fatal("OMPDSM_PROFILED is not valid (see above)");
 }

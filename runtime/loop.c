@@ -3,9 +3,15 @@
  * loop-end barrier, and ordered regions. */
 #include "rt.h"
 #include "sched/sched.h"
+#include "ompdsm_config.h"
 
+#include <math.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
+#if OMPDSM_HAVE_PAPI
+#include <papi.h>
+#endif
 
 static inline struct rt_loop *L_of(OMPDSM_loop *l)
 {
@@ -19,13 +25,18 @@ static void claim_of(const struct rt_loop *L, struct sched_claim *c)
     c->gen = rt_ws_gen(L->seq);
 }
 
+static void prof_init(struct rt_loop *L, long long eval_size,
+                      long long eval_skip);
+static int prof_next(struct rt_loop *L, uint64_t *lo, uint64_t *hi);
+static void prof_end(struct rt_loop *L, int nowait);
+static const struct rt_prof_override *prof_override(const OMPDSM_loop_site *s,
+                                                    int sched);
+
 RT_API void OMPDSM_loop_init(OMPDSM_loop *loop, OMPDSM_loop_site *site,
                              unsigned long long n, int sched, long long chunk,
                              long long eval_size, long long eval_skip,
                              int flags)
 {
-    (void)eval_size;
-    (void)eval_skip;
     struct rt_loop *L = L_of(loop);
     memset(loop, 0, sizeof *loop);
     RT_STAT(loops, 1);
@@ -35,20 +46,38 @@ RT_API void OMPDSM_loop_init(OMPDSM_loop *loop, OMPDSM_loop_site *site,
     }
     if (sched == OMPDSM_SCHED_DEFAULT || sched == OMPDSM_SCHED_AUTO)
         sched = OMPDSM_SCHED_STATIC;
-    /* The profiled schedule (seed 000) arrives with its own work; until
-     * then it partitions like static, which is what it does before it has
-     * measured anything. */
-    if (sched == OMPDSM_SCHED_PROFILED) {
-        sched = OMPDSM_SCHED_STATIC;
-        if (chunk < 0)
-            chunk = 0;
+    const struct rt_prof_override *o = prof_override(site, sched);
+    int frozen = 0;
+    if (o) {
+        if (o->kind != OMPDSM_SCHED_PROFILED)
+            eval_size = eval_skip = -1;
+        sched = o->kind;
+        /* An override to static runs as a profiled loop with equal weights
+         * that never measures (static's partition exactly), so that the
+         * statistics time it per execution as they time profiled loops:
+         * the baseline ompdsm-tune compares with. */
+        if (sched == OMPDSM_SCHED_STATIC && site && rt_self.nthreads > 1) {
+            sched = OMPDSM_SCHED_PROFILED;
+            frozen = 1;
+        }
+        if (o->chunk >= 0)
+            chunk = o->chunk;
+        if (o->eval_size >= 0)
+            eval_size = o->eval_size;
+        if (o->eval_skip >= 0)
+            eval_skip = o->eval_skip;
     }
+    /* profiled needs the site's memory and a team; anything else runs it
+     * as static, which is its partition before it has measured. */
+    if (sched == OMPDSM_SCHED_PROFILED && (!site || rt_self.nthreads <= 1))
+        sched = OMPDSM_SCHED_STATIC;
     if (chunk < 0)
         chunk = 0;
     L->n = n;
     L->kind = sched;
     L->chunk = (unsigned long long)chunk;
-    if (L->kind != OMPDSM_SCHED_STATIC && !L->chunk)
+    if (L->kind != OMPDSM_SCHED_STATIC && L->kind != OMPDSM_SCHED_PROFILED &&
+        !L->chunk)
         L->chunk = 1;
     L->tid = rt_self.tid;
     L->nthreads = rt_self.nthreads;
@@ -61,6 +90,9 @@ RT_API void OMPDSM_loop_init(OMPDSM_loop *loop, OMPDSM_loop_site *site,
         rt_self.ordered_iter = 0;
         rt_self.ordered_passed = 1; /* no iteration started yet */
     }
+    L->frozen = frozen;
+    if (L->kind == OMPDSM_SCHED_PROFILED)
+        prof_init(L, eval_size, eval_skip);
 }
 
 RT_API void OMPDSM_sections_init(OMPDSM_loop *loop, OMPDSM_loop_site *site,
@@ -147,6 +179,9 @@ RT_API int OMPDSM_loop_next(OMPDSM_loop *loop, unsigned long long *lo,
         }
         break;
     }
+    case OMPDSM_SCHED_PROFILED:
+        got = prof_next(L, &a, &b);
+        break;
     default:
         ompdsm_fatal("unknown schedule kind %d", L->kind);
     }
@@ -171,7 +206,9 @@ RT_API void OMPDSM_loop_end(OMPDSM_loop *loop, int nowait)
         ordered_pass_skipped();
         rt_self.ordered_loop = NULL;
     }
-    if (!nowait)
+    if (L->kind == OMPDSM_SCHED_PROFILED)
+        prof_end(L, nowait);
+    else if (!nowait)
         rt_team_barrier(NULL, 0, 0, NULL);
 }
 
@@ -287,4 +324,430 @@ RT_API void OMPDSM_single_copyprivate(int executed, void *data,
                                       unsigned long size)
 {
     rt_team_barrier(data, size, executed, data);
+}
+
+/* ---- profiled ----
+ * The schedule of "Implementation and Evaluation of Dynamic Load Balancing
+ * Using Loop Re-partitioning on Omni/SCASH": an execution that measures
+ * gives each thread a block of eval_skip + eval_size iterations at the
+ * start of the space (the first eval_skip run plainly, the next eval_size
+ * timed), exchanges the times once (an allgather among the team), and
+ * splits the rest by speed (sched_profiled_decide).  The weights persist
+ * in the loop's site, so later executions split the whole space by them
+ * and measure nothing; each execution's per-node times ride on the
+ * loop-end barrier, and when they stray from what the weights predict by
+ * more than OMPDSM_PROFILED_DRIFT the next execution measures again.
+ * With one thread per node, a thread's state is its node's. */
+
+enum { PH_SKIP, PH_TIMED, PH_TIMING, PH_XCHG, PH_RUN, PH_DONE };
+
+struct rt_prof_site *rt_prof_sites;
+static struct rt_prof_site **prof_tail = &rt_prof_sites;
+int rt_prof_counters;
+const char *rt_prof_counters_why = "no profiled loop ran";
+
+static int papi_state; /* 0 not tried, 1 library up, -1 not available */
+#if OMPDSM_HAVE_PAPI
+static int papi_evset = PAPI_NULL;
+#endif
+
+/* PAPI's real-time clock and, where the machine has them, its cycle and
+ * instruction counters.  Virtual machines without a PMU have no counters:
+ * the reason is kept for the statistics report, said once there. */
+static void prof_papi_init(void)
+{
+    if (papi_state)
+        return;
+    papi_state = -1;
+#if OMPDSM_HAVE_PAPI
+    if (PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT) {
+        rt_prof_counters_why = "PAPI_library_init failed (timing with "
+                               "clock_gettime)";
+        return;
+    }
+    papi_state = 1;
+    int es = PAPI_NULL;
+    if (PAPI_create_eventset(&es) != PAPI_OK) {
+        rt_prof_counters_why = "PAPI has no event set";
+        return;
+    }
+    if (PAPI_add_event(es, PAPI_TOT_CYC) != PAPI_OK ||
+        PAPI_add_event(es, PAPI_TOT_INS) != PAPI_OK ||
+        PAPI_start(es) != PAPI_OK) {
+        rt_prof_counters_why = "PAPI cannot count PAPI_TOT_CYC and "
+                               "PAPI_TOT_INS here (no PMU: a virtual machine?)";
+        PAPI_cleanup_eventset(es);
+        PAPI_destroy_eventset(&es);
+        return;
+    }
+    papi_evset = es;
+    rt_prof_counters = 1;
+    rt_prof_counters_why = "";
+#else
+    rt_prof_counters_why = "libompdsm was built without PAPI";
+#endif
+}
+
+/* Wall time in ns: a node sharing its core with another process must look
+ * slow, so never CPU time. */
+static uint64_t prof_now(void)
+{
+#if OMPDSM_HAVE_PAPI
+    if (papi_state > 0)
+        return (uint64_t)PAPI_get_real_nsec();
+#endif
+    return ompdsm_now_ns();
+}
+
+static void prof_counters(long long v[2])
+{
+    v[0] = v[1] = 0;
+#if OMPDSM_HAVE_PAPI
+    if (rt_prof_counters && PAPI_read(papi_evset, v) != PAPI_OK)
+        v[0] = v[1] = 0;
+#endif
+}
+
+static const struct rt_prof_override *prof_override(const OMPDSM_loop_site *s,
+                                                    int sched)
+{
+    if (!s || !s->file || !rt_icv.nprof_over)
+        return NULL;
+    const char *base = strrchr(s->file, '/');
+    base = base ? base + 1 : s->file;
+    const struct rt_prof_override *any = NULL;
+    for (int i = 0; i < rt_icv.nprof_over; i++) {
+        const struct rt_prof_override *o = &rt_icv.prof_over[i];
+        if (!strcmp(o->file, "*")) {
+            if (!any)
+                any = o;
+        } else if (o->line == s->line &&
+                   (!strcmp(o->file, s->file) || !strcmp(o->file, base))) {
+            return o;
+        }
+    }
+    return sched == OMPDSM_SCHED_PROFILED ? any : NULL;
+}
+
+static void *prof_alloc(size_t n)
+{
+    void *p = calloc(n ? n : 1, 1);
+    if (!p)
+        ompdsm_fatal("out of memory for a profiled loop's state");
+    return p;
+}
+
+/* The site's state for a team of nthreads; a new team size starts over. */
+static struct rt_prof_site *prof_site(OMPDSM_loop_site *site, int nthreads)
+{
+    struct rt_prof_site *ps = site->rt;
+    if (!ps) {
+        ps = prof_alloc(sizeof *ps);
+        ps->site = site;
+        *prof_tail = ps;
+        prof_tail = &ps->next;
+        site->rt = ps;
+    }
+    if (ps->nthreads != nthreads) {
+        free(ps->speed);
+        free(ps->weight);
+        free(ps->vec);
+        size_t nt = (size_t)nthreads;
+        ps->speed = prof_alloc(nt * sizeof *ps->speed);
+        ps->weight = prof_alloc(nt * sizeof *ps->weight);
+        ps->vec = prof_alloc(nt * sizeof *ps->vec);
+        for (size_t t = 0; t < nt; t++)
+            ps->weight[t] = 1;
+        ps->nthreads = nthreads;
+        ps->measure = 1;
+        ps->measured = 0;
+    }
+    return ps;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+    uint64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static void prof_init(struct rt_loop *L, long long eval_size,
+                      long long eval_skip)
+{
+    if (L->nthreads > SCHED_PROF_MAX_THREADS)
+        ompdsm_fatal("schedule(profiled): teams of more than %d threads are "
+                     "not supported", SCHED_PROF_MAX_THREADS);
+    prof_papi_init();
+    struct rt_prof_site *ps = prof_site(L->site, L->nthreads);
+    L->ps = ps;
+    ps->executions++;
+    L->skip = eval_skip > 0 ? (uint64_t)eval_skip : 0;
+    L->size = eval_size > 0 ? (uint64_t)eval_size : 1;
+    ps->chunk = L->chunk;
+    if (L->frozen) {
+        double eq[L->nthreads];
+        for (int t = 0; t < L->nthreads; t++)
+            eq[t] = 1;
+        L->base = 0;
+        L->phase = PH_RUN;
+        sched_profiled_vector(0, L->n, L->chunk, L->nthreads, eq, ps->vec);
+    } else if (ps->measure) {
+        uint64_t per = sat_add(L->skip, L->size);
+        uint64_t all = sat_mul(per, (uint64_t)L->nthreads);
+        L->base = all < L->n ? all : L->n;
+        L->phase = PH_SKIP;
+    } else {
+        L->base = 0;
+        L->phase = PH_RUN;
+        if (sched_profiled_vector(0, L->n, L->chunk, L->nthreads, ps->weight,
+                                  ps->vec) < 0)
+            ompdsm_fatal("schedule(profiled): no partition for %d threads",
+                         L->nthreads);
+    }
+    prof_counters(ps->cnt0);
+    L->t0 = prof_now();
+}
+
+/* Steps (1a)-(1e): every thread's time for its eval_size iterations, one
+ * allgather, and the same decision on every node. */
+static void prof_exchange(struct rt_loop *L, uint64_t timed_ns,
+                          uint64_t timed_iters)
+{
+    struct rt_prof_site *ps = L->ps;
+    int nt = L->nthreads;
+    uint64_t t = prof_now();
+    struct {
+        uint64_t ns, iters;
+    } mine = {timed_ns, timed_iters}, all[nt];
+    if (comm_allgather(rt_self.group, &mine, sizeof mine, all) < 0)
+        ompdsm_fatal("schedule(profiled): exchanging the measured speeds "
+                     "failed: the job is failing");
+    double speed[nt], w[nt];
+    uint64_t vec[nt];
+    for (int i = 0; i < nt; i++)
+        speed[i] = all[i].iters
+                       ? (double)all[i].iters / (double)(all[i].ns ? all[i].ns : 1)
+                       : 0;
+    struct sched_prof_in in = {L->base, L->n, L->chunk, nt, speed, ps->weight,
+                               rt_icv.prof_gain};
+    struct sched_prof_out out = {0, 0, 0, vec, w};
+    if (sched_profiled_decide(&in, &out) < 0)
+        ompdsm_fatal("schedule(profiled): no partition for %d threads", nt);
+    memcpy(ps->speed, speed, sizeof speed);
+    memcpy(ps->weight, w, sizeof w);
+    memcpy(ps->vec, vec, sizeof vec);
+    ps->measured = 1;
+    ps->measure = 0;
+    ps->measurements++;
+    ps->repartitions += out.repartition != 0;
+    L->xchg_ns = prof_now() - t;
+    ps->measure_ns += L->xchg_ns;
+}
+
+/* This thread is done: its work time (without the exchange) for the
+ * report and the drift check. */
+static void prof_finish(struct rt_loop *L)
+{
+    struct rt_prof_site *ps = L->ps;
+    uint64_t now = prof_now();
+    uint64_t work = now - L->t0 - L->xchg_ns;
+    L->tm = work; /* kept for prof_end */
+    long long c[2];
+    prof_counters(c);
+    ps->cycles += (uint64_t)(c[0] - ps->cnt0[0]);
+    ps->instructions += (uint64_t)(c[1] - ps->cnt0[1]);
+    if (ps->nhist < RT_PROF_HIST) {
+        ps->hist_ns[ps->nhist] = now - L->t0;
+        ps->hist_it[ps->nhist] = L->iters;
+        ps->hist_measured[ps->nhist] = L->base > 0;
+        ps->nhist++;
+    }
+    L->phase = PH_DONE;
+    L->done = 1;
+}
+
+static int prof_next(struct rt_loop *L, uint64_t *a, uint64_t *b)
+{
+    /* This thread's measurement block, [m0, m1), timed from ms. */
+    uint64_t per = sat_add(L->skip, L->size);
+    uint64_t m0 = sat_mul(per, (uint64_t)L->tid);
+    m0 = m0 < L->base ? m0 : L->base;
+    uint64_t m1 = sat_add(m0, per) < L->base ? sat_add(m0, per) : L->base;
+    uint64_t ms = sat_add(m0, L->skip) < m1 ? sat_add(m0, L->skip) : m1;
+    uint64_t timed_ns = 0;
+    switch (L->phase) {
+    case PH_SKIP:
+        L->phase = PH_TIMED;
+        if (m0 < ms) {
+            *a = m0;
+            *b = ms;
+            break;
+        }
+        /* fall through */
+    case PH_TIMED:
+        if (ms < m1) {
+            L->phase = PH_TIMING;
+            *a = ms;
+            *b = m1;
+            L->tm = prof_now();
+            break;
+        }
+        L->phase = PH_XCHG;
+        goto xchg;
+    case PH_TIMING:
+        timed_ns = prof_now() - L->tm;
+        /* fall through */
+    case PH_XCHG:
+    xchg:
+        if (L->base >= L->n) {
+            /* The measurement took every iteration: nothing to split, the
+             * next execution measures again. */
+            prof_finish(L);
+            return 0;
+        }
+        prof_exchange(L, timed_ns, m1 - ms);
+        L->phase = PH_RUN;
+        L->next = 0;
+        /* fall through */
+    case PH_RUN: {
+        struct sched_prof_part p = {L->base, L->n, L->chunk, L->nthreads,
+                                    L->ps->vec};
+        if (!sched_profiled_range(&p, L->tid, L->next++, a, b)) {
+            prof_finish(L);
+            return 0;
+        }
+        break;
+    }
+    default:
+        return 0;
+    }
+    L->iters += *b - *a;
+    return 1;
+}
+
+/* The barrier record of a profiled loop: one per thread, concatenated. */
+struct prof_rec {
+    int32_t tid, pad;
+    uint64_t ns, iters;
+};
+
+/* Barrier hooks: the runtime's (reductions, copyprivate) plus the
+ * concatenation of the profiled records, which rt_ext_combine and
+ * rt_ext_at_root do not know. */
+static int prof_take(struct comm_buf *cat, const void *buf, size_t len)
+{
+    size_t l;
+    const void *p = len ? rt_ext_find(buf, len, RT_REC_PROF, &l) : NULL;
+    return p ? comm_buf_append(cat, p, l) : 0;
+}
+
+static int prof_combine(void *ctx, struct comm_buf *acc, const void *in,
+                        size_t inlen)
+{
+    struct comm_buf cat = {0};
+    int rc = prof_take(&cat, acc->data, acc->len);
+    if (!rc)
+        rc = prof_take(&cat, in, inlen);
+    if (!rc)
+        rc = rt_ext_combine(ctx, acc, in, inlen);
+    if (!rc && cat.len)
+        rc = rt_ext_append(acc, RT_REC_PROF, cat.data, cat.len);
+    comm_buf_free(&cat);
+    return rc;
+}
+
+static int prof_at_root(void *ctx, struct comm_buf *acc)
+{
+    struct comm_buf cat = {0};
+    int rc = prof_take(&cat, acc->data, acc->len);
+    if (!rc)
+        rc = rt_ext_at_root(ctx, acc);
+    if (!rc && cat.len)
+        rc = rt_ext_append(acc, RT_REC_PROF, cat.data, cat.len);
+    comm_buf_free(&cat);
+    return rc;
+}
+
+/* Each node's time against the prediction from the measured speeds
+ * (iterations / speed, scaled to this execution's total so that only the
+ * split is judged, not the absolute speed).  Two executions in a row must
+ * stray before the next one measures: one node descheduled once by a
+ * shared machine is not a slow node.  Executions shorter than 50 us are
+ * not judged: clock noise. */
+static void prof_drift(struct rt_prof_site *ps, const struct prof_rec *r,
+                       int nt)
+{
+    if (!ps->measured || !(rt_icv.prof_drift > 0))
+        return;
+    double p[nt], sp = 0, so = 0, maxo = 0;
+    for (int t = 0; t < nt; t++) {
+        p[t] = !r[t].iters ? 0
+               : ps->speed[t] > 0 ? (double)r[t].iters / ps->speed[t]
+                                  : INFINITY;
+        sp += p[t];
+        so += (double)r[t].ns;
+        if ((double)r[t].ns > maxo)
+            maxo = (double)r[t].ns;
+    }
+    if (!(sp > 0) || !isfinite(sp) || maxo < 50e3)
+        return;
+    double maxp = 0, worst = 0;
+    for (int t = 0; t < nt; t++) {
+        double pt = p[t] * (so / sp);
+        if (pt > maxp)
+            maxp = pt;
+        double d = fabs((double)r[t].ns - pt);
+        if (d > worst)
+            worst = d;
+    }
+    if (!(worst > rt_icv.prof_drift * maxp)) {
+        ps->drift_run = 0;
+        return;
+    }
+    ps->drifts++;
+    if (++ps->drift_run >= 2) {
+        ps->measure = 1;
+        ps->drift_run = 0;
+    }
+}
+
+static void prof_end(struct rt_loop *L, int nowait)
+{
+    if (nowait)
+        return;
+    /* OMPDSM_loop_end's barrier, carrying this node's time. */
+    RT_STAT(team_barriers, 1);
+    struct prof_rec mine = {L->tid, 0, L->tm, L->iters};
+    struct comm_buf up = {0}, down = {0};
+    if (rt_self.nred)
+        rt_ext_append(&up, RT_REC_RED, rt_self.red,
+                      (size_t)rt_self.nred * sizeof(struct rt_red_item));
+    rt_ext_append(&up, RT_REC_PROF, &mine, sizeof mine);
+    struct dsm_sync_ext ext = {up.data, up.len, prof_combine, prof_at_root,
+                               NULL, &down};
+    dsm_barrier(rt_self.group, &ext);
+    rt_self.nred = 0;
+    int nt = L->nthreads;
+    size_t len;
+    const char *p = rt_ext_find(down.data, down.len, RT_REC_PROF, &len);
+    struct prof_rec all[nt];
+    int seen = 0;
+    memset(all, 0xff, sizeof all);
+    for (size_t i = 0; p && i + sizeof mine <= len; i += sizeof mine) {
+        struct prof_rec x;
+        memcpy(&x, p + i, sizeof x);
+        if (x.tid >= 0 && x.tid < nt && all[x.tid].tid < 0) {
+            all[x.tid] = x;
+            seen++;
+        }
+    }
+    if (seen == nt && !L->frozen)
+        prof_drift(L->ps, all, nt);
+    comm_buf_free(&up);
+    comm_buf_free(&down);
 }

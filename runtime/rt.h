@@ -26,11 +26,30 @@ struct rt_icv {
     int max_active_levels; /* OMP_MAX_ACTIVE_LEVELS */
     int threads_per_node;  /* OMPDSM_THREADS_PER_NODE (1 for now) */
     int max_threads;       /* nodes x threads per node */
+    double prof_gain;      /* OMPDSM_PROFILED_GAIN */
+    double prof_drift;     /* OMPDSM_PROFILED_DRIFT */
+    struct rt_prof_override *prof_over; /* OMPDSM_PROFILED */
+    int nprof_over;
 };
 extern struct rt_icv rt_icv;
 void rt_env_init(int nodes);
 /* Parses "kind[,chunk]" as OMP_SCHEDULE does; 0 or -EINVAL. */
 int rt_parse_schedule(const char *s, int *kind, long long *chunk);
+/* One entry of OMPDSM_PROFILED: the loop at file:line (file "*": every
+ * loop) runs schedule(profiled, chunk, eval_size, eval_skip), or the
+ * schedule kind[,chunk] named instead (static, dynamic, guided). */
+struct rt_prof_override {
+    char file[256];
+    int line;
+    int kind;        /* OMPDSM_SCHED_* */
+    long long chunk, eval_size, eval_skip; /* -1: the clause's own */
+};
+/* Parses OMPDSM_PROFILED's "file:line=chunk[,eval_size[,eval_skip]];..."
+ * into a new array; 0 or -EINVAL after printing which entry is wrong. */
+int rt_parse_prof_overrides(const char *s, struct rt_prof_override **out,
+                            int *n);
+/* Parses a non-negative decimal fraction such as 0.05; 0 or -EINVAL. */
+int rt_parse_fraction(const char *s, double *out);
 
 /* ---- envtab.c: the table of every variable, OMP_DISPLAY_ENV ---- */
 /* Prints the settings in force on node 0 when OMP_DISPLAY_ENV=true or
@@ -115,7 +134,7 @@ void rt_red_combine(int type, int op, void *acc, const void *in);
 /* Applies *shared = *shared op value (the root, or a team of one). */
 void rt_red_apply(const struct rt_red_item *it);
 /* The barrier payload of the runtime: records {u32 kind, u32 len, bytes}. */
-enum { RT_REC_RED = 1, RT_REC_COPYPRIV = 2 };
+enum { RT_REC_RED = 1, RT_REC_COPYPRIV = 2, RT_REC_PROF = 3 };
 int rt_ext_combine(void *ctx, struct comm_buf *acc, const void *in,
                    size_t inlen);
 int rt_ext_at_root(void *ctx, struct comm_buf *acc);
@@ -129,7 +148,8 @@ struct rt_loop {
     unsigned long long n;
     unsigned long long chunk;
     unsigned long long next;   /* static: next chunk round; dynamic: words
-                                  found exhausted (sched_dynamic_next_spread) */
+                                  found exhausted (sched_dynamic_next_spread);
+                                  profiled: next round */
     unsigned long long seq;    /* work-share instance */
     unsigned long long gen;
     int kind;
@@ -138,9 +158,51 @@ struct rt_loop {
     int did_last;
     int done;
     OMPDSM_loop_site *site;
+    /* profiled only */
+    struct rt_prof_site *ps;
+    unsigned long long base;     /* the measurement's iterations end here */
+    unsigned long long skip, size; /* eval_skip, eval_size */
+    unsigned long long t0, tm;   /* start of the loop, of the timed part */
+    unsigned long long xchg_ns;  /* spent exchanging speeds */
+    unsigned long long iters;    /* iterations handed to this thread */
+    int phase;
+    int frozen;                  /* equal weights, never measured: static
+                                    timed like a profiled loop */
 };
 _Static_assert(sizeof(struct rt_loop) <= sizeof(OMPDSM_loop),
                "OMPDSM_loop too small for struct rt_loop");
+
+/* A profiled loop's state on this node, kept across its executions (one
+ * per loop site, hung on OMPDSM_loop_site.rt).  Every team node holds the
+ * same weights and vector: they come from exchanged data only. */
+enum { RT_PROF_HIST = 256 };
+struct rt_prof_site {
+    OMPDSM_loop_site *site;
+    struct rt_prof_site *next;   /* all sites, in order of first use */
+    int nthreads;                /* the team the state is for */
+    int measure;                 /* the next execution measures */
+    int measured;                /* speed[] holds a measurement */
+    unsigned long long chunk;    /* of the last execution (0: block) */
+    double *speed;               /* [nthreads] iterations per ns, measured */
+    double *weight;              /* [nthreads] the partition in use */
+    uint64_t *vec;               /* [nthreads] its vector, last execution */
+    uint64_t executions, measurements, repartitions, drifts;
+    int drift_run;               /* executions in a row that strayed */
+    uint64_t measure_ns;         /* timed iterations' clock reads and the
+                                    exchange of speeds, this node */
+    uint64_t cycles, instructions; /* hardware counters, when present */
+    long long cnt0[2];           /* their values at the loop's start */
+    uint64_t nhist;              /* executions recorded (at most RT_PROF_HIST) */
+    uint64_t hist_ns[RT_PROF_HIST]; /* this node's time per execution (its
+                                       share and the speed exchange) */
+    uint64_t hist_it[RT_PROF_HIST]; /* and its iterations */
+    unsigned char hist_measured[RT_PROF_HIST]; /* execution measured */
+};
+extern struct rt_prof_site *rt_prof_sites;
+/* 1 when PAPI hardware counters could be read on this node; else 0 with
+ * the reason in rt_prof_counters_why. */
+extern int rt_prof_counters;
+extern const char *rt_prof_counters_why;
 
 /* ---- stats.c ---- */
 struct rt_stats {

@@ -1,8 +1,12 @@
 /* runtime/stats.c - the per-node statistics report at the end of a job:
  * OMPDSM_STATS=1 prints a table on stderr (node 0 gathers every node's
- * row), OMPDSM_STATS=<file>.json writes them as JSON for plots. */
+ * row), OMPDSM_STATS=<file>.json writes them as JSON for plots.  Both end
+ * with the profiled loops: per loop site, its executions, the speeds and
+ * vector every node shares, and each node's time per execution. */
 #include "rt.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,7 +77,250 @@ static void print_table(FILE *f, const struct row *rows, int n)
     }
 }
 
-static void write_json(FILE *f, const struct row *rows, int n)
+/* ---- profiled loops ---- */
+
+/* What node 0 does not know of another node's copy of a site. */
+struct prof_wire {
+    uint64_t key;
+    uint64_t nhist, measure_ns, cycles, instructions;
+    uint64_t hist_ns[RT_PROF_HIST];
+};
+
+static uint64_t site_key(const OMPDSM_loop_site *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    const char *parts[2] = {s->file ? s->file : "", s->func ? s->func : ""};
+    for (int i = 0; i < 2; i++)
+        for (const char *p = parts[i]; *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    return (h ^ (uint64_t)(unsigned)s->line) * 1099511628211ull;
+}
+
+/* All nodes' wires for all sites: wires[node * nsites + i], nsites being
+ * the largest count on any node; 0 or -errno. */
+static int prof_gather(struct prof_wire **out, int *nsites_out)
+{
+    int mine = 0;
+    for (struct rt_prof_site *ps = rt_prof_sites; ps; ps = ps->next)
+        mine++;
+    int64_t cnt = mine;
+    int n = comm_size();
+    if (n > 1 && comm_allreduce(COMM_WORLD, &cnt, 1, COMM_INT64, COMM_MAX) < 0)
+        return -EIO;
+    int ns = (int)cnt;
+    *nsites_out = ns;
+    *out = NULL;
+    if (!ns)
+        return 0;
+    struct prof_wire *w = calloc((size_t)ns, sizeof *w);
+    struct prof_wire *all = calloc((size_t)ns * (size_t)n, sizeof *all);
+    if (!w || !all) {
+        free(w);
+        free(all);
+        return -ENOMEM;
+    }
+    int i = 0;
+    for (struct rt_prof_site *ps = rt_prof_sites; ps; ps = ps->next, i++) {
+        w[i].key = site_key(ps->site);
+        w[i].nhist = ps->nhist;
+        w[i].measure_ns = ps->measure_ns;
+        w[i].cycles = ps->cycles;
+        w[i].instructions = ps->instructions;
+        memcpy(w[i].hist_ns, ps->hist_ns, sizeof ps->hist_ns);
+    }
+    int rc = 0;
+    if (n > 1)
+        rc = comm_allgather(COMM_WORLD, w, (size_t)ns * sizeof *w, all) < 0
+                 ? -EIO : 0;
+    else
+        memcpy(all, w, (size_t)ns * sizeof *w);
+    free(w);
+    if (rc) {
+        free(all);
+        return rc;
+    }
+    *out = all;
+    return 0;
+}
+
+static const struct prof_wire *wire_of(const struct prof_wire *all, int ns,
+                                       int node, uint64_t key)
+{
+    for (int i = 0; i < ns; i++)
+        if (all[node * ns + i].key == key)
+            return &all[node * ns + i];
+    return NULL;
+}
+
+/* Node t's time for execution e, or -1 when it has none. */
+static double exec_ns(const struct prof_wire *all, int ns, int t, uint64_t key,
+                      uint64_t e)
+{
+    const struct prof_wire *w = wire_of(all, ns, t, key);
+    return w && e < w->nhist ? (double)w->hist_ns[e] : -1;
+}
+
+/* max / mean of the team's times for execution e. */
+static double imbalance(const struct prof_wire *all, int ns,
+                        const struct rt_prof_site *ps, uint64_t key, uint64_t e)
+{
+    double mx = 0, sum = 0;
+    int k = 0;
+    for (int t = 0; t < ps->nthreads; t++) {
+        double v = exec_ns(all, ns, t, key, e);
+        if (v < 0)
+            continue;
+        mx = v > mx ? v : mx;
+        sum += v;
+        k++;
+    }
+    return k && sum > 0 ? mx / (sum / k) : 1;
+}
+
+static void print_prof(FILE *f, const struct prof_wire *all, int ns)
+{
+    if (!rt_prof_sites)
+        return;
+    fprintf(f, "\nprofiled loops (speeds in iterations per ms; times in ms; "
+               "imbalance = max / mean of the nodes' times)\n");
+    if (!rt_prof_counters)
+        fprintf(f, "hardware counters: none (%s)\n", rt_prof_counters_why);
+    for (struct rt_prof_site *ps = rt_prof_sites; ps; ps = ps->next) {
+        uint64_t key = site_key(ps->site);
+        int nt = ps->nthreads;
+        fprintf(f, "%s:%d (%s): %llu executions, %llu measured, %llu "
+                   "re-partitions, %llu drifts, chunk %llu\n",
+                ps->site->file, ps->site->line,
+                ps->site->func ? ps->site->func : "?",
+                (unsigned long long)ps->executions,
+                (unsigned long long)ps->measurements,
+                (unsigned long long)ps->repartitions,
+                (unsigned long long)ps->drifts,
+                (unsigned long long)ps->chunk);
+        fprintf(f, "  %-12s", "node");
+        for (int t = 0; t < nt; t++)
+            fprintf(f, " %12d", t);
+        fprintf(f, "\n  %-12s", "speed");
+        for (int t = 0; t < nt; t++)
+            fprintf(f, " %12.1f", ps->speed[t] * 1e6);
+        fprintf(f, "\n  %-12s", "vector");
+        for (int t = 0; t < nt; t++)
+            fprintf(f, " %12llu", (unsigned long long)ps->vec[t]);
+        fprintf(f, "\n  %-12s", "measure_ms");
+        for (int t = 0; t < nt; t++) {
+            const struct prof_wire *w = wire_of(all, ns, t, key);
+            fprintf(f, " %12.3f", w ? w->measure_ns / 1e6 : 0.0);
+        }
+        if (rt_prof_counters) {
+            fprintf(f, "\n  %-12s", "cycles");
+            for (int t = 0; t < nt; t++) {
+                const struct prof_wire *w = wire_of(all, ns, t, key);
+                fprintf(f, " %12llu", w ? (unsigned long long)w->cycles : 0ull);
+            }
+            fprintf(f, "\n  %-12s", "instructions");
+            for (int t = 0; t < nt; t++) {
+                const struct prof_wire *w = wire_of(all, ns, t, key);
+                fprintf(f, " %12llu",
+                        w ? (unsigned long long)w->instructions : 0ull);
+            }
+        }
+        fprintf(f, "\n");
+        /* The first and last eight executions. */
+        for (uint64_t e = 0; e < ps->nhist; e++) {
+            if (ps->nhist > 16 && e == 8) {
+                fprintf(f, "  ... %llu more executions (all in the JSON)\n",
+                        (unsigned long long)(ps->nhist - 16));
+                e = ps->nhist - 8;
+            }
+            char lab[32];
+            snprintf(lab, sizeof lab, "exec %llu%s", (unsigned long long)e + 1,
+                     ps->hist_measured[e] ? " m" : "");
+            fprintf(f, "  %-12s", lab);
+            for (int t = 0; t < nt; t++)
+                fprintf(f, " %12.3f", exec_ns(all, ns, t, key, e) / 1e6);
+            fprintf(f, "   imbalance %.3f\n", imbalance(all, ns, ps, key, e));
+        }
+        if (ps->executions > ps->nhist)
+            fprintf(f, "  (times kept for the first %d executions)\n",
+                    RT_PROF_HIST);
+    }
+}
+
+static void json_prof(FILE *f, const struct prof_wire *all, int ns)
+{
+    fprintf(f, ",\n  \"hardware_counters\": %s", rt_prof_counters ? "true" : "false");
+    fprintf(f, ",\n  \"hardware_counters_note\": \"%s\"", rt_prof_counters_why);
+    fprintf(f, ",\n  \"profiled_loops\": [");
+    const char *sep = "\n";
+    for (struct rt_prof_site *ps = rt_prof_sites; ps; ps = ps->next) {
+        uint64_t key = site_key(ps->site);
+        int nt = ps->nthreads;
+        fprintf(f, "%s    {\"file\": \"", sep);
+        for (const char *p = ps->site->file; p && *p; p++)
+            fprintf(f, *p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
+        fprintf(f, "\", \"line\": %d, \"func\": \"%s\", \"nodes\": %d, "
+                   "\"executions\": %llu, \"measurements\": %llu, "
+                   "\"repartitions\": %llu, \"drifts\": %llu, \"chunk\": %llu",
+                ps->site->line, ps->site->func ? ps->site->func : "", nt,
+                (unsigned long long)ps->executions,
+                (unsigned long long)ps->measurements,
+                (unsigned long long)ps->repartitions,
+                (unsigned long long)ps->drifts,
+                (unsigned long long)ps->chunk);
+        fprintf(f, ",\n     \"speeds_per_ms\": [");
+        for (int t = 0; t < nt; t++)
+            fprintf(f, "%s%.6g", t ? ", " : "", ps->speed[t] * 1e6);
+        fprintf(f, "], \"weights\": [");
+        for (int t = 0; t < nt; t++)
+            fprintf(f, "%s%.6g", t ? ", " : "", ps->weight[t]);
+        fprintf(f, "], \"vector\": [");
+        for (int t = 0; t < nt; t++)
+            fprintf(f, "%s%llu", t ? ", " : "", (unsigned long long)ps->vec[t]);
+        fprintf(f, "],\n     \"measure_ns\": [");
+        for (int t = 0; t < nt; t++) {
+            const struct prof_wire *w = wire_of(all, ns, t, key);
+            fprintf(f, "%s%llu", t ? ", " : "",
+                    w ? (unsigned long long)w->measure_ns : 0ull);
+        }
+        fprintf(f, "]");
+        if (rt_prof_counters) {
+            fprintf(f, ", \"cycles\": [");
+            for (int t = 0; t < nt; t++) {
+                const struct prof_wire *w = wire_of(all, ns, t, key);
+                fprintf(f, "%s%llu", t ? ", " : "",
+                        w ? (unsigned long long)w->cycles : 0ull);
+            }
+            fprintf(f, "], \"instructions\": [");
+            for (int t = 0; t < nt; t++) {
+                const struct prof_wire *w = wire_of(all, ns, t, key);
+                fprintf(f, "%s%llu", t ? ", " : "",
+                        w ? (unsigned long long)w->instructions : 0ull);
+            }
+            fprintf(f, "]");
+        }
+        fprintf(f, ",\n     \"measured\": [");
+        for (uint64_t e = 0; e < ps->nhist; e++)
+            fprintf(f, "%s%d", e ? ", " : "", ps->hist_measured[e]);
+        fprintf(f, "],\n     \"imbalance\": [");
+        for (uint64_t e = 0; e < ps->nhist; e++)
+            fprintf(f, "%s%.4f", e ? ", " : "", imbalance(all, ns, ps, key, e));
+        fprintf(f, "],\n     \"times_ns\": [");
+        for (int t = 0; t < nt; t++) {
+            fprintf(f, "%s[", t ? ", " : "");
+            for (uint64_t e = 0; e < ps->nhist; e++) {
+                double v = exec_ns(all, ns, t, key, e);
+                fprintf(f, "%s%.0f", e ? ", " : "", v < 0 ? 0 : v);
+            }
+            fprintf(f, "]");
+        }
+        fprintf(f, "]}");
+        sep = ",\n";
+    }
+    fprintf(f, "\n  ]");
+}
+
+static void write_json(FILE *f, const struct row *rows, int n,
+                       const struct prof_wire *prof, int ns)
 {
     fprintf(f, "{\n  \"nodes\": %d,\n  \"transport\": \"%s\",\n  \"per_node\": [\n",
             n, comm_transport_name());
@@ -84,7 +331,9 @@ static void write_json(FILE *f, const struct row *rows, int n)
                     (unsigned long long)get(&rows[r], i));
         fprintf(f, "}%s\n", r + 1 < n ? "," : "");
     }
-    fprintf(f, "  ]\n}\n");
+    fprintf(f, "  ]");
+    json_prof(f, prof, ns);
+    fprintf(f, "\n}\n");
 }
 
 void rt_stats_report(void)
@@ -109,6 +358,11 @@ void rt_stats_report(void)
     } else {
         all[0] = mine;
     }
+    struct prof_wire *prof = NULL;
+    int ns = 0;
+    if (prof_gather(&prof, &ns) < 0)
+        ompdsm_warn("OMPDSM_STATS: the profiled loops' times could not be "
+                    "gathered");
     if (comm_rank() == 0) {
         size_t l = strlen(v);
         if (l > 5 && !strcmp(v + l - 5, ".json")) {
@@ -116,16 +370,18 @@ void rt_stats_report(void)
             if (!f) {
                 ompdsm_warn("OMPDSM_STATS: cannot write %s", v);
             } else {
-                write_json(f, all, n);
+                write_json(f, all, n, prof, ns);
                 fclose(f);
             }
         } else if (!strcmp(v, "1")) {
             fflush(stdout);
             print_table(stderr, all, n);
+            print_prof(stderr, prof, ns);
         } else {
             ompdsm_warn("OMPDSM_STATS='%s' is not valid: use 1 or a file name "
                         "ending in .json", v);
         }
     }
     free(all);
+    free(prof);
 }

@@ -5,9 +5,9 @@ python3-matplotlib, so run the harness with /usr/bin/python3):
                 with node 1 slowed, normalised to cc -fopenmp 1 thread
                 (min-max of the repetitions as error bars)
   speedups.png  the ratios the goals name, with the goals' thresholds
-                (cf. seed 000, figures 5-7)
+                (cf. the Omni/SCASH re-partitioning paper, figures 5-7)
   stats.png     faults, fetched and diff megabytes, barrier and fault time
-                of the 2-node runs, shm against tcp (cf. seed 000, table 2)
+                of the 2-node runs, shm against tcp (cf. the Omni/SCASH re-partitioning paper, table 2)
   model.png     predicted time and speedup for 1..256 nodes on InfiniBand
                 beside the measured 1- and 2-node points
 """

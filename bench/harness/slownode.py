@@ -9,7 +9,8 @@ Two ways, as in DESIGN.md ("Tools found to work here"):
           native run the harness moves the one OpenMP thread bound to CPU 1
           (cgroup v1 accepts a thread id in `tasks`), so exactly the same
           share of the same CPU is taken from the same member of the team.
-  hog     a busy loop pinned on CPU 1 (seed 000's multi-user case): node 1
+  hog     a busy loop pinned on CPU 1 (the multi-user case of the Omni/SCASH
+          re-partitioning paper): node 1
           (bound to CPU 1 by ompdsmrun) or native thread 1 (bound to CPU 1
           by OMP_PROC_BIND) gets about half of that CPU.
 

@@ -1,0 +1,291 @@
+/* rt_profiled.c - schedule(profiled) through the ABI.
+ *
+ *   rt_profiled shapes SEED  random n, chunk, eval_size, eval_skip, ordered,
+ *                            lastprivate and nowait, each loop executed
+ *                            several times (the state persists per site):
+ *                            every iteration exactly once (a count reduced
+ *                            over the team equals n and every iteration has
+ *                            an owner), each thread's blocks in increasing
+ *                            order, iteration n-1's thread alone is "last",
+ *                            ordered regions run in iteration order.
+ *   rt_profiled persist      (OMPDSM_PROFILED_DRIFT=0) the first execution
+ *                            measures, the next ones measure nothing and
+ *                            keep the vector; every node holds the same one.
+ *   rt_profiled slow         the last node sleeps 20 ms more an iteration from the
+ *                            third execution on: two executions stray from
+ *                            the prediction, a later one measures again and
+ *                            gives it the smallest share.
+ *
+ * The site's state is read through runtime/rt.h (white box): the vector
+ * and the measurement count are what the test checks, never a time. */
+#include "rt_test.h"
+#include "rt.h"
+
+#include <time.h>
+
+enum { NMAX = 4000, SEQMAX = 256 };
+
+static int (*g_owner)[NMAX];    /* tid + 1 */
+static long long *g_count, *g_last, *g_lastowner, *g_pos;
+static unsigned long long (*g_seq)[SEQMAX];
+static unsigned long long (*g_vec)[64]; /* node t's vector, entry t */
+static OMPDSM_global globals[] = {
+    {(void **)&g_owner, sizeof *g_owner, __alignof__(*g_owner), "owner"},
+    {(void **)&g_count, 8, 8, "count"},
+    {(void **)&g_last, 8, 8, "last"},
+    {(void **)&g_lastowner, 8, 8, "lastowner"},
+    {(void **)&g_pos, 8, 8, "pos"},
+    {(void **)&g_seq, sizeof *g_seq, 8, "seq"},
+    {(void **)&g_vec, sizeof *g_vec, 8, "vec"},
+};
+
+enum { NSITES = 6 };
+static OMPDSM_loop_site sites[NSITES] = {
+    {"rt_profiled.c", 101, "region", 0}, {"rt_profiled.c", 102, "region", 0},
+    {"rt_profiled.c", 103, "region", 0}, {"rt_profiled.c", 104, "region", 0},
+    {"rt_profiled.c", 105, "region", 0}, {"rt_profiled.c", 106, "region", 0},
+};
+
+struct frame {
+    unsigned long long n;
+    long long chunk, eval_size, eval_skip;
+    int site, flags, nowait, slow_node, slow_us, base_us;
+};
+
+static void region(void *fp)
+{
+    struct frame *f = fp;
+    int tid = omp_get_thread_num();
+    long long cnt;
+    OMPDSM_reduce_init(&cnt, OMPDSM_TY_I64, OMPDSM_OP_ADD);
+    OMPDSM_loop L;
+    unsigned long long lo, hi, prev = 0;
+    OMPDSM_loop_init(&L, &sites[f->site], f->n, OMPDSM_SCHED_PROFILED,
+                     f->chunk, f->eval_size, f->eval_skip, f->flags);
+    while (OMPDSM_loop_next(&L, &lo, &hi)) {
+        CHECK(lo < hi && hi <= f->n && lo >= prev,
+              "block [%llu,%llu) of n=%llu after %llu", lo, hi, f->n, prev);
+        if (!(lo < hi && hi <= f->n))
+            break;
+        prev = hi;
+        for (unsigned long long k = lo; k < hi; k++) {
+            if (f->flags & OMPDSM_LOOP_ORDERED) {
+                OMPDSM_loop_iter(&L, k);
+                if (k % 3) { /* some iterations have no ordered region */
+                    OMPDSM_ordered_start();
+                    if (*g_pos < SEQMAX)
+                        (*g_seq)[*g_pos] = k;
+                    ++*g_pos;
+                    OMPDSM_ordered_end();
+                }
+            }
+            if (k < NMAX)
+                (*g_owner)[k] = tid + 1;
+            cnt++;
+            long long us = f->base_us + (tid == f->slow_node ? f->slow_us : 0);
+            if (us) {
+                struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
+                nanosleep(&ts, NULL);
+            }
+        }
+    }
+    if (OMPDSM_loop_last(&L)) {
+        long long one = 1;
+        OMPDSM_atomic(g_last, OMPDSM_TY_I64, OMPDSM_OP_ADD, &one, 0);
+        *g_lastowner = tid + 1;
+    }
+    OMPDSM_red r[1] = {{g_count, &cnt, OMPDSM_TY_I64, OMPDSM_OP_ADD}};
+    OMPDSM_reduce(r, 1);
+    OMPDSM_loop_end(&L, f->nowait);
+    if (f->nowait)
+        OMPDSM_barrier();
+    /* Every node's copy of the vector, for the serial part to compare. */
+    struct rt_prof_site *ps = sites[f->site].rt;
+    if (ps && tid < 64)
+        (*g_vec)[tid] = ps->vec[tid];
+}
+static OMPDSM_region rd = {region, "rt_profiled.c:60 (main)", 0};
+static OMPDSM_region *regions[] = {&rd};
+static OMPDSM_unit unit = {OMPDSM_ABI_VERSION, "rt_profiled.c", globals,
+                           sizeof globals / sizeof *globals, 0, regions, 1, 0,
+                           0, 0};
+__attribute__((constructor)) static void reg(void) { OMPDSM_register_unit(&unit); }
+
+static void run(struct frame *f, int T)
+{
+    memset(*g_owner, 0, sizeof *g_owner);
+    *g_count = *g_last = *g_lastowner = *g_pos = 0;
+    OMPDSM_parallel(&rd, f, sizeof *f, 0, 1);
+    unsigned long long n = f->n;
+    CHECK_EQ_LL(*g_count, (long long)n, "iterations run");
+    long long unowned = 0;
+    for (unsigned long long k = 0; k < n && k < NMAX; k++)
+        unowned += !(*g_owner)[k] || (*g_owner)[k] > T;
+    CHECK(!unowned, "%lld iterations without a valid owner", unowned);
+    CHECK_EQ_LL(*g_last, n ? 1 : 0, "threads that saw the last iteration");
+    if (n && n <= NMAX)
+        CHECK_EQ_LL(*g_lastowner, (*g_owner)[n - 1], "owner of iteration n-1");
+    if (f->flags & OMPDSM_LOOP_ORDERED) {
+        unsigned long long want = 0, got = 0;
+        for (unsigned long long k = 0; k < n; k++)
+            if (k % 3) {
+                if (want < SEQMAX) {
+                    CHECK((*g_seq)[want] == k, "ordered region %llu ran "
+                          "iteration %llu, expected %llu", want, (*g_seq)[want], k);
+                }
+                want++;
+            }
+        got = (unsigned long long)*g_pos;
+        CHECK_EQ_ULL(got, want, "ordered regions run");
+    }
+}
+
+static uint64_t rng;
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static struct rt_prof_site *site_state(int s) { return sites[s].rt; }
+
+static void shapes(int T, unsigned long long seed)
+{
+    rng = seed * 0x9e3779b97f4a7c15ull + 1;
+    printf("rt_profiled shapes: seed %llu\n", seed);
+    for (int round = 0; round < 24; round++) {
+        struct frame f;
+        memset(&f, 0, sizeof f);
+        f.site = (int)(rnd() % (NSITES - 1));
+        switch (rnd() % 6) {
+        case 0: f.n = 0; break;
+        case 1: f.n = rnd() % (unsigned long long)(T + 1); break;
+        case 2: f.n = (unsigned long long)T * (1 + rnd() % 4); break;
+        default: f.n = rnd() % NMAX; break;
+        }
+        f.chunk = rnd() % 3 ? 0 : (long long)(rnd() % 9);
+        f.eval_size = (long long)(rnd() % 6);
+        f.eval_skip = (long long)(rnd() % 6);
+        f.flags = rnd() % 4 == 0 ? OMPDSM_LOOP_ORDERED : 0;
+        if (rnd() % 3 == 0)
+            f.flags |= OMPDSM_LOOP_MONOTONIC;
+        f.nowait = rnd() % 4 == 0;
+        if (f.flags & OMPDSM_LOOP_ORDERED && f.n > 300)
+            f.n = 300; /* an ordered hand-off per iteration is slow on 8 nodes */
+        static char ph[128];
+        snprintf(ph, sizeof ph, "shapes round %d: site %d n=%llu chunk %lld "
+                 "eval %lld,%lld flags %d nowait %d", round, f.site, f.n,
+                 f.chunk, f.eval_size, f.eval_skip, f.flags, f.nowait);
+        rtt_phase(ph);
+        /* Each shape twice: a measured execution and, for the second, a
+         * persisted vector from the site's last execution. */
+        for (int rep = 0; rep < 2; rep++)
+            run(&f, T);
+    }
+}
+
+static void persist(int T)
+{
+    rtt_phase("persist");
+    struct frame f = {(unsigned long long)T * 50, 0, 2, 1, NSITES - 1, 0, 0,
+                      -1, 0};
+    for (int e = 0; e < 4; e++) {
+        run(&f, T);
+        struct rt_prof_site *ps = site_state(f.site);
+        if (T == 1) {
+            CHECK(!ps, "a team of one keeps profiled state");
+            continue;
+        }
+        CHECK(ps != NULL, "no state after execution %d", e + 1);
+        if (!ps)
+            return;
+        CHECK_EQ_ULL(ps->executions, e + 1, "executions");
+        CHECK_EQ_ULL(ps->measurements, 1, "measurements (drift checks off)");
+        CHECK_EQ_ULL(ps->nhist, e + 1, "executions recorded");
+        CHECK(ps->hist_measured[e] == (e == 0),
+              "execution %d measured=%d", e + 1, ps->hist_measured[e]);
+        /* Every node holds the same vector, and it covers the space. */
+        unsigned long long sum = 0;
+        for (int t = 0; t < T && t < 64; t++) {
+            CHECK((*g_vec)[t] == ps->vec[t], "node %d's vector[%d] = %llu, "
+                  "node 0's %llu", t, t, (*g_vec)[t],
+                  (unsigned long long)ps->vec[t]);
+            sum += ps->vec[t];
+        }
+        if (e > 0)
+            CHECK_EQ_ULL(sum, f.n, "block vector's sum");
+    }
+}
+
+static void slow(int T)
+{
+    /* Every iteration sleeps 2 ms, so that the first measurement sees
+     * about equal nodes even on a loaded machine (a sleep may last a few
+     * ms longer), and the slow node 20 ms more: far beyond that noise. */
+    /* eval_skip 1: a node's first iteration pays its first faults. */
+    struct frame f = {(unsigned long long)T * 16, 0, 3, 1, NSITES - 1, 0, 0,
+                      T - 1, 0, 2000};
+    static char ph[64];
+    for (int e = 0; e < 7; e++) {
+        snprintf(ph, sizeof ph, "slow: execution %d", e + 1);
+        rtt_phase(ph);
+        f.slow_us = e >= 2 ? 20000 : 0;
+        run(&f, T);
+    }
+    if (T == 1)
+        return;
+    struct rt_prof_site *ps = site_state(f.site);
+    CHECK(ps != NULL, "no state");
+    if (!ps)
+        return;
+    int late = 0;
+    char hist[256] = "";
+    for (uint64_t e = 0; e < ps->nhist; e++) {
+        if (e >= 2)
+            late |= ps->hist_measured[e];
+        size_t l = strlen(hist);
+        snprintf(hist + l, sizeof hist - l, " %llu%s/%lluus",
+                 (unsigned long long)ps->hist_it[e],
+                 ps->hist_measured[e] ? "m" : "",
+                 (unsigned long long)ps->hist_ns[e] / 1000);
+    }
+    printf("rt_profiled slow: node 0's executions (iterations/time, m: "
+           "measured):%s; vector[%d] %llu\n", hist, T - 1,
+           (unsigned long long)ps->vec[T - 1]);
+    CHECK(late, "no execution measured after node %d became slow "
+          "(measurements %llu, drifts %llu)", T - 1,
+          (unsigned long long)ps->measurements, (unsigned long long)ps->drifts);
+    unsigned long long mine = ps->vec[T - 1];
+    for (int t = 0; t < T - 1; t++)
+        CHECK(mine <= ps->vec[t], "slow node %d has %llu iterations, node %d "
+              "only %llu", T - 1, mine, t, (unsigned long long)ps->vec[t]);
+    CHECK(mine < f.n / (unsigned long long)T, "slow node %d still has %llu of "
+          "%llu iterations", T - 1, mine, f.n);
+}
+
+static int user_main(int argc, char **argv, char **envp)
+{
+    (void)envp;
+    const char *what = argc > 1 ? argv[1] : "shapes";
+    rtt_begin("rt_profiled", 50);
+    int T = omp_get_max_threads();
+    if (!strcmp(what, "shapes"))
+        shapes(T, argc > 2 ? strtoull(argv[2], NULL, 10) : 1);
+    else if (!strcmp(what, "persist"))
+        persist(T);
+    else if (!strcmp(what, "slow"))
+        slow(T);
+    else {
+        printf("FAIL: rt_profiled: unknown mode '%s' (shapes, persist, slow)\n",
+               what);
+        return 1;
+    }
+    return rtt_end(what);
+}
+
+int main(int argc, char **argv, char **envp)
+{
+    return OMPDSM_main(argc, argv, envp, user_main);
+}
