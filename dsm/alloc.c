@@ -24,10 +24,13 @@
 #define HDR_MAGIC 0x4d534448u /* "HDSM" */
 #define SMALL_MAX (32 * 1024)
 
+/* Size class of a block made of whole pages (freed into A.big). */
+enum { CLS_PAGES = 0xffff };
+
 struct hdr {
     uint32_t magic;
     uint16_t owner;
-    uint16_t cls; /* size class, or 0xffff for page-run blocks */
+    uint16_t cls; /* size class, or CLS_PAGES */
     uint64_t size; /* usable bytes */
 };
 
@@ -219,7 +222,7 @@ static void *alloc_locked(size_t size, size_t align, int *fresh)
             char *d = e->data;
             size_t sz = e->size;
             *e = A.big[--A.nbig];
-            return finish(d, sz, 0xffff);
+            return finish(d, sz, CLS_PAGES);
         }
     }
     char *d;
@@ -235,7 +238,7 @@ static void *alloc_locked(size_t size, size_t align, int *fresh)
         exhausted(size);
         return NULL;
     }
-    return finish(d, usable, 0xffff);
+    return finish(d, usable, CLS_PAGES);
 }
 
 static struct hdr *header(const void *p, const char *what)
@@ -250,7 +253,7 @@ static struct hdr *header(const void *p, const char *what)
 
 static void release_block(void *p, struct hdr *h)
 {
-    if (h->cls == 0xffff) {
+    if (h->cls == CLS_PAGES) {
         if (A.nbig == A.capbig) {
             size_t cap = A.capbig ? A.capbig * 2 : 32;
             struct extent *n = realloc(A.big, cap * sizeof *n);

@@ -83,7 +83,12 @@ struct dsm_sync_ext {
     comm_combine_fn combine;
     /* On the root, after every node's writes are visible to it: may read
      * and write shared memory (e.g. store reduction results); the writes
-     * are released before the barrier completes. */
+     * are released before the barrier completes.  It runs on the root's
+     * barrier thread while every other member waits inside the barrier:
+     * its faults are served (by the homes' transports, not their
+     * application threads), but it must not lock, unlock, flush, or start
+     * a barrier or fork, which would wait for members that cannot
+     * answer. */
     int (*at_root)(void *ctx, struct comm_buf *acc);
     void *ctx;
     struct comm_buf *down; /* receives the root's combined ext payload */

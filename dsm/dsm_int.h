@@ -241,7 +241,7 @@ static inline void chunk_ent_encode(uint64_t w[2], int owner, uint32_t first,
 }
 static inline struct dsm_chunk_ent chunk_ent_decode(const uint64_t w[2])
 {
-    struct dsm_chunk_ent e = {(int)(w[0] & 0xffff) - 1, 0, 0, 0};
+    struct dsm_chunk_ent e = {(int)(uint16_t)w[0] - 1, 0, 0, 0};
     if (w[0] >> 32) {
         e.run = 1;
         e.first = (uint32_t)(w[1] >> DSM_CHUNK_FIRST_SHIFT);
