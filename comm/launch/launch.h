@@ -2,8 +2,8 @@
  * launcher: options (opts.c), hosts and mapping (hosts.c), the multi-host
  * plan (plan.c), starting nodes (spawn.c), stdio relay (relay.c) and its
  * output queues (outq.c), the bootstrap server (bootsrv.c), the agents on
- * other hosts (link.c for their parent's side, agent.c for ompdsmrun
- * --agent) and the job's event loop and failure handling (ompdsmrun.c).
+ * other hosts (link.c for their parent's side, setup.c for their orders,
+ * agent.c for ompdsmrun --agent) and the job's event loop and failure handling (ompdsmrun.c).
  *
  * One thread, the poll loop, owns every structure here, and signals arrive
  * through a signalfd, so nothing here needs a lock.  The only other threads
@@ -373,7 +373,7 @@ int launch_links_done(const struct launch_job *job);
 /* Closes every agent's stdin (it ends its nodes and exits); with kill,
  * SIGKILLs the rsh processes too. */
 void launch_links_close(struct launch_job *job, int kill_rsh);
-/* The encoded AG_SETUP of a link (malloc'd), or NULL. */
+/* setup.c: the encoded AG_SETUP of a link (malloc'd), or NULL. */
 unsigned char *launch_setup_encode(const struct launch_job *job,
                                    const struct launch_link *l, size_t *len);
 /* Fills an agent's job from an AG_SETUP body; 0 or -EINVAL with err. */

@@ -316,6 +316,11 @@ def test_env():
         rc, out, err, _ = run(["-H", hl, ARGS.testnode, "gather", "4", "9"])
         check(rc == 0 and out.count("gather ok") == 5,
               "gather: %d %r %r" % (rc, out, err))
+        # The launcher's own host need not run nodes.
+        rc, out, err, _ = run(["-H", "%s:2,%s" % (addr(1), addr(2)),
+                               ARGS.testnode, "gather", "2", "4"])
+        check(rc == 0 and out.count("gather ok") == 3,
+              "without the launcher's host: %d %r %r" % (rc, out, err))
         # A remote shell whose rc file prints on stdout before the agent
         # runs (a banner without a newline too) must not confuse the frames.
         import tempfile
