@@ -9,7 +9,12 @@ the reason when mpirun is missing or libompdsm was built without PMIx.
                   np-1 peers over the expected transport.
   --case omp --src FILE...  conformance programs (tests/omp) under
                   mpirun -np 2, 3, 4 against gcc -fopenmp with as many
-                  threads (tests/omp/conformance.py).
+                  threads (tests/omp/conformance.py); then the first one,
+                  run as ./prog with no launcher, must print what gcc's
+                  build prints with one thread (one node), and under
+                  mpirun -np 3 with OMPDSM_IFACE=eth9 (a failure in every
+                  node's start-up, reported through PMIx_Abort) must end
+                  non-zero within 20 s naming the variable.
   --case kill     kill -9 of rank 1 of 3 in a barrier loop
                   (tests/comm/comm_fail.py): mpirun ends non-zero within 5 s,
                   nothing is left running, and stderr names rank 1.
@@ -20,6 +25,8 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -81,6 +88,32 @@ def case_omp(a):
             bad.append(os.path.basename(src))
     if bad:
         fail('under mpirun: %s' % ', '.join(bad))
+    with tempfile.TemporaryDirectory(prefix='pmix-omp-') as d:
+        src, prog, native = a.src[0], os.path.join(d, 'prog'), os.path.join(d, 'native')
+        subprocess.run([a.ompcc, '-O1', '-o', prog, src], check=True)
+        subprocess.run(['gcc', '-fopenmp', '-O1', '-o', native, src], check=True)
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(('OMP', 'PMIX', 'GOMP'))}
+        want = subprocess.run([native], env=dict(env, OMP_NUM_THREADS='1'),
+                              capture_output=True, text=True, timeout=60)
+        got = subprocess.run([prog], env=env, capture_output=True, text=True,
+                             timeout=60)
+        if got.returncode or got.stdout != want.stdout or not want.stdout:
+            fail('./%s alone: status %d, stdout %r, gcc -fopenmp with 1 thread '
+                 'printed %r' % (os.path.basename(src), got.returncode,
+                                 got.stdout, want.stdout))
+        t0 = time.time()
+        try:
+            p = subprocess.run(mpirun_cmd(a) + ['-np', '3', '-x',
+                                                'OMPDSM_IFACE=eth9', prog],
+                               capture_output=True, text=True, timeout=20)
+        except subprocess.TimeoutExpired:
+            fail('mpirun -np 3 with OMPDSM_IFACE=eth9 still ran after 20 s')
+        if p.returncode == 0 or 'OMPDSM_IFACE=eth9' not in p.stderr:
+            fail('mpirun -np 3 with OMPDSM_IFACE=eth9: status %d:\n%s' %
+                 (p.returncode, p.stderr))
+        print('./prog alone: one node, same output as gcc; a start-up failure '
+              'under mpirun ended the job in %.1f s' % (time.time() - t0))
 
 
 def case_kill(a):
