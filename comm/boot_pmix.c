@@ -60,6 +60,7 @@ int comm_boot_pmix_init(int *rank, int *size)
     }
     *size = (int)n;
     *rank = (int)myproc.rank;
+    ompdsm_log_rank = *rank;
     /* Waiting (spin or block) and the runtime read the local rank and size
      * as ompdsmrun passes them. */
     long lr = get_uint(myproc.rank, PMIX_LOCAL_RANK);

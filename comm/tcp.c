@@ -1,7 +1,8 @@
 /* comm/tcp.c - the tcp transport: two TCP connections between every pair of
- * nodes and one service thread per node that executes the peers' one-sided
- * requests against this node's registered memory, so that a target's
- * application threads never take part.
+ * nodes it serves (all pairs with OMPDSM_TRANSPORT=tcp, the pairs on
+ * different hosts with auto) and one service thread per node that executes
+ * the peers' one-sided requests against this node's registered memory, so
+ * that a target's application threads never take part.
  *
  * Each node has, per peer, an "out" connection that carries its requests to
  * the peer and brings the replies back, and an "in" connection that brings
