@@ -70,10 +70,14 @@ static int parse_override(const char *s, size_t len, struct rt_prof_override *o)
         return -EINVAL;
     memcpy(buf, s, len);
     buf[len] = 0;
+    while (len && isspace((unsigned char)buf[len - 1]))
+        buf[--len] = 0;
     char *eq = strchr(buf, '=');
     if (!eq)
         return -EINVAL;
     *eq = 0;
+    for (char *e = eq; e > buf && isspace((unsigned char)e[-1]); e--)
+        e[-1] = 0;
     char *where = buf, *what = eq + 1;
     while (isspace((unsigned char)*where))
         where++;
@@ -143,10 +147,6 @@ int rt_parse_prof_overrides(const char *s, struct rt_prof_override **out,
             }
             v = nv;
             if (parse_override(s, l, &v[cnt]) < 0) {
-                ompdsm_err("OMPDSM_PROFILED: '%.*s' is not valid: expected "
-                           "file:line=[chunk][,[eval_size][,eval_skip]] or "
-                           "file:line=static|dynamic|guided|profiled[,chunk]",
-                           (int)l, s);
                 free(v);
                 return -EINVAL;
             }
@@ -249,5 +249,8 @@ void rt_env_init(int nodes)
     rt_icv.nprof_over = 0;
     if (v && *v && rt_parse_prof_overrides(v, &rt_icv.prof_over,
                                            &rt_icv.nprof_over) < 0)
-        ompdsm_fatal("OMPDSM_PROFILED is not valid (see above)");
+        ompdsm_fatal("OMPDSM_PROFILED='%s' is not valid: expected entries "
+                     "file:line=[chunk][,[eval_size][,eval_skip]] or "
+                     "file:line=static|dynamic|guided|profiled[,chunk], "
+                     "separated by ';' (file '*': every profiled loop)", v);
 }

@@ -340,6 +340,8 @@ RT_API void OMPDSM_single_copyprivate(int executed, void *data,
  * With one thread per node, a thread's state is its node's. */
 
 enum { PH_SKIP, PH_TIMED, PH_TIMING, PH_XCHG, PH_RUN, PH_DONE };
+/* The shortest measurement (eval_size iterations on one node) trusted. */
+#define PROF_MIN_MEASURE_NS 100000
 
 struct rt_prof_site *rt_prof_sites;
 static struct rt_prof_site **prof_tail = &rt_prof_sites;
@@ -461,6 +463,7 @@ static struct rt_prof_site *prof_site(OMPDSM_loop_site *site, int nthreads)
         ps->nthreads = nthreads;
         ps->measure = 1;
         ps->measured = 0;
+        ps->brief = 0;
     }
     return ps;
 }
@@ -529,12 +532,19 @@ static void prof_exchange(struct rt_loop *L, uint64_t timed_ns,
                      "failed: the job is failing");
     double speed[nt], w[nt];
     uint64_t vec[nt];
-    for (int i = 0; i < nt; i++)
+    int brief = 0;
+    for (int i = 0; i < nt; i++) {
         speed[i] = all[i].iters
                        ? (double)all[i].iters / (double)(all[i].ns ? all[i].ns : 1)
                        : 0;
+        brief |= all[i].ns < PROF_MIN_MEASURE_NS;
+    }
+    /* A measurement shorter than that on some node is clock and cache
+     * noise, not speed: keep the split in use (static at first) and judge
+     * no drift, rather than chase noise and lose locality. */
+    ps->brief = brief;
     struct sched_prof_in in = {L->base, L->n, L->chunk, nt, speed, ps->weight,
-                               rt_icv.prof_gain};
+                               brief ? INFINITY : rt_icv.prof_gain};
     struct sched_prof_out out = {0, 0, 0, vec, w};
     if (sched_profiled_decide(&in, &out) < 0)
         ompdsm_fatal("schedule(profiled): no partition for %d threads", nt);
@@ -682,7 +692,7 @@ static int prof_at_root(void *ctx, struct comm_buf *acc)
 static void prof_drift(struct rt_prof_site *ps, const struct prof_rec *r,
                        int nt)
 {
-    if (!ps->measured || !(rt_icv.prof_drift > 0))
+    if (!ps->measured || ps->brief || !(rt_icv.prof_drift > 0))
         return;
     double p[nt], sp = 0, so = 0, maxo = 0;
     for (int t = 0; t < nt; t++) {

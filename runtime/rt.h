@@ -45,7 +45,8 @@ struct rt_prof_override {
     long long chunk, eval_size, eval_skip; /* -1: the clause's own */
 };
 /* Parses OMPDSM_PROFILED's "file:line=chunk[,eval_size[,eval_skip]];..."
- * into a new array; 0 or -EINVAL after printing which entry is wrong. */
+ * into a new array; 0, -EINVAL or -ENOMEM (the caller says what is
+ * expected). */
 int rt_parse_prof_overrides(const char *s, struct rt_prof_override **out,
                             int *n);
 /* Parses a non-negative decimal fraction such as 0.05; 0 or -EINVAL. */
@@ -182,6 +183,8 @@ struct rt_prof_site {
     int nthreads;                /* the team the state is for */
     int measure;                 /* the next execution measures */
     int measured;                /* speed[] holds a measurement */
+    int brief;                   /* it was too short to trust: keep the
+                                    split, judge no drift */
     unsigned long long chunk;    /* of the last execution (0: block) */
     double *speed;               /* [nthreads] iterations per ns, measured */
     double *weight;              /* [nthreads] the partition in use */

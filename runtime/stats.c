@@ -197,6 +197,9 @@ static void print_prof(FILE *f, const struct prof_wire *all, int ns)
                 (unsigned long long)ps->repartitions,
                 (unsigned long long)ps->drifts,
                 (unsigned long long)ps->chunk);
+        if (ps->brief)
+            fprintf(f, "  (its last measurement took under 0.1 ms on some "
+                       "node: not used; raise eval_size)\n");
         fprintf(f, "  %-12s", "node");
         for (int t = 0; t < nt; t++)
             fprintf(f, " %12d", t);
@@ -260,13 +263,14 @@ static void json_prof(FILE *f, const struct prof_wire *all, int ns)
             fprintf(f, *p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
         fprintf(f, "\", \"line\": %d, \"func\": \"%s\", \"nodes\": %d, "
                    "\"executions\": %llu, \"measurements\": %llu, "
-                   "\"repartitions\": %llu, \"drifts\": %llu, \"chunk\": %llu",
+                   "\"repartitions\": %llu, \"drifts\": %llu, \"chunk\": %llu, "
+                   "\"brief_measurement\": %s",
                 ps->site->line, ps->site->func ? ps->site->func : "", nt,
                 (unsigned long long)ps->executions,
                 (unsigned long long)ps->measurements,
                 (unsigned long long)ps->repartitions,
                 (unsigned long long)ps->drifts,
-                (unsigned long long)ps->chunk);
+                (unsigned long long)ps->chunk, ps->brief ? "true" : "false");
         fprintf(f, ",\n     \"speeds_per_ms\": [");
         for (int t = 0; t < nt; t++)
             fprintf(f, "%s%.6g", t ? ", " : "", ps->speed[t] * 1e6);

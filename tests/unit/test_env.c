@@ -82,12 +82,57 @@ static void test_schedule(void **state)
     assert_int_equal(rt_parse_schedule("static;3", &k, &c), -EINVAL);
 }
 
+/* OMPDSM_PROFILED's per-loop overrides and the fractions of
+ * OMPDSM_PROFILED_GAIN / _DRIFT. */
+static void test_prof_overrides(void **state)
+{
+    (void)state;
+    struct rt_prof_override *o;
+    int n;
+    assert_int_equal(rt_parse_prof_overrides("cg.c:512=0,2,1; src/ep.c:7=8 ;*=,3,2;"
+                                             "x.c:1=static,4;y.c:2=dynamic;z.c:3=,,5",
+                                             &o, &n), 0);
+    assert_int_equal(n, 6);
+    assert_string_equal(o[0].file, "cg.c");
+    assert_int_equal(o[0].line, 512);
+    assert_int_equal(o[0].kind, OMPDSM_SCHED_PROFILED);
+    assert_true(o[0].chunk == 0 && o[0].eval_size == 2 && o[0].eval_skip == 1);
+    assert_string_equal(o[1].file, "src/ep.c");
+    assert_true(o[1].chunk == 8 && o[1].eval_size == -1 && o[1].eval_skip == -1);
+    assert_string_equal(o[2].file, "*");
+    assert_true(o[2].chunk == -1 && o[2].eval_size == 3 && o[2].eval_skip == 2);
+    assert_int_equal(o[3].kind, OMPDSM_SCHED_STATIC);
+    assert_int_equal(o[3].chunk, 4);
+    assert_int_equal(o[4].kind, OMPDSM_SCHED_DYNAMIC);
+    assert_true(o[5].chunk == -1 && o[5].eval_size == -1 && o[5].eval_skip == 5);
+    free(o);
+    assert_int_equal(rt_parse_prof_overrides("", &o, &n), 0);
+    assert_int_equal(n, 0);
+    free(o);
+    static const char *const bad[] = {
+        "cg.c=0,1,0", "cg.c:0=1", "cg.c:x=1", ":5=1", "cg.c:5", "cg.c:5=1,2,3,4",
+        "cg.c:5=-1", "cg.c:5=1,", "cg.c:5=fast", "cg.c:5=auto", "cg.c:5=1;d.c:6=q",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_int_equal(rt_parse_prof_overrides(bad[i], &o, &n), -EINVAL);
+    double d;
+    assert_int_equal(rt_parse_fraction("0.05", &d), 0);
+    assert_true(d == 0.05);
+    assert_int_equal(rt_parse_fraction("0", &d), 0);
+    assert_int_equal(rt_parse_fraction(" 1.5 ", &d), 0);
+    assert_int_equal(rt_parse_fraction("-0.1", &d), -EINVAL);
+    assert_int_equal(rt_parse_fraction("5%", &d), -EINVAL);
+    assert_int_equal(rt_parse_fraction("nan", &d), -EINVAL);
+    assert_int_equal(rt_parse_fraction("", &d), -EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_u64),
         cmocka_unit_test(test_env_values),
         cmocka_unit_test(test_schedule),
+        cmocka_unit_test(test_prof_overrides),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
