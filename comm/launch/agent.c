@@ -368,6 +368,8 @@ int launch_agent_main(struct launch_job *job)
         orphaned(job);
         return 1;
     }
-    launch_outq_finish(job, ompdsm_now() + LAUNCH_GRACE_S);
+    /* The last exit statuses must reach the launcher, however slowly it
+     * reads; if it is gone, the writes fail at once. */
+    launch_outq_finish(job, 0);
     return 0;
 }
