@@ -7,7 +7,8 @@ Usage: cluster_test.py --ompdsmrun PATH --testnode PATH [--ompcc PATH]
 
 Each TEST makes its own set of namespaces (a prefix unique to the test and
 process), runs ompdsmrun inside host 0's namespace with netns.sh as
-OMPDSM_RSH and the tcp transport, checks statuses, messages, output and
+OMPDSM_RSH and the default transport (auto: shm between the nodes of a
+host, tcp between hosts), checks statuses, messages, output and
 that nothing is left running in any namespace, and deletes the set at the
 end even when it fails.  Exit status 0 when the test passed, 1 when it
 failed, 77 (with a reason) when namespaces cannot be made here.  Every
@@ -92,7 +93,6 @@ def job_env(extra=None):
            if not k.startswith(("OMPDSM_", "OMP_"))}
     env["OMPDSM_RSH"] = NETNS + " rsh"
     env["OMPDSM_NETNS_PREFIX"] = PREFIX
-    env["OMPDSM_TRANSPORT"] = "tcp"
     env.update(extra or {})
     return env
 
@@ -218,8 +218,10 @@ def eth0_bytes(i):
 
 def test_conformance():
     """The conformance subset on 2 hosts x 2 nodes and 4 hosts x 1 node
-    over tcp, each output compared with gcc -fopenmp on 4 threads; the
-    remote hosts' veth links must have carried the DSM's traffic."""
+    with the default transport (2 x 2: shm inside each host, tcp between
+    them; 4 x 1: tcp only), each output compared with gcc -fopenmp on 4
+    threads; the remote hosts' veth links must have carried the DSM's
+    traffic."""
     check(ARGS.ompcc, "--ompcc is needed")
     with Hosts(4):
         before = [eth0_bytes(i) for i in range(4)]
@@ -228,7 +230,7 @@ def test_conformance():
         base = "ip netns exec %s-h0 %s -H " % (PREFIX, ARGS.ompdsmrun)
         cmd = [sys.executable, CONFORMANCE,
                "--programs", ",".join(CONFORMANCE_PROGRAMS),
-               "--threads", "4", "--transports", "tcp",
+               "--threads", "4", "--transports", "auto",
                "--launcher", "2x2=" + base + lst2,
                "--launcher", "4x1=" + base + lst4,
                "--ompcc", ARGS.ompcc, "--ompdsmrun", ARGS.ompdsmrun,
@@ -256,16 +258,17 @@ def test_conformance():
 
 
 def test_stress():
-    """The DSM stress test across hosts: 2 x 2 and 4 x 1 nodes."""
+    """The DSM stress test across hosts: 2 x 2 nodes (shm inside a host,
+    tcp between) and 4 x 1 (tcp), each pair's transport as auto picks it."""
     check(ARGS.stress, "--stress is needed")
     with Hosts(4):
-        for hl in ["%s:2,%s:2" % (addr(0), addr(1)),
-                   ",".join(addr(i) for i in range(4))]:
+        for hl, tr in [("%s:2,%s:2" % (addr(0), addr(1)), "shm+tcp"),
+                       (",".join(addr(i) for i in range(4)), "tcp")]:
             before = eth0_bytes(1)
             rc, out, err, t = run(["-H", hl, ARGS.stress], timeout=120)
             check(rc == 0, "stress on %s: status %d\n%s%s" % (hl, rc, out,
                                                              err))
-            check("ok (4 nodes, tcp)" in out, "stress said %r" % out)
+            check("ok (4 nodes, %s)" % tr in out, "stress said %r" % out)
             after = eth0_bytes(1)
             check(after[1] - before[1] > 1 << 20,
                   "host 1 sent only %d bytes" % (after[1] - before[1]))
