@@ -85,6 +85,8 @@ enum rt_env_reader {
     RT_ENV_NODE,   /* an ompdsm setting read by every node at start */
     RT_ENV_SET,    /* set by the launcher for each node, not by users */
     RT_ENV_OMPCC,  /* read by the ompcc command, not by programs */
+    RT_ENV_LAUNCH, /* read by ompdsmrun, not by the nodes */
+    RT_ENV_TEST,   /* read by the test tools (tests/cluster/netns.sh) */
 };
 
 struct rt_env_var {
@@ -144,8 +146,16 @@ static const struct rt_env_var vars[] = {
      "microseconds", "spin before sleeping on a futex", NULL},
     {"OMPDSM_TREE_FANOUT", RT_ENV_NODE, "4", "2..16",
      "fan-out of barrier and broadcast trees", NULL},
-    {"OMPDSM_TCP_ADDR", RT_ENV_NODE, "the address that reaches the launcher", "IPv4",
-     "address the tcp transport listens on", NULL},
+    {"OMPDSM_IFACE", RT_ENV_NODE, "the route toward the launcher", "name|a.b.c.d/len",
+     "network the tcp transport uses between hosts", NULL},
+    {"OMPDSM_TCP_ADDR", RT_ENV_NODE, "unset", "IPv4",
+     "address the tcp transport listens on; wins over OMPDSM_IFACE", NULL},
+    {"OMPDSM_PROFILED", RT_ENV_NODE, "unset", "file:line=chunk,eval_size,eval_skip;...",
+     "per-loop overrides of profiled loops (ompdsm-tune)", NULL},
+    {"OMPDSM_PROFILED_GAIN", RT_ENV_NODE, "0.05", "fraction",
+     "predicted gain a profiled loop needs to re-partition", NULL},
+    {"OMPDSM_PROFILED_DRIFT", RT_ENV_NODE, "0.2", "fraction",
+     "drift from the prediction that makes a profiled loop measure again", NULL},
     {"OMPDSM_THREADS_PER_NODE", RT_ENV_NODE, "1", "1", "threads per node", show_tpn},
 
     {"OMPDSM_RANK", RT_ENV_SET, "", "", "this node's number", NULL},
@@ -156,6 +166,16 @@ static const struct rt_env_var vars[] = {
     {"OMPDSM_JOBID", RT_ENV_SET, "", "", "names the job", NULL},
     {"OMPDSM_REEXEC", RT_ENV_SET, "", "1",
      "a node re-executed itself without address randomisation", NULL},
+
+    {"OMPDSM_RSH", RT_ENV_LAUNCH, "ssh -o BatchMode=yes", "command",
+     "starts the agent on another host", NULL},
+    {"OMPDSM_LAUNCH_FANOUT", RT_ENV_LAUNCH, "32", "1..4096",
+     "fan-out of the tree of per-host agents", NULL},
+
+    {"OMPDSM_NETNS_PREFIX", RT_ENV_TEST, "", "prefix",
+     "the namespace hosts tests/cluster/netns.sh rsh runs in", NULL},
+    {"OMPDSM_NETNS_HIDE", RT_ENV_TEST, "", "HOST:DIR",
+     "netns.sh rsh hides DIR on HOST", NULL},
 
     {"OMPDSM_CC", RT_ENV_OMPCC, "clang-19", "command", "ompcc's backend compiler", NULL},
     {"OMPDSM_LIBDIR", RT_ENV_OMPCC, "where ompcc found libompdsm", "directory",
