@@ -4,12 +4,7 @@
 #include "transport.h"
 
 #include <arpa/inet.h>
-#include <elf.h>
 #include <errno.h>
-#include <link.h>
-#include <ifaddrs.h>
-#include <net/if.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sched.h>
@@ -19,7 +14,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 struct comm_state comm_g = {.tcp_listen_fd = -1, .sync_fd = -1};
@@ -94,17 +88,11 @@ const char *comm_peer_transport(int peer)
     return comm_g.peer[peer].ops->name;
 }
 
-static int card_same_host(const struct comm_card *a, const struct comm_card *b)
-{
-    return !strcmp(a->boot_id, b->boot_id) && a->netns == b->netns &&
-           !strcmp(a->host, b->host);
-}
-
 int comm_same_host(int peer)
 {
     if (peer < 0 || peer >= comm_g.size || !comm_g.cards)
         return 0;
-    return card_same_host(&comm_g.cards[peer], &comm_g.cards[comm_g.rank]);
+    return comm_card_same_host(&comm_g.cards[peer], &comm_g.cards[comm_g.rank]);
 }
 
 void *comm_region_base(int region)
@@ -131,166 +119,6 @@ void comm_set_failed(const char *fmt, ...)
         comm_doorbell_ring();
 }
 
-/* Formats an IPv4 address (network order) into buf. */
-static const char *ip_str(uint32_t addr, char buf[INET_ADDRSTRLEN])
-{
-    return inet_ntop(AF_INET, &addr, buf, INET_ADDRSTRLEN);
-}
-
-/* OMPDSM_IFACE: an interface name (its first IPv4 address) or a.b.c.d/len
- * (the first address of an up interface inside that subnet). */
-static int iface_addr(const char *spec, uint32_t *out)
-{
-    struct ifaddrs *ifs;
-    if (getifaddrs(&ifs) < 0) {
-        ompdsm_err("OMPDSM_IFACE=%s: getifaddrs: %s", spec, strerror(errno));
-        return -errno;
-    }
-    uint32_t net = 0, mask = 0;
-    int bysubnet = strchr(spec, '/') != NULL;
-    if (bysubnet) {
-        char ip[INET_ADDRSTRLEN];
-        const char *slash = strchr(spec, '/');
-        uint64_t len;
-        struct in_addr ia;
-        if ((size_t)(slash - spec) >= sizeof ip ||
-            ompdsm_parse_u64(slash + 1, 0, &len) < 0 || len > 32) {
-            ompdsm_err("OMPDSM_IFACE='%s' is neither an interface name nor "
-                       "a.b.c.d/len", spec);
-            freeifaddrs(ifs);
-            return -EINVAL;
-        }
-        memcpy(ip, spec, (size_t)(slash - spec));
-        ip[slash - spec] = 0;
-        if (inet_pton(AF_INET, ip, &ia) != 1) {
-            ompdsm_err("OMPDSM_IFACE='%s' is neither an interface name nor "
-                       "a.b.c.d/len", spec);
-            freeifaddrs(ifs);
-            return -EINVAL;
-        }
-        mask = len ? htonl(~0u << (32 - len)) : 0;
-        net = ia.s_addr & mask;
-    }
-    char names[256] = "";
-    int found = 0;
-    for (struct ifaddrs *a = ifs; a; a = a->ifa_next) {
-        if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET)
-            continue;
-        uint32_t ad = ((struct sockaddr_in *)a->ifa_addr)->sin_addr.s_addr;
-        char ip[INET_ADDRSTRLEN];
-        if (strlen(names) < sizeof names - 40)
-            snprintf(names + strlen(names), sizeof names - strlen(names),
-                     "%s%s %s", names[0] ? ", " : "", a->ifa_name,
-                     ip_str(ad, ip));
-        if (found || !(a->ifa_flags & IFF_UP))
-            continue;
-        if (bysubnet ? (ad & mask) == net : !strcmp(a->ifa_name, spec)) {
-            *out = ad;
-            found = 1;
-        }
-    }
-    freeifaddrs(ifs);
-    if (!found) {
-        ompdsm_err("OMPDSM_IFACE=%s: no up interface of this host %s (it "
-                   "has: %s); name one of those or a subnet a.b.c.d/len", spec,
-                   bysubnet ? "has an IPv4 address in that subnet"
-                            : "has that name and an IPv4 address",
-                   names[0] ? names : "none");
-        return -ENODEV;
-    }
-    return 0;
-}
-
-/* The source address the kernel would use toward dst (a route lookup: a
- * UDP connect sends nothing); 0 when there is no route. */
-static uint32_t route_src(uint32_t dst)
-{
-    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return 0;
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(9),
-                             .sin_addr.s_addr = dst};
-    socklen_t sl = sizeof sa;
-    uint32_t src = 0;
-    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
-        getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
-        src = sa.sin_addr.s_addr;
-    close(fd);
-    return src;
-}
-
-/* The first address of an up, non-loopback interface (0 if none). */
-static uint32_t first_external_addr(void)
-{
-    struct ifaddrs *ifs;
-    uint32_t got = 0;
-    if (getifaddrs(&ifs) < 0)
-        return 0;
-    for (struct ifaddrs *a = ifs; a && !got; a = a->ifa_next)
-        if (a->ifa_addr && a->ifa_addr->sa_family == AF_INET &&
-            (a->ifa_flags & IFF_UP) && !(a->ifa_flags & IFF_LOOPBACK))
-            got = ((struct sockaddr_in *)a->ifa_addr)->sin_addr.s_addr;
-    freeifaddrs(ifs);
-    return got;
-}
-
-/* Under PMIx there is no connection to a launcher to look the route up
- * from: look it up toward node 0's host instead; node 0's own host, which
- * resolves its name to loopback, takes its first external address unless
- * the whole job runs on it. */
-static uint32_t pmix_addr(const char **how)
-{
-    const char *h0 = comm_boot_pmix_node0();
-    uint32_t addr = 0;
-    *how = "route to node 0's host";
-    if (h0) {
-        struct addrinfo hints = {.ai_family = AF_INET}, *res;
-        if (getaddrinfo(h0, NULL, &hints, &res) == 0) {
-            addr = route_src(((struct sockaddr_in *)res->ai_addr)->sin_addr.s_addr);
-            freeaddrinfo(res);
-        }
-    }
-    if ((!addr || (ntohl(addr) >> 24) == 127) &&
-        comm_boot_pmix_local_size() < comm_g.size) {
-        addr = first_external_addr();
-        *how = "first external interface";
-    }
-    return addr;
-}
-
-/* The address the tcp transport listens on and advertises, by precedence:
- * OMPDSM_TCP_ADDR (one address), OMPDSM_IFACE (an interface or subnet),
- * the route toward the launcher (our end of its connection) or, under
- * PMIx, toward node 0; loopback when none applies (one host). */
-static int tcp_addr_choose(uint32_t *out, const char **how)
-{
-    const char *fixed = getenv("OMPDSM_TCP_ADDR");
-    const char *iface = getenv("OMPDSM_IFACE");
-    if (fixed && *fixed) {
-        struct in_addr ia;
-        if (inet_pton(AF_INET, fixed, &ia) != 1) {
-            ompdsm_err("OMPDSM_TCP_ADDR='%s' is not an IPv4 address", fixed);
-            return -EINVAL;
-        }
-        *out = ia.s_addr;
-        *how = "OMPDSM_TCP_ADDR";
-        return 0;
-    }
-    if (iface && *iface) {
-        *how = "OMPDSM_IFACE";
-        return iface_addr(iface, out);
-    }
-    *out = comm_boot_local_addr();
-    *how = "route to the launcher";
-    if (!*out && comm_boot_pmix_node0())
-        *out = pmix_addr(how);
-    if (!*out) {
-        *out = htonl(INADDR_LOOPBACK);
-        *how = "loopback";
-    }
-    return 0;
-}
-
 /* Creates the tcp listener before the card exchange so that the port can
  * be advertised: bound to the chosen address (tcp_addr_choose), ephemeral
  * port. */
@@ -298,7 +126,7 @@ static int tcp_listen_early(void)
 {
     uint32_t addr = 0;
     const char *how = "";
-    int rc = tcp_addr_choose(&addr, &how);
+    int rc = comm_tcp_addr_choose(&addr, &how);
     if (rc < 0)
         return rc;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -312,7 +140,7 @@ static int tcp_listen_early(void)
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 4096) < 0) {
         int e = errno;
-        ompdsm_err("tcp: cannot listen on %s (%s): %s", ip_str(addr, ip), how,
+        ompdsm_err("tcp: cannot listen on %s (%s): %s", inet_ntop(AF_INET, &addr, ip, sizeof ip), how,
                    strerror(e));
         close(fd);
         return -e;
@@ -323,7 +151,7 @@ static int tcp_listen_early(void)
     comm_g.tcp_addr = sa.sin_addr.s_addr;
     comm_g.tcp_port = sa.sin_port;
     OMPDSM_TRACE(OMPDSM_TR_COMM, "tcp: listening on %s:%u (%s)",
-                 ip_str(addr, ip), ntohs(sa.sin_port), how);
+                 inet_ntop(AF_INET, &addr, ip, sizeof ip), ntohs(sa.sin_port), how);
     return 0;
 }
 
@@ -402,160 +230,6 @@ int comm_register(int region, void *base, size_t len, int fd)
     return 0;
 }
 
-static void read_boot_id(char *out, size_t len)
-{
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-    out[0] = 0;
-    if (f) {
-        if (!fgets(out, (int)len, f))
-            out[0] = 0;
-        fclose(f);
-    }
-    out[strcspn(out, "\n")] = 0;
-}
-
-/* Network namespaces (and containers) on one machine share the kernel
- * but not the addresses: a node in another namespace is another host. */
-static uint64_t read_netns(void)
-{
-    struct stat st;
-    return stat("/proc/self/ns/net", &st) == 0 ? (uint64_t)st.st_ino : 0;
-}
-
-/* "name" or "name/a.b.c.d" (the tcp address, when there is one), for
- * messages that must tell hosts apart. */
-static void host_label(const struct comm_card *c, char *buf, size_t len)
-{
-    char ip[INET_ADDRSTRLEN] = "";
-    if (c->tcp_addr)
-        inet_ntop(AF_INET, &c->tcp_addr, ip, sizeof ip);
-    snprintf(buf, len, "%.63s%s%s", c->host, ip[0] ? "/" : "", ip);
-}
-
-/* ---- same build on every node ---- */
-
-struct build_probe {
-    const void *addr;     /* an address inside the object sought (NULL: main) */
-    char *id;             /* out: hex build id, or "" */
-    size_t idlen;
-    char path[512];       /* out: the object's file */
-};
-
-static void hex_of(const unsigned char *b, size_t n, char *out, size_t outlen)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n && k + 3 <= outlen; i++, k += 2)
-        snprintf(out + k, 3, "%02x", b[i]);
-    out[k] = 0;
-}
-
-static int build_probe_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    (void)size;
-    struct build_probe *bp = arg;
-    int mine = 0;
-    if (!bp->addr) {
-        mine = 1; /* the first object is the executable */
-    } else {
-        uintptr_t a = (uintptr_t)bp->addr;
-        for (int i = 0; i < info->dlpi_phnum && !mine; i++) {
-            const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-            uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-            mine = ph->p_type == PT_LOAD && a >= lo && a < lo + ph->p_memsz;
-        }
-    }
-    if (!mine)
-        return 0;
-    snprintf(bp->path, sizeof bp->path, "%s", info->dlpi_name);
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_NOTE)
-            continue;
-        const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
-        const char *end = p + ph->p_memsz;
-        while (p + sizeof(ElfW(Nhdr)) <= end) {
-            const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
-            const char *name = p + sizeof *nh;
-            const unsigned char *desc =
-                (const unsigned char *)name + OMPDSM_ALIGN_UP(nh->n_namesz, 4u);
-            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-                !memcmp(name, "GNU", 4)) {
-                hex_of(desc, nh->n_descsz, bp->id, bp->idlen);
-                return 1;
-            }
-            p = (const char *)desc + OMPDSM_ALIGN_UP(nh->n_descsz, 4u);
-        }
-    }
-    return 1;
-}
-
-/* FNV-1a of a whole file, for objects linked without a build id. */
-static void file_hash(const char *path, char *out, size_t outlen)
-{
-    FILE *f = fopen(path, "rb");
-    uint64_t h = 0xcbf29ce484222325ull;
-    unsigned char buf[65536];
-    size_t n;
-    out[0] = 0;
-    if (!f)
-        return;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        for (size_t i = 0; i < n; i++)
-            h = (h ^ buf[i]) * 0x100000001b3ull;
-    fclose(f);
-    snprintf(out, outlen, "h%016llx", (unsigned long long)h);
-}
-
-/* The build id of the object holding addr (NULL: the executable) and the
- * path of its file. */
-static void build_id(const void *addr, char *id, size_t idlen, char *path,
-                     size_t pathlen)
-{
-    struct build_probe bp = {.addr = addr, .id = id, .idlen = idlen};
-    id[0] = 0;
-    dl_iterate_phdr(build_probe_cb, &bp);
-    if (!bp.path[0] || !addr) {
-        ssize_t n = readlink("/proc/self/exe", bp.path, sizeof bp.path - 1);
-        bp.path[n > 0 ? n : 0] = 0;
-    }
-    if (!id[0])
-        file_hash(bp.path, id, idlen);
-    snprintf(path, pathlen, "%s", bp.path);
-}
-
-/* Every node must run node 0's executable and libompdsm (addresses of code
- * and data must agree).  The lowest-ranked node that differs says so, in
- * one line naming both hosts and the file; every node fails. */
-static int check_same_build(void)
-{
-    const struct comm_card *c0 = &comm_g.cards[0];
-    int first = -1, what = 0;
-    for (int r = 1; r < comm_g.size && first < 0; r++) {
-        const struct comm_card *c = &comm_g.cards[r];
-        if (strncmp(c->exe_id, c0->exe_id, sizeof c->exe_id))
-            first = r, what = 0;
-        else if (strncmp(c->lib_id, c0->lib_id, sizeof c->lib_id))
-            first = r, what = 1;
-    }
-    if (first < 0)
-        return 0;
-    if (first == comm_g.rank) {
-        const struct comm_card *me = &comm_g.cards[comm_g.rank];
-        char a[96], b[96], id[48], path[512];
-        host_label(me, a, sizeof a);
-        host_label(c0, b, sizeof b);
-        build_id(what ? (const void *)comm_init : NULL, id, sizeof id, path,
-                 sizeof path);
-        ompdsm_err("node %d on host %s runs a different %s (%s, build id "
-                   "%.40s) than node 0 on host %s (build id %.40s): every node "
-                   "must run the same build of the program and libompdsm",
-                   comm_g.rank, a, what ? "libompdsm" : "executable", path,
-                   what ? me->lib_id : me->exe_id, b,
-                   what ? c0->lib_id : c0->exe_id);
-    }
-    return -EINVAL;
-}
-
 /* The transport for the pair (this node, peer).  Both ends compute it from
  * the same two cards, so they agree.  Between hosts, the list is where a
  * transport with a device (verbs) goes before tcp once it exists. */
@@ -563,7 +237,7 @@ static int choose_transport(int peer, enum comm_transport_kind *kind)
 {
     const struct comm_card *me = &comm_g.cards[comm_g.rank];
     const struct comm_card *c = &comm_g.cards[peer];
-    int same = card_same_host(me, c);
+    int same = comm_card_same_host(me, c);
     switch (comm_g.want) {
     case COMM_TRANSPORT_AUTO:
         *kind = same ? COMM_TRANSPORT_SHM : COMM_TRANSPORT_TCP;
@@ -571,8 +245,8 @@ static int choose_transport(int peer, enum comm_transport_kind *kind)
     case COMM_TRANSPORT_SHM:
         if (!same) {
             char a[96], b[96];
-            host_label(me, a, sizeof a);
-            host_label(c, b, sizeof b);
+            comm_host_label(me, a, sizeof a);
+            comm_host_label(c, b, sizeof b);
             ompdsm_err("OMPDSM_TRANSPORT=shm needs every node on one host, but "
                        "node %d (%s) and node %d (%s) are on different hosts "
                        "(%s); use auto or tcp across hosts", comm_g.rank, a,
@@ -652,13 +326,7 @@ int comm_connect(void)
     mine.rank = comm_g.rank;
     mine.pid = getpid();
     mine.transport = comm_g.want;
-    char path[512];
-    build_id(NULL, mine.exe_id, sizeof mine.exe_id, path, sizeof path);
-    build_id((const void *)comm_init, mine.lib_id, sizeof mine.lib_id, path,
-             sizeof path);
-    gethostname(mine.host, sizeof mine.host - 1);
-    read_boot_id(mine.boot_id, sizeof mine.boot_id);
-    mine.netns = read_netns();
+    comm_host_card(&mine);
     mine.tcp_addr = comm_g.tcp_addr;
     mine.tcp_port = comm_g.tcp_port;
     for (int r = 0; r < COMM_REG_MAX; r++) {
@@ -678,7 +346,7 @@ int comm_connect(void)
             ompdsm_err("bootstrap: node %d sent a malformed contact card", r);
             return -EPROTO;
         }
-    if ((rc = check_same_build()) < 0)
+    if ((rc = comm_check_same_build()) < 0)
         return rc;
     comm_g.all_local = 1;
     for (int r = 0; r < comm_g.size; r++) {
@@ -701,7 +369,7 @@ int comm_connect(void)
                            (unsigned long long)mine.region[g].len);
                 return -EINVAL;
             }
-        if (!card_same_host(c, &mine))
+        if (!comm_card_same_host(c, &mine))
             comm_g.all_local = 0;
     }
 

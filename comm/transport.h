@@ -211,6 +211,22 @@ void comm_doorbell_ring_area(struct comm_sync_area *sync);
 void comm_stats_add_wait(uint64_t ns, int slept);
 void comm_stats_add_coll(int bcast);
 
+/* ---- host identity, tcp address and build ids (host.c) ---- */
+/* Fills c's host name, boot id, network namespace and build ids. */
+void comm_host_card(struct comm_card *c);
+/* True when two cards are on one host: same boot id, network namespace
+ * and host name. */
+int comm_card_same_host(const struct comm_card *a, const struct comm_card *b);
+/* "name" or "name/a.b.c.d" (its tcp address), for messages. */
+void comm_host_label(const struct comm_card *c, char *buf, size_t len);
+/* The address for the tcp listener (network order) and the rule that
+ * chose it (for traces and errors); 0 or a negative errno. */
+int comm_tcp_addr_choose(uint32_t *addr, const char **how);
+/* After the card exchange: 0 when every node runs node 0's executable and
+ * libompdsm, else -EINVAL (the lowest-ranked node that differs printed the
+ * reason). */
+int comm_check_same_build(void);
+
 /* ---- bootstrap (boot.c) ---- */
 /* Learns rank and size from the environment (OMPDSM_RANK/SIZE/BOOT from
  * ompdsmrun, PMIx, or a single node). */
