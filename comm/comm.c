@@ -50,7 +50,7 @@ static int fatal_hook(int status, const char *msg)
      * notice that death, report it as the cause and end us, rather than
      * racing it with "connection closed" from every survivor. */
     if (comm_g.failed)
-        usleep(1500 * 1000);
+        usleep(COMM_FAILURE_LINGER_MS * 1000);
     return comm_boot_abort(status, msg);
 }
 
@@ -62,7 +62,6 @@ void comm_abort_job(int status, const char *msg)
 
 int comm_rank(void) { return comm_g.rank; }
 int comm_size(void) { return comm_g.size; }
-int comm_failed(void) { return comm_g.failed; }
 int comm_all_local(void) { return comm_g.all_local; }
 
 const char *comm_transport_name(void)
@@ -93,17 +92,6 @@ int comm_same_host(int peer)
     if (peer < 0 || peer >= comm_g.size || !comm_g.cards)
         return 0;
     return comm_card_same_host(&comm_g.cards[peer], &comm_g.cards[comm_g.rank]);
-}
-
-void *comm_region_base(int region)
-{
-    return (region >= 0 && region < COMM_REG_MAX) ? comm_g.reg[region].base
-                                                    : NULL;
-}
-
-size_t comm_region_len(int region)
-{
-    return (region >= 0 && region < COMM_REG_MAX) ? comm_g.reg[region].len : 0;
 }
 
 void comm_set_failed(const char *fmt, ...)

@@ -68,9 +68,6 @@ int comm_all_local(void);
 /* True when peer runs on this host: same kernel (boot id), same network
  * namespace and same host name.  Valid after comm_connect. */
 int comm_same_host(int peer);
-/* Base address of a registered region on this node. */
-void *comm_region_base(int region);
-size_t comm_region_len(int region);
 
 /* ---- one-sided operations ---- */
 /* Copies len bytes to peer's region at off.  src may be reused on return;
@@ -130,14 +127,20 @@ int comm_wait_until(int (*pred)(void *arg), void *arg);
 /* Rings this node's doorbell (wakes local waiters); used by transports
  * after they change a word on behalf of a peer, and by local threads. */
 void comm_doorbell_ring(void);
-/* True once the job is failing; waits return -ECONNABORTED. */
-int comm_failed(void);
 
 /* ---- collectives over the first `nodes` ranks (a group), on a channel ---- */
 /* Channels are independent sequences of collectives: every member calls the
  * collectives of a channel in the same order.  Channel 0 is for all nodes
  * of the job; channel 1 for a sub-team; others are free. */
 enum { COMM_CHANNELS = 4 };
+
+/* How often a blocked wait (futex, poll) wakes to look for a failed job:
+ * bounds how long a failure goes unnoticed, never how long a wait lasts. */
+enum { COMM_FAILURE_POLL_MS = 200 };
+/* How long a node that lost a peer lingers before it reports the failure
+ * and exits, so that the launcher first notices the death that caused it
+ * and names that node, not the survivors whose connections then close. */
+enum { COMM_FAILURE_LINGER_MS = 1500 };
 struct comm_group {
     int chan;  /* channel */
     int nodes; /* members are ranks 0..nodes-1 */

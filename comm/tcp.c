@@ -50,7 +50,6 @@ enum {
     TCP_CONNECT_TIMEOUT_S = 30, /* every connection must be up within this */
     TCP_CLOSE_TIMEOUT_S = 10,   /* stop() waits this long for the peers */
     TCP_FAIL_GRACE_MS = 3000,   /* after a peer is lost, exit if still alive */
-    TCP_POLL_MS = 200,          /* blocking calls wake to check for failure */
     TCP_RBUF = 64 * 1024,       /* receive buffer per stream */
     TCP_DIRECT_MIN = 16 * 1024, /* payload rest read straight to its place */
 };
@@ -277,7 +276,7 @@ struct tcp_peer {
     int peer;
     struct comm_transport *t;
     /* ---- out: this node's requests to the peer; its replies come back ---- */
-    int out_fd;              /* blocking, with TCP_POLL_MS timeouts */
+    int out_fd;              /* blocking, with COMM_FAILURE_POLL_MS timeouts */
     /* One writer at a time on out_fd, held across whole frames.  Application
      * threads may hold it while blocked in a write; the service thread only
      * ever trylocks it. */
@@ -796,7 +795,7 @@ static int read_replies(struct tcp_peer *p, struct tcp_req *me)
             }
             if (n < 0 && errno == EAGAIN && block) {
                 struct pollfd pf = {.fd = p->out_fd, .events = POLLIN};
-                poll(&pf, 1, TCP_POLL_MS);
+                poll(&pf, 1, COMM_FAILURE_POLL_MS);
                 continue;
             }
         } else {
@@ -1686,7 +1685,7 @@ static int handshake(struct comm_transport *t)
 static int sock_setup(struct tcp_peer *p)
 {
     int one = 1;
-    struct timeval tv = {0, TCP_POLL_MS * 1000};
+    struct timeval tv = {0, COMM_FAILURE_POLL_MS * 1000};
     if (setsockopt(p->out_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) ||
         setsockopt(p->in_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) ||
         setsockopt(p->out_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) ||

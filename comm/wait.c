@@ -75,7 +75,7 @@ int comm_wait_until(int (*pred)(void *arg), void *arg)
             return -ECONNABORTED;
         }
         /* The timeout only bounds how long a failure goes unnoticed. */
-        struct timespec ts = {0, 200 * 1000 * 1000};
+        struct timespec ts = {0, COMM_FAILURE_POLL_MS * 1000L * 1000};
         futex(&s->doorbell, FUTEX_WAIT, bell, &ts);
         slept = 1;
         __atomic_fetch_sub(&s->sleepers, 1, __ATOMIC_SEQ_CST);

@@ -1182,7 +1182,7 @@ static void barrier_loop(const char *dir)
             /* As the runtime's fatal hook does (comm.c): linger before our
              * connections close, or a survivor that has not yet read the
              * report naming the dead node blames us for closing. */
-            usleep(1500 * 1000);
+            usleep(COMM_FAILURE_LINGER_MS * 1000);
             exit(3);
         }
     }
