@@ -15,7 +15,7 @@
  *   raw8poll, raw4kpoll  the same with both sides busy-polling
  *             (non-blocking reads in a loop): no wake-up in the path
  *   memcpy4k  a 4 KiB memcpy (the floor for shm)
- * For each: min, median, p99, max, mean and a histogram (as seed 003 shows
+ * For each: min, median, p99, max, mean and a histogram (as the SR2201 soft-barrier paper shows
  * the barrier's), then one machine-readable line per measure:
  *   RESULT transport=T nodes=N name=X n=.. min=.. med=.. p99=.. max=.. mean=..
  * (microseconds).  bench/comm/run.sh runs the matrix and prints a table.
