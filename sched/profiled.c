@@ -218,7 +218,8 @@ int sched_profiled_decide(const struct sched_prof_in *in,
     int any = 0;
     for (int t = 0; t < nt; t++)
         any |= usable(in->speed[t]) > 0;
-    double gain = isfinite(in->gain) && in->gain > 0 ? in->gain : 0;
+    /* An infinite gain never re-partitions; NaN or negative counts as 0. */
+    double gain = in->gain > 0 ? in->gain : 0;
     /* (1d): re-partition only for a predicted gain above the threshold;
      * (1e) otherwise: keep the vector in use. */
     out->repartition = any && isfinite(out->t_new) &&

@@ -99,7 +99,7 @@ struct sched_prof_in {
     int nthreads;
     const double *speed;      /* measured, iterations per unit of time */
     const double *cur_weight; /* the partition in use */
-    double gain;              /* threshold, e.g. 0.05 */
+    double gain;              /* threshold, e.g. 0.05; INFINITY: never */
 };
 struct sched_prof_out {
     int repartition;

@@ -185,6 +185,18 @@ static void test_threshold(void **st)
     assert_int_equal(vec[1], 200);
     assert_int_equal(vec[2], 200);
     assert_true(w[0] == 1 && w[1] == 1 && w[2] == 1);
+    /* An infinite threshold (a measurement too short to trust) never
+     * re-partitions, not even for a 2x gain. */
+    in.gain = INFINITY;
+    assert_int_equal(sched_profiled_decide(&in, &out), 0);
+    assert_false(out.repartition);
+    assert_int_equal(vec[1], 200);
+    in.speed = (const double[3]){0, 0, 0};
+    in.n = 0;
+    assert_int_equal(sched_profiled_decide(&in, &out), 0);
+    assert_false(out.repartition);
+    in.n = 600;
+    in.speed = s;
     /* Just above and just below a 5% gain. */
     const double s2[2] = {1.2, 1}, e2[2] = {1, 1};
     uint64_t v2[2];
