@@ -77,6 +77,22 @@ static void block_vector(uint64_t r, int nt, const double *w, double wsum,
         vec[best]++;
         given++;
     }
+    /* Every thread with a speed keeps at least one iteration when there
+     * are enough: a thread with none has no time to observe, so a speed
+     * measured wrong (a first execution paying its page faults) could
+     * never be noticed and corrected. */
+    if (r < (uint64_t)npos)
+        return;
+    for (int t = 0; t < nt; t++) {
+        if (!(usable(w[t]) > 0) || vec[t])
+            continue;
+        int big = 0;
+        for (int u = 1; u < nt; u++)
+            if (vec[u] > vec[big])
+                big = u;
+        vec[big]--;
+        vec[t]++;
+    }
 }
 
 int sched_profiled_vector(uint64_t base, uint64_t n, uint64_t chunk,
