@@ -540,9 +540,13 @@ static void prof_exchange(struct rt_loop *L, uint64_t timed_ns,
         brief |= all[i].ns < PROF_MIN_MEASURE_NS;
     }
     /* A measurement shorter than that on some node is clock and cache
-     * noise, not speed: keep the split in use (static at first) and judge
-     * no drift, rather than chase noise and lose locality. */
+     * noise, not speed: split as static does and judge no drift, rather
+     * than chase noise and lose locality.  Not the split in use: a drift
+     * brought this measurement, so that one is in doubt. */
     ps->brief = brief;
+    if (brief)
+        for (int i = 0; i < nt; i++)
+            ps->weight[i] = 1;
     struct sched_prof_in in = {L->base, L->n, L->chunk, nt, speed, ps->weight,
                                brief ? INFINITY : rt_icv.prof_gain};
     struct sched_prof_out out = {0, 0, 0, vec, w};

@@ -199,7 +199,7 @@ static void print_prof(FILE *f, const struct prof_wire *all, int ns)
                 (unsigned long long)ps->chunk);
         if (ps->brief)
             fprintf(f, "  (its last measurement took under 0.1 ms on some "
-                       "node: not used; raise eval_size)\n");
+                       "node: not used, static's split; raise eval_size)\n");
         fprintf(f, "  %-12s", "node");
         for (int t = 0; t < nt; t++)
             fprintf(f, " %12d", t);

@@ -77,6 +77,22 @@ static void block_vector(uint64_t r, int nt, const double *w, double wsum,
         vec[best]++;
         given++;
     }
+    /* Every thread with a speed keeps at least one iteration when there
+     * are enough: a thread with none has no time to observe, so a speed
+     * measured wrong (a first execution paying its page faults) could
+     * never be noticed and corrected. */
+    if (r < (uint64_t)npos)
+        return;
+    for (int t = 0; t < nt; t++) {
+        if (!(usable(w[t]) > 0) || vec[t])
+            continue;
+        int big = 0;
+        for (int u = 1; u < nt; u++)
+            if (vec[u] > vec[big])
+                big = u;
+        vec[big]--;
+        vec[t]++;
+    }
 }
 
 int sched_profiled_vector(uint64_t base, uint64_t n, uint64_t chunk,
@@ -218,7 +234,8 @@ int sched_profiled_decide(const struct sched_prof_in *in,
     int any = 0;
     for (int t = 0; t < nt; t++)
         any |= usable(in->speed[t]) > 0;
-    double gain = isfinite(in->gain) && in->gain > 0 ? in->gain : 0;
+    /* An infinite gain never re-partitions; NaN or negative counts as 0. */
+    double gain = in->gain > 0 ? in->gain : 0;
     /* (1d): re-partition only for a predicted gain above the threshold;
      * (1e) otherwise: keep the vector in use. */
     out->repartition = any && isfinite(out->t_new) &&

@@ -77,7 +77,9 @@ struct sched_prof_part {
  * counts as 0; all 0 splits evenly).  Block: counts proportional to weight
  * (largest remainder, ties to the lower thread).  Cyclic: the slowest
  * thread with weight gets chunk a round, the others chunk x their weight
- * ratio to it, rounded, at least 1.  0 or -EINVAL. */
+ * ratio to it, rounded, at least 1.  In both, a thread with weight gets
+ * at least one iteration when there are as many as such threads, so that
+ * its speed stays observable.  0 or -EINVAL. */
 int sched_profiled_vector(uint64_t base, uint64_t n, uint64_t chunk,
                           int nthreads, const double *weight, uint64_t *vec);
 /* Round `round` of thread tid (block: round 0 only): [*lo, *hi), or 0 when
@@ -99,7 +101,7 @@ struct sched_prof_in {
     int nthreads;
     const double *speed;      /* measured, iterations per unit of time */
     const double *cur_weight; /* the partition in use */
-    double gain;              /* threshold, e.g. 0.05 */
+    double gain;              /* threshold, e.g. 0.05; INFINITY: never */
 };
 struct sched_prof_out {
     int repartition;

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """ompdsm-tune - picks schedule(profiled, chunk_size, eval_size, eval_skip)
 arguments for a program's profiled loops by running it.
 

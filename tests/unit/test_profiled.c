@@ -185,6 +185,18 @@ static void test_threshold(void **st)
     assert_int_equal(vec[1], 200);
     assert_int_equal(vec[2], 200);
     assert_true(w[0] == 1 && w[1] == 1 && w[2] == 1);
+    /* An infinite threshold (a measurement too short to trust) never
+     * re-partitions, not even for a 2x gain. */
+    in.gain = INFINITY;
+    assert_int_equal(sched_profiled_decide(&in, &out), 0);
+    assert_false(out.repartition);
+    assert_int_equal(vec[1], 200);
+    in.speed = (const double[3]){0, 0, 0};
+    in.n = 0;
+    assert_int_equal(sched_profiled_decide(&in, &out), 0);
+    assert_false(out.repartition);
+    in.n = 600;
+    in.speed = s;
     /* Just above and just below a 5% gain. */
     const double s2[2] = {1.2, 1}, e2[2] = {1, 1};
     uint64_t v2[2];
@@ -316,11 +328,24 @@ static void test_huge(void **st)
         assert_true(fabs((double)v[t] - want) < want * 1e-12 + 4096);
     }
     assert_true(prev == N);
-    /* Weights far apart: 1e300 : 1 does not overflow a count. */
+    /* Weights far apart: 1e300 : 1 does not overflow a count, and the
+     * slow thread keeps one iteration. */
     const double far[2] = {1e300, 1};
     uint64_t vf[2];
     vec_of(0, N, 0, 2, far, vf);
     assert_true(vf[0] + vf[1] == N);
+    assert_true(vf[1] == 1);
+    /* 30 iterations at 1000:1: 29 and 1, not 30 and 0; with fewer
+     * iterations than threads that have a speed, no floor. */
+    const double skew[3] = {1000, 1, 0};
+    uint64_t vs[3];
+    vec_of(0, 30, 0, 3, skew, vs);
+    assert_int_equal(vs[0], 29);
+    assert_int_equal(vs[1], 1);
+    assert_int_equal(vs[2], 0);
+    vec_of(0, 1, 0, 3, skew, vs);
+    assert_int_equal(vs[0], 1);
+    assert_int_equal(vs[1], 0);
     vec_of(0, N, 5, 2, far, vf);
     assert_true(vf[1] == 5 && vf[0] <= N);
     /* Cyclic near 2^64: the last round is clipped at n, the one after it

@@ -1,0 +1,257 @@
+#!/usr/bin/python3
+"""bench/harness/sched.py - schedules on a heterogeneous pair (not a test).
+
+    /usr/bin/python3 bench/harness/sched.py --build DIR [--reps N]
+        [--kernels ep.W cg.S himeno.XS] [--schedules static dynamic guided
+         profiled profiled@,8,1]
+        [--transport shm] [--out DIR]
+
+Runs each kernel's schedule(runtime) loops on 2 ompdsm nodes (bound to
+CPUs 0 and 1 by ompdsmrun) under OMP_SCHEDULE=static, dynamic, guided and
+profiled, homogeneous and with node 1 at half speed (slownode.py: a cgroup
+v1 cpu.cfs_quota_us of 5000 per 10000 us, or a CPU hog pinned beside it),
+as the Omni/SCASH paper's figures 5-7 do.  Repetitions are interleaved
+(rep 1 of every cell, then rep 2) and every ratio is the median over
+repetitions of the ratio of two runs of the same repetition, made one after
+the other.  Every run's verification is checked.  From each run's
+OMPDSM_STATS JSON it keeps the SDSM faults and barriers (the paper's
+table 2) and the profiled loops (executions, measurements, vector).
+
+Outputs in --out (default bench/results/sched): sched.json, sched.md (the
+tables, with the command and the load average before and after), and
+sched_times.png / sched_ratios.png.
+"""
+import argparse
+import json
+import os
+import shlex
+import statistics
+import sys
+import time
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import run as harness  # noqa: E402
+import slownode        # noqa: E402
+
+SCHEDULES = ['static', 'dynamic', 'guided', 'profiled', 'profiled@,8,1']
+
+
+def profiled_loops(path):
+    try:
+        with open(path) as f:
+            j = json.load(f)
+    except (OSError, ValueError):
+        return []
+    return j.get('profiled_loops', [])
+
+
+def one(runner, k, c, sched, idx, slowed, rep, transport):
+    """One run; the schedule through OMP_SCHEDULE (Runner copies
+    os.environ).  'profiled@,8,1' is OMP_SCHEDULE=profiled with
+    OMPDSM_PROFILED='*=,8,1' (eval_size 8, eval_skip 1)."""
+    kind, _, over = sched.partition('@')
+    os.environ['OMP_SCHEDULE'] = kind
+    if over:
+        os.environ['OMPDSM_PROFILED'] = '*=' + over
+    else:
+        os.environ.pop('OMPDSM_PROFILED', None)
+    cfg = 'dsm-%s-2' % transport
+    # run() names its log and statistics files by repetition, not by
+    # schedule: a repetition number per schedule keeps them apart.
+    rec = runner.run(k, c, cfg, slowed, rep * 100 + idx, tag='')
+    rec['rep'] = rep
+    rec['schedule'] = sched
+    if rec.get('stats_file'):
+        rec['profiled'] = profiled_loops(os.path.join(runner.args.out, rec['stats_file']))
+    return rec
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def summarize(runs, kernels, schedules):
+    """Per kernel: median time per (schedule, slowed); paired ratios
+    against static of the same slowing and repetition; faults/barriers."""
+    out = {}
+    for kc in kernels:
+        k, c = kc.split('.')
+        rs = [r for r in runs if r['kernel'] == k and r['class'] == c]
+        cell = {}
+        for s in schedules:
+            for slowed in (False, True):
+                sel = [r for r in rs if r['schedule'] == s and r['slowed'] == slowed]
+                ok = [r for r in sel if r['status'] == 'ok']
+                key = '%s/%s' % (s, 'slow' if slowed else 'homo')
+                ratios = []
+                for r in ok:
+                    base = [b for b in rs if b['schedule'] == 'static' and
+                            b['slowed'] == slowed and b['rep'] == r['rep'] and
+                            b['status'] == 'ok']
+                    if base and r['time']:
+                        ratios.append(base[0]['time'] / r['time'])
+                st = [r.get('stats', {}).get('total', {}) for r in ok]
+                prof = [r.get('profiled', []) for r in ok]
+                cell[key] = {
+                    'time': med([r['time'] for r in ok]),
+                    'times': [r['time'] for r in ok],
+                    'failed': [r['status'] for r in sel if r['status'] != 'ok'],
+                    'vs_static': med(ratios),
+                    'ratios': ratios,
+                    'faults': med([x.get('read_faults', 0) + x.get('write_faults', 0) for x in st]),
+                    'barriers': med([x.get('barriers') for x in st]),
+                    'measured': med([sum(l['measurements'] for l in p) for p in prof]) if any(prof) else None,
+                    'executions': med([sum(l['executions'] for l in p) for p in prof]) if any(prof) else None,
+                    'vectors': [[l['vector'] for l in p][:3] for p in prof][:1],
+                }
+        out[kc] = cell
+    return out
+
+
+def fmt(x, nd=3):
+    return '-' if x is None else ('%.*f' % (nd, x))
+
+
+def markdown(doc):
+    L = []
+    L.append('Command: `%s`' % doc['command'])
+    L.append('')
+    L.append('%s; slow node: %s; load average before %.2f, after %.2f; %d '
+             'repetitions; ompdsm 2 nodes over %s.' % (
+                 doc['date'], doc['slow'], doc['load_before'], doc['load_after'],
+                 doc['reps'], doc['transport']))
+    L.append('')
+    L.append('| kernel | schedule | time homog. (s) | vs static | time node 1 slowed (s) | vs static | faults homog./slowed | barriers | profiled: executions, measured |')
+    L.append('|---|---|---|---|---|---|---|---|---|')
+    for kc, cell in doc['summary'].items():
+        for s in doc['schedules']:
+            h, w = cell['%s/homo' % s], cell['%s/slow' % s]
+            prof = '-'
+            if s.startswith('profiled') and w['executions'] is not None:
+                prof = '%d, %d' % (w['executions'], w['measured'])
+            fails = h['failed'] + w['failed']
+            L.append('| %s | %s | %s | %s | %s | %s | %s / %s | %s | %s |%s' % (
+                kc, s, fmt(h['time']), fmt(h['vs_static']), fmt(w['time']),
+                fmt(w['vs_static']), fmt(h['faults'], 0), fmt(w['faults'], 0),
+                fmt(w['barriers'], 0), prof, (' ' + '; '.join(fails)) if fails else ''))
+    L.append('')
+    L.append('"vs static": median over repetitions of (static time / this time) '
+             'of two runs made one after the other; above 1 is faster than static.')
+    return '\n'.join(L) + '\n'
+
+
+def plots(doc, out):
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    kcs = list(doc['summary'])
+    scheds = doc['schedules']
+    fig, axes = plt.subplots(1, len(kcs), figsize=(4.2 * len(kcs), 3.6), squeeze=False)
+    for ax, kc in zip(axes[0], kcs):
+        cell = doc['summary'][kc]
+        x = range(len(scheds))
+        for off, (lab, key) in enumerate([('homogeneous', 'homo'), ('node 1 at half speed', 'slow')]):
+            ys = [cell['%s/%s' % (s, key)]['time'] or 0 for s in scheds]
+            ax.bar([i + (off - 0.5) * 0.38 for i in x], ys, 0.38, label=lab)
+        ax.set_xticks(list(x))
+        ax.set_xticklabels(scheds)
+        ax.set_ylabel('time (s)')
+        ax.set_title('%s, 2 nodes' % kc)
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    p1 = os.path.join(out, 'sched_times.png')
+    fig.savefig(p1, dpi=110)
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(1.6 + 1.8 * len(kcs), 3.6))
+    w = 0.8 / len(scheds)
+    for j, s in enumerate(scheds):
+        ys = [doc['summary'][kc]['%s/slow' % s]['vs_static'] or 0 for kc in kcs]
+        ax.bar([i + (j - len(scheds) / 2 + 0.5) * w for i in range(len(kcs))], ys, w, label=s)
+    ax.axhline(1.0, color='k', lw=0.8)
+    ax.axhline(4 / 3, color='k', lw=0.8, ls=':', label='ideal 1.33x')
+    ax.set_xticks(range(len(kcs)))
+    ax.set_xticklabels(kcs)
+    ax.set_ylabel('static time / time (node 1 slowed)')
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    p2 = os.path.join(out, 'sched_ratios.png')
+    fig.savefig(p2, dpi=110)
+    plt.close(fig)
+    return [p1, p2]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    ap.add_argument('--build', required=True)
+    ap.add_argument('--out', default=None)
+    ap.add_argument('--reps', type=int, default=3)
+    ap.add_argument('--kernels', nargs='+', default=['ep.W', 'cg.S', 'himeno.XS'])
+    ap.add_argument('--schedules', nargs='+', default=SCHEDULES)
+    ap.add_argument('--transport', default='shm', choices=['shm', 'tcp'])
+    ap.add_argument('--himeno-iters', type=int, default=100)
+    ap.add_argument('--slow-method', choices=['auto', 'cgroup', 'hog'], default='auto')
+    ap.add_argument('--timeout', type=int, default=300)
+    ap.add_argument('--wait-idle', type=float, default=0.0,
+                    help='before each run, wait up to this many seconds for '
+                         'the machine to be idle (other users\' load)')
+    a = ap.parse_args(argv)
+    a.out = os.path.abspath(a.out or os.path.join(harness.SRC, 'bench', 'results', 'sched'))
+    os.makedirs(a.out, exist_ok=True)
+    # What Runner reads of the harness's arguments.
+    a.wait_budget, a.native_bind = 600.0, True
+    command = '/usr/bin/python3 bench/harness/sched.py ' + ' '.join(
+        shlex.quote(x) for x in (argv if argv is not None else sys.argv[1:]))
+    logf = open(os.path.join(a.out, 'sched.log'), 'w')
+
+    def log(msg):
+        print(msg, flush=True)
+        logf.write(msg + '\n')
+        logf.flush()
+
+    for v in ('OMP_SCHEDULE', 'OMPDSM_PROFILED'):
+        os.environ.pop(v, None)
+    bins = harness.Binaries(a.build, a.out, log)
+    slow = slownode.SlowNode(a.slow_method, 5000, 10000, 1).setup()
+    runner = harness.Runner(a, bins, slow, log)
+    load0 = harness.loadavg()[0]
+    runs = []
+    try:
+        for rep in range(1, a.reps + 1):
+            for kc in a.kernels:
+                k, c = kc.split('.')
+                for slowed in (False, True):
+                    for i, s in enumerate(a.schedules):
+                        r = one(runner, k, c, s, i, slowed, rep, a.transport)
+                        log('%-10s %-9s %-5s rep %d: %s %s' % (
+                            kc, s, 'slow' if slowed else 'homo', rep,
+                            fmt(r.get('time')), r['status']))
+                        runs.append(r)
+    finally:
+        slow.teardown()
+        os.environ.pop('OMP_SCHEDULE', None)
+        os.environ.pop('OMPDSM_PROFILED', None)
+    doc = {'command': command, 'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()),
+           'load_before': load0, 'load_after': harness.loadavg()[0],
+           'slow': slow.describe(), 'reps': a.reps, 'transport': a.transport,
+           'schedules': a.schedules, 'kernels': a.kernels, 'runs': runs,
+           'summary': summarize(runs, a.kernels, a.schedules)}
+    with open(os.path.join(a.out, 'sched.json'), 'w') as f:
+        json.dump(doc, f, indent=1, default=str)
+    md = markdown(doc)
+    with open(os.path.join(a.out, 'sched.md'), 'w') as f:
+        f.write(md)
+    print(md)
+    try:
+        for p in plots(doc, a.out):
+            log('wrote ' + p)
+    except ImportError as e:
+        log('no plots (%s): install python3-matplotlib' % e)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
