@@ -25,14 +25,13 @@
 #include <stdint.h>
 #include "base.h"
 
-/* Region ids.  Each layer owns its region; the comm layer owns COMM_REG_SYNC
- * (doorbell and collective slots). */
+/* Region ids: small integers that name a registered region on every node.
+ * The comm layer owns COMM_REG_SYNC (doorbell, collective slots and spill);
+ * the layers above number their own regions from COMM_REG_FIRST up, and
+ * what a region holds is their business (dsm.h, dsm_int.h, rt.h). */
 enum comm_region_id {
-    COMM_REG_SYNC = 0, /* comm: doorbell, collective slots and spill */
-    COMM_REG_HEAP = 1, /* dsm: the shared heap's system view */
-    COMM_REG_DSM = 2,  /* dsm: lock table, notice log, directory words */
-    COMM_REG_RT = 3,   /* runtime: work-share slots, ordered counters */
-    COMM_REG_USER = 4, /* tests and benchmarks */
+    COMM_REG_SYNC = 0,
+    COMM_REG_FIRST = 1,
     COMM_REG_MAX = 8,
 };
 

@@ -110,7 +110,7 @@ int dsm_chunk_claim(uint32_t n, uint32_t *first)
         f = __atomic_fetch_add(&((struct dsm_area_hdr *)dsm_g.area)->chunk_next, n,
                                __ATOMIC_SEQ_CST);
     else
-        COMM_CHECK(comm_fetch_add(0, COMM_REG_DSM,
+        COMM_CHECK(comm_fetch_add(0, DSM_REG_AREA,
                                   offsetof(struct dsm_area_hdr, chunk_next), n, &f));
     if (f + n > dsm_g.nchunks)
         return -ENOMEM;
@@ -123,7 +123,7 @@ static void exhausted(size_t asked)
     struct dsm_area_hdr *h = (struct dsm_area_hdr *)dsm_g.area;
     uint64_t next = h->chunk_next;
     if (dsm_g.rank != 0 && dsm_g.started)
-        comm_get(0, COMM_REG_DSM, offsetof(struct dsm_area_hdr, chunk_next), &next,
+        comm_get(0, DSM_REG_AREA, offsetof(struct dsm_area_hdr, chunk_next), &next,
                  8);
     uint64_t left = next >= dsm_g.nchunks
                         ? 0

@@ -89,13 +89,13 @@ void dsm_atomic_update(void *p, size_t size, dsm_atomic_fn fn, const void *arg,
         /* Our copy, if valid, is the best first guess; otherwise ask the
          * home, so that fn never sees bytes that were never the value. */
         if (!valid)
-            COMM_CHECK(comm_get(home, COMM_REG_HEAP, hoff, &guess, 8));
+            COMM_CHECK(comm_get(home, DSM_REG_HEAP, hoff, &guess, 8));
     } else {
         memcpy(&guess, dsm_g.sys + hoff, 8);
     }
     for (;;) {
         nw = apply(guess, off, size, fn, arg, out_old, out_new);
-        COMM_CHECK(comm_cas(home, COMM_REG_HEAP, hoff, guess, nw, &got));
+        COMM_CHECK(comm_cas(home, DSM_REG_HEAP, hoff, guess, nw, &got));
         if (got == guess)
             break;
         guess = got;

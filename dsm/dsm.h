@@ -25,6 +25,15 @@
 #include <stdint.h>
 #include "comm/comm.h"
 
+/* The comm regions dsm registers: the shared heap's system view (fetches
+ * and diffs address pages in it by heap offset) and the dsm area (lock
+ * words, queue nodes, the notice log, fetch marks; layout in dsm_int.h). */
+enum {
+    DSM_REG_HEAP = COMM_REG_FIRST,
+    DSM_REG_AREA = COMM_REG_FIRST + 1,
+    DSM_REG_NEXT = COMM_REG_FIRST + 2, /* first id free for the layers above */
+};
+
 /* ---- life cycle ---- */
 int dsm_init(void);
 int dsm_start(void);

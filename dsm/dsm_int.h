@@ -98,7 +98,7 @@ struct dsm_state {
     struct notice_list extra_notices; /* under dirty_lock */
     /* Exclusive pages: homed here, written, and fetched by no other node
      * since this node last published a notice for them (their byte in
-     * COMM_REG_DSM at dsm_off_fetched says so).  They stay PG_DIRTY and
+     * DSM_REG_AREA at dsm_off_fetched says so).  They stay PG_DIRTY and
      * writable across releases with no notice; a release that finds one
      * fetched protects it and publishes its notice (release.c).  Under
      * dirty_lock; only releases change it. */
@@ -130,7 +130,7 @@ struct dsm_state {
     int home_block;         /* OMPDSM_HOME_POLICY=block (home.c) */
     size_t home_block_min;  /* OMPDSM_HOME_BLOCK_MIN (home.c) */
 
-    /* COMM_REG_DSM: lock tails, queue nodes, and at node 0 the chunk table
+    /* DSM_REG_AREA: lock tails, queue nodes, and at node 0 the chunk table
      * and the notice log. */
     char *area;
     size_t area_len;
@@ -250,7 +250,7 @@ static inline struct dsm_chunk_ent chunk_ent_decode(const uint64_t w[2])
     return e;
 }
 
-/* Layout of COMM_REG_DSM (offsets, same on every node). */
+/* Layout of DSM_REG_AREA (offsets, same on every node). */
 enum {
     DSM_LOG_CAP = 1 << 16,      /* notice log entries (at node 0) */
     DSM_LOCK_SLOTS = 1 << 18,   /* lock tails per manager node */
@@ -273,7 +273,7 @@ struct dsm_log_entry {
     uint32_t pad;
     uint64_t pad2;
 };
-/* A lock's queue node, in its waiter's COMM_REG_DSM. */
+/* A lock's queue node, in its waiter's DSM_REG_AREA. */
 struct dsm_qnode {
     volatile uint64_t next;  /* successor's lock word, 0 while none */
     volatile uint64_t grant; /* set to 1 by the predecessor */

@@ -77,13 +77,13 @@ void dsm_mark_fetch(uint32_t pg, uint32_t n, int home)
         return;
     if (n > sizeof zeros)
         ompdsm_fatal("internal: fetch mark of %u pages", n);
-    COMM_CHECK(comm_put(home, COMM_REG_DSM, dsm_off_fetched + pg, zeros, n));
+    COMM_CHECK(comm_put(home, DSM_REG_AREA, dsm_off_fetched + pg, zeros, n));
 }
 
 void dsm_fetch_page(uint32_t pg, int home)
 {
     dsm_mark_fetch(pg, 1, home);
-    int rc = comm_get(home, COMM_REG_HEAP, page_off(pg), page_sys(pg),
+    int rc = comm_get(home, DSM_REG_HEAP, page_off(pg), page_sys(pg),
                       dsm_g.page_size);
     if (rc < 0)
         ompdsm_fatal("fetch of page %u (%p) from node %d failed", pg,
@@ -142,7 +142,7 @@ void dsm_page_access(uint32_t pg, int write)
                 n++;
             }
             dsm_mark_fetch(pg, n, home);
-            if (comm_get(home, COMM_REG_HEAP, page_off(pg), page_sys(pg),
+            if (comm_get(home, DSM_REG_HEAP, page_off(pg), page_sys(pg),
                          (size_t)n << dsm_g.page_shift) < 0)
                 ompdsm_fatal("fetch of pages %u-%u (%p) from node %d failed",
                              pg, pg + n - 1, (void *)page_app(pg), home);

@@ -168,8 +168,8 @@ int dsm_init(void)
     if (dsm_g.area == MAP_FAILED)
         ompdsm_fatal("cannot map the dsm region: %s", strerror(errno));
 
-    COMM_CHECK(comm_register(COMM_REG_HEAP, dsm_g.sys, size, dsm_g.fd));
-    COMM_CHECK(comm_register(COMM_REG_DSM, dsm_g.area, dsm_g.area_len,
+    COMM_CHECK(comm_register(DSM_REG_HEAP, dsm_g.sys, size, dsm_g.fd));
+    COMM_CHECK(comm_register(DSM_REG_AREA, dsm_g.area, dsm_g.area_len,
                              dsm_g.area_fd));
     dsm_alloc_init();
     OMPDSM_TRACE(OMPDSM_TR_DSM, "heap %p + %llu, %u pages of %zu, protocol %s",

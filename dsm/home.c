@@ -96,7 +96,7 @@ void dsm_home_record_run(uint32_t first, uint32_t n, uint64_t dpages)
         ompdsm_fatal("out of memory recording chunks");
     for (uint32_t i = 0; i < n; i++)
         chunk_ent_encode(e + 2 * i, dsm_g.rank, first, dpages);
-    COMM_CHECK(comm_put(0, COMM_REG_DSM,
+    COMM_CHECK(comm_put(0, DSM_REG_AREA,
                         dsm_off_chunks + (uint64_t)first * DSM_CHUNK_ENT_SIZE, e,
                         (size_t)n * DSM_CHUNK_ENT_SIZE));
     free(e);
@@ -111,7 +111,7 @@ int dsm_home(uint32_t pg)
         return h;
     uint32_t chunk = pg >> (dsm_g.chunk_shift - dsm_g.page_shift);
     uint64_t w[2];
-    COMM_CHECK(comm_get(0, COMM_REG_DSM,
+    COMM_CHECK(comm_get(0, DSM_REG_AREA,
                         dsm_off_chunks + (uint64_t)chunk * DSM_CHUNK_ENT_SIZE, w,
                         sizeof w));
     struct dsm_chunk_ent e = chunk_ent_decode(w);

@@ -75,7 +75,7 @@ uint32_t dsm_lock_alloc(void)
         struct dsm_area_hdr *h = (struct dsm_area_hdr *)dsm_g.area;
         id = __atomic_fetch_add(&h->lock_next, 1, __ATOMIC_RELAXED);
     } else {
-        COMM_CHECK(comm_fetch_add(0, COMM_REG_DSM,
+        COMM_CHECK(comm_fetch_add(0, DSM_REG_AREA,
                                   offsetof(struct dsm_area_hdr, lock_next), 1,
                                   &id));
     }
@@ -106,7 +106,7 @@ static int enqueue(uint32_t id, uint32_t q, int try_only, int *got)
     uint64_t me = lockword_encode(dsm_g.rank, q);
     uint64_t guess = DSM_LOCKWORD_NONE, old;
     for (;;) {
-        COMM_CHECK(comm_cas(mgr, COMM_REG_DSM, off, guess, me, &old));
+        COMM_CHECK(comm_cas(mgr, DSM_REG_AREA, off, guess, me, &old));
         if (old == guess)
             break;
         if (try_only) {
@@ -122,7 +122,7 @@ static int enqueue(uint32_t id, uint32_t q, int try_only, int *got)
     int pnode;
     uint32_t pq;
     lockword_decode(guess, &pnode, &pq);
-    COMM_CHECK(comm_notify(pnode, COMM_REG_DSM,
+    COMM_CHECK(comm_notify(pnode, DSM_REG_AREA,
                            qoff(pq, offsetof(struct dsm_qnode, next)), me));
     if (comm_wait_ge(&qn->grant, 1) < 0)
         ompdsm_fatal("waiting for lock %u: the job is failing", id);
@@ -178,7 +178,7 @@ void dsm_unlock(uint32_t id)
     uint64_t next = __atomic_load_n(&qn->next, __ATOMIC_ACQUIRE);
     if (next == DSM_LOCKWORD_NONE) {
         uint64_t old;
-        COMM_CHECK(comm_cas(mgr, COMM_REG_DSM, off, me, DSM_LOCKWORD_NONE, &old));
+        COMM_CHECK(comm_cas(mgr, DSM_REG_AREA, off, me, DSM_LOCKWORD_NONE, &old));
         if (old == me) {
             qnode_put(q);
             OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u released (free)", id);
@@ -192,7 +192,7 @@ void dsm_unlock(uint32_t id)
     int snode;
     uint32_t sq;
     lockword_decode(next, &snode, &sq);
-    COMM_CHECK(comm_notify(snode, COMM_REG_DSM,
+    COMM_CHECK(comm_notify(snode, DSM_REG_AREA,
                            qoff(sq, offsetof(struct dsm_qnode, grant)), 1));
     qnode_put(q);
     OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u handed to node %d", id, snode);

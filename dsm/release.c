@@ -40,7 +40,7 @@ static void send_diff(uint32_t pg, int home)
     uint64_t bytes = 0;
     for (size_t k = 0; k < n; k++)
         bytes += runs[k].len;
-    if (n && comm_putv(home, COMM_REG_HEAP, page_off(pg), page_sys(pg), runs, n) < 0)
+    if (n && comm_putv(home, DSM_REG_HEAP, page_off(pg), page_sys(pg), runs, n) < 0)
         ompdsm_fatal("diff of page %u to node %d failed", pg, home);
     DSM_STAT(diffs, 1);
     DSM_STAT(diff_runs, n);
@@ -319,7 +319,7 @@ static void stale_run(uint32_t pg, uint32_t n)
                 while (j + h < m && dsm_home(s0 + j + h) == home)
                     h++;
                 dsm_mark_fetch(s0 + j, h, home);
-                int rc = comm_get(home, COMM_REG_HEAP, page_off(s0 + j),
+                int rc = comm_get(home, DSM_REG_HEAP, page_off(s0 + j),
                                   page_sys(s0 + j), (size_t)h << dsm_g.page_shift);
                 if (rc < 0)
                     ompdsm_fatal("update of pages %u-%u from node %d failed",
@@ -409,7 +409,7 @@ void dsm_invalidate_all(void)
 static uint64_t log_reserve(size_t n)
 {
     uint64_t start;
-    COMM_CHECK(comm_fetch_add(0, COMM_REG_DSM,
+    COMM_CHECK(comm_fetch_add(0, DSM_REG_AREA,
                               offsetof(struct dsm_area_hdr, log_tail), n, &start));
     return start;
 }
@@ -435,11 +435,11 @@ static void log_write(uint64_t start, const struct notice *v, size_t n)
             if (idx + cnt > DSM_LOG_CAP)
                 cnt = DSM_LOG_CAP - idx;
             if (pass == 0)
-                COMM_CHECK(comm_put(0, COMM_REG_DSM,
+                COMM_CHECK(comm_put(0, DSM_REG_AREA,
                                     dsm_off_log + idx * sizeof *e, e + done,
                                     cnt * sizeof *e));
             else
-                COMM_CHECK(comm_put(0, COMM_REG_DSM, dsm_off_logseq + idx * 8,
+                COMM_CHECK(comm_put(0, DSM_REG_AREA, dsm_off_logseq + idx * 8,
                                     seq + done, cnt * 8));
             done += cnt;
         }
@@ -465,7 +465,7 @@ void dsm_log_acquire(void)
 {
     pthread_mutex_lock(&dsm_g.acquire_lock);
     uint64_t tail;
-    COMM_CHECK(comm_get(0, COMM_REG_DSM, offsetof(struct dsm_area_hdr, log_tail),
+    COMM_CHECK(comm_get(0, DSM_REG_AREA, offsetof(struct dsm_area_hdr, log_tail),
                         &tail, 8));
     uint64_t pos = dsm_g.log_pos;
     if (tail <= pos) {
@@ -493,7 +493,7 @@ void dsm_log_acquire(void)
         /* A releaser may still be writing an entry it reserved: wait for its
          * sequence word, briefly spinning, then yielding. */
         for (int tries = 0;; tries++) {
-            COMM_CHECK(comm_get(0, COMM_REG_DSM, dsm_off_logseq + idx * 8,
+            COMM_CHECK(comm_get(0, DSM_REG_AREA, dsm_off_logseq + idx * 8,
                                 seq + done, cnt * 8));
             size_t ok = 0;
             while (ok < cnt && seq[done + ok] == pos + done + ok + 1)
@@ -512,7 +512,7 @@ void dsm_log_acquire(void)
             if (tries > 100)
                 sched_yield();
         }
-        COMM_CHECK(comm_get(0, COMM_REG_DSM, dsm_off_log + idx * sizeof *e,
+        COMM_CHECK(comm_get(0, DSM_REG_AREA, dsm_off_log + idx * sizeof *e,
                             e + done, cnt * sizeof *e));
         done += cnt;
     }

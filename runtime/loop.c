@@ -21,7 +21,7 @@ static inline struct rt_loop *L_of(OMPDSM_loop *l)
 static void claim_of(const struct rt_loop *L, struct sched_claim *c)
 {
     rt_ws_where(L->seq, &c->node, &c->off);
-    c->region = COMM_REG_RT;
+    c->region = RT_REG_AREA;
     c->gen = rt_ws_gen(L->seq);
 }
 
@@ -255,7 +255,7 @@ static void ordered_publish(struct rt_loop *L)
                    ((L->seq % RT_ORD_SLOTS) * (uint64_t)comm_size() +
                     (uint64_t)comm_rank()) * 8;
     for (int node = 0; node < rt_self.group.nodes; node++)
-        COMM_CHECK(comm_notify(node, COMM_REG_RT, off, w));
+        COMM_CHECK(comm_notify(node, RT_REG_AREA, off, w));
     rt_self.ordered_passed = 1;
 }
 

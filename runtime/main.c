@@ -245,7 +245,7 @@ static void setup_rt_region(void)
     rt_area = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (rt_area == MAP_FAILED)
         ompdsm_fatal("mmap of the runtime region: %s", strerror(errno));
-    COMM_CHECK(comm_register(COMM_REG_RT, rt_area, len, fd));
+    COMM_CHECK(comm_register(RT_REG_AREA, rt_area, len, fd));
 }
 
 RT_API int OMPDSM_main(int argc, char **argv, char **envp,

@@ -12,6 +12,9 @@
 #include "ompdsm_abi.h"
 #include "omp.h"
 
+/* The runtime's comm region: work-share slots and ordered counters. */
+enum { RT_REG_AREA = DSM_REG_NEXT };
+
 #define RT_API __attribute__((visibility("default")))
 
 /* ---- env.c: internal control variables, parsed once at start ---- */
@@ -86,7 +89,7 @@ void rt_team_run(OMPDSM_region *r, void *frame, int nthreads, uint64_t ws_base);
 /* Team barrier with pending reductions (and optional copyprivate data). */
 void rt_team_barrier(const void *cp, size_t cplen, int cp_executor,
                      void *cp_out);
-/* Work-share slot words (COMM_REG_RT).  ws: one claim word per instance
+/* Work-share slot words (RT_REG_AREA).  ws: one claim word per instance
  * slot (dynamic, guided, single, sections), at node seq mod team nodes.
  * ordered: per ordered-loop slot, one word per sending node, holding
  * sched_word(gen, iterations completed): each sender's words only grow in the

@@ -41,6 +41,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+/* The comm layer alone: this program's one region takes the first free id. */
+enum { USER_REG = COMM_REG_FIRST };
+
 enum {
     W_PING = 0, W_PONG = 1, W_FADD = 2, /* words */
     DATA_OFF = 4096,                    /* the 4 KiB that get4k reads */
@@ -138,13 +141,13 @@ static void bench_rtt8(void)
     for (long i = 1; i <= warm + iters; i++) {
         if (rank == 0) {
             uint64_t t0 = now_ns();
-            OK(comm_notify(1, COMM_REG_USER, W_PING * 8, (uint64_t)i));
+            OK(comm_notify(1, USER_REG, W_PING * 8, (uint64_t)i));
             OK(comm_wait_ge(word(W_PONG), (uint64_t)i));
             if (i > warm)
                 samples[i - warm - 1] = (now_ns() - t0) / 1e3;
         } else if (rank == 1) {
             OK(comm_wait_ge(word(W_PING), (uint64_t)i));
-            OK(comm_notify(0, COMM_REG_USER, W_PONG * 8, (uint64_t)i));
+            OK(comm_notify(0, USER_REG, W_PONG * 8, (uint64_t)i));
         } else {
             break;
         }
@@ -160,7 +163,7 @@ static void bench_get4k(void)
     if (rank == 0)
         for (long i = 0; i < warm + iters; i++) {
             uint64_t t0 = now_ns();
-            OK(comm_get(1, COMM_REG_USER, DATA_OFF, buf, 4096));
+            OK(comm_get(1, USER_REG, DATA_OFF, buf, 4096));
             if (i >= warm)
                 samples[i - warm] = (now_ns() - t0) / 1e3;
         }
@@ -178,7 +181,7 @@ static void bench_get4k_cold(void)
             /* a stride that is not a power of two: no cache-set aliasing */
             uint64_t off = COLD_OFF + (uint64_t)((i * 4099) % pages) * 4096;
             uint64_t t0 = now_ns();
-            OK(comm_get(1, COMM_REG_USER, off, buf, 4096));
+            OK(comm_get(1, USER_REG, off, buf, 4096));
             if (i >= warm)
                 samples[i - warm] = (now_ns() - t0) / 1e3;
         }
@@ -194,7 +197,7 @@ static void bench_fadd(void)
     if (rank == 0)
         for (long i = 0; i < warm + iters; i++) {
             uint64_t old, t0 = now_ns();
-            OK(comm_fetch_add(1, COMM_REG_USER, W_FADD * 8, 1, &old));
+            OK(comm_fetch_add(1, USER_REG, W_FADD * 8, 1, &old));
             if (i >= warm)
                 samples[i - warm] = (now_ns() - t0) / 1e3;
         }
@@ -404,7 +407,7 @@ int main(int argc, char **argv)
     memset(user + DATA_OFF, rank, 4096);
     if (rank == 1)
         memset(user + COLD_OFF, 1, COLD_LEN);
-    OK(comm_register(COMM_REG_USER, user, REGION_LEN, fd));
+    OK(comm_register(USER_REG, user, REGION_LEN, fd));
     OK(comm_connect());
     if (pin) /* after comm_connect: not the transport's threads */
         pin_to(rank % (int)sysconf(_SC_NPROCESSORS_ONLN));

@@ -26,6 +26,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+/* The comm layer alone: this program's one region takes the first free id. */
+enum { USER_REG = COMM_REG_FIRST };
+
 /* A second build of this program (comm_check_b, -DCOMM_CHECK_VARIANT=\"b\")
  * differs in this string only: the multi-host tests run the two builds on
  * two hosts, which must refuse to run together. */
@@ -35,7 +38,7 @@
 __attribute__((used)) static const char variant[] = "comm_check " COMM_CHECK_VARIANT;
 
 static int rank, nodes;
-static char *user;          /* this node's COMM_REG_USER */
+static char *user;          /* this node's USER_REG */
 static size_t user_len;
 static long failures;       /* this node's failed checks (atomic) */
 
@@ -117,7 +120,7 @@ static long pat_cmp(const void *src, uint64_t seed, uint64_t off, size_t len)
     return -1;
 }
 
-/* ---- layout of COMM_REG_USER (same on every node) ---- */
+/* ---- layout of USER_REG (same on every node) ---- */
 enum {
     WIN = 1 << 20,            /* largest transfer; a put window */
     GETAREA_LEN = 2 * WIN,
@@ -173,7 +176,7 @@ static void setup(void)
         perror("mmap");
         exit(1);
     }
-    OK(comm_register(COMM_REG_USER, user, user_len, fd));
+    OK(comm_register(USER_REG, user, user_len, fd));
     OK(comm_connect());
     side_open();
 }
@@ -236,7 +239,7 @@ static void test_get(void)
             if (i == 2) len = 4096;
             uint64_t off = rnd_below(&r, GETAREA_LEN - len + 1);
             memset(buf, 0xa5, WIN + 64);
-            OK(comm_get(p, COMM_REG_USER, off_getarea + off, buf + 32, len));
+            OK(comm_get(p, USER_REG, off_getarea + off, buf + 32, len));
             long bad = pat_cmp(buf + 32, 100 + p, off, len);
             CHECK(bad < 0, "get of %zu bytes at %" PRIu64 " from node %d: "
                   "byte %ld differs", len, off, p, bad);
@@ -281,7 +284,7 @@ static void test_put(void)
             uint64_t seed = 300 + (uint64_t)k * 4096 + (uint64_t)rank * 64 + p;
             for (int j = 0; j < m; j++) {
                 pat_fill(src, seed, ops[j].off, ops[j].len);
-                OK(comm_put(p, COMM_REG_USER,
+                OK(comm_put(p, USER_REG,
                             off_putarea + (size_t)rank * WIN + ops[j].off, src,
                             ops[j].len));
                 memset(src, 0x5a, ops[j].len); /* src is ours again */
@@ -326,9 +329,9 @@ static void test_notify(void)
             uint64_t len = rnd_size(&r, NSLOT - 8);
             pat_fill(src, 400 + (uint64_t)k * 64 + rank, 0, len);
             size_t slot = off_nslot + (size_t)rank * NSLOT;
-            OK(comm_put(p, COMM_REG_USER, slot + 8, src, len));
-            OK(comm_put(p, COMM_REG_USER, slot, &len, 8));
-            OK(comm_notify(p, COMM_REG_USER, (uint64_t)(W_FLAG + rank) * 8, k));
+            OK(comm_put(p, USER_REG, slot + 8, src, len));
+            OK(comm_put(p, USER_REG, slot, &len, 8));
+            OK(comm_notify(p, USER_REG, (uint64_t)(W_FLAG + rank) * 8, k));
         }
         for (int i = 1; i < nodes; i++) {
             int w = (rank + nodes - i) % nodes;
@@ -343,7 +346,7 @@ static void test_notify(void)
             long bad = pat_cmp(slot + 8, 400 + (uint64_t)k * 64 + w, 0, len);
             CHECK(bad < 0, "round %d: notify from node %d arrived before byte "
                   "%ld of its %" PRIu64 "-byte block", k, w, bad, len);
-            OK(comm_notify(w, COMM_REG_USER, (uint64_t)(W_ACK + rank) * 8, k));
+            OK(comm_notify(w, USER_REG, (uint64_t)(W_ACK + rank) * 8, k));
         }
         /* Do not overwrite a slot before its reader is done with it. */
         for (int i = 1; i < nodes; i++)
@@ -403,18 +406,18 @@ static void test_fence(void)
     int relay = (rank + 2) % nodes; /* holds our flag when there is no side */
     for (uint64_t k = 1; k <= 16; k++) {
         pat_fill(src, 1400 + k * 64 + rank, 0, WIN);
-        OK(comm_put(to, COMM_REG_USER, off_putarea + (size_t)rank * WIN, src, WIN));
+        OK(comm_put(to, USER_REG, off_putarea + (size_t)rank * WIN, src, WIN));
         OK(comm_fence(to));
         if (side)
             __atomic_store_n(&side[rank], k, __ATOMIC_RELEASE);
         else
-            OK(comm_put(relay, COMM_REG_USER, (W_FLAG + rank) * 8, &k, 8));
+            OK(comm_put(relay, USER_REG, (W_FLAG + rank) * 8, &k, 8));
         uint64_t flag = 0;
         for (int spin = 0; flag < k; spin++) {
             if (side)
                 flag = __atomic_load_n(&side[from], __ATOMIC_ACQUIRE);
             else
-                OK(comm_get((from + 2) % nodes, COMM_REG_USER,
+                OK(comm_get((from + 2) % nodes, USER_REG,
                             (W_FLAG + from) * 8, &flag, 8));
             if (flag < k && spin > 100)
                 sched_yield();
@@ -465,7 +468,7 @@ static void group_stream(void)
         for (int i = 1; i < nodes; i++) {
             int to = (rank + i) % nodes;
             pat_fill(src, 5000 + (uint64_t)k * 64 + (uint64_t)rank, 0, WIN);
-            OK(comm_put(to, COMM_REG_USER, off_putarea + (size_t)rank * WIN,
+            OK(comm_put(to, USER_REG, off_putarea + (size_t)rank * WIN,
                         src, WIN));
         }
         OK(comm_fence(-1));
@@ -494,7 +497,7 @@ static void test_fadd_one(void)
     uint64_t prev = 0, sum = 0, max = 0;
     for (int i = 0; i < NFADD; i++) {
         uint64_t old;
-        OK(comm_fetch_add(0, COMM_REG_USER, W_ONE * 8, 1, &old));
+        OK(comm_fetch_add(0, USER_REG, W_ONE * 8, 1, &old));
         if (i)
             CHECK(old > prev, "fetch-add returned %" PRIu64 " after %" PRIu64,
                   old, prev);
@@ -523,9 +526,9 @@ static void test_fadd_spread(void)
     for (int i = 0; i < NFADD; i++) {
         int p = (rank + i) % nodes;
         uint64_t old;
-        OK(comm_fetch_add(p, COMM_REG_USER, (W_SPREAD + rank) * 8,
+        OK(comm_fetch_add(p, USER_REG, (W_SPREAD + rank) * 8,
                           (uint64_t)i + 1, &old));
-        OK(comm_fetch_add(p, COMM_REG_USER, W_TOTAL * 8, 1, &old));
+        OK(comm_fetch_add(p, USER_REG, W_TOTAL * 8, 1, &old));
     }
     barrier();
     uint64_t total = 0;
@@ -549,7 +552,7 @@ static void test_cas_lock(void)
     for (int i = 0; i < iters; i++) {
         uint64_t old;
         for (int spin = 0;; spin++) {
-            OK(comm_cas(L, COMM_REG_USER, W_LOCK * 8, 0, (uint64_t)rank + 1, &old));
+            OK(comm_cas(L, USER_REG, W_LOCK * 8, 0, (uint64_t)rank + 1, &old));
             if (old == 0)
                 break;
             CHECK(old <= (uint64_t)nodes, "lock word holds %" PRIu64, old);
@@ -558,15 +561,15 @@ static void test_cas_lock(void)
             else
                 sched_yield();
         }
-        OK(comm_fetch_add(L, COMM_REG_USER, W_INSIDE * 8, 1, &old));
+        OK(comm_fetch_add(L, USER_REG, W_INSIDE * 8, 1, &old));
         CHECK(old == 0, "%" PRIu64 " other holders inside the lock", old);
         uint64_t v;
-        OK(comm_get(0, COMM_REG_USER, W_COUNTER * 8, &v, 8));
+        OK(comm_get(0, USER_REG, W_COUNTER * 8, &v, 8));
         v++;
-        OK(comm_put(0, COMM_REG_USER, W_COUNTER * 8, &v, 8));
+        OK(comm_put(0, USER_REG, W_COUNTER * 8, &v, 8));
         OK(comm_fence(0));
-        OK(comm_fetch_add(L, COMM_REG_USER, W_INSIDE * 8, (uint64_t)-1, &old));
-        OK(comm_cas(L, COMM_REG_USER, W_LOCK * 8, (uint64_t)rank + 1, 0, &old));
+        OK(comm_fetch_add(L, USER_REG, W_INSIDE * 8, (uint64_t)-1, &old));
+        OK(comm_cas(L, USER_REG, W_LOCK * 8, (uint64_t)rank + 1, 0, &old));
         CHECK(old == (uint64_t)rank + 1, "released a lock held by %" PRIu64, old);
     }
     barrier();
@@ -593,7 +596,7 @@ static void test_barrier_early(void)
     for (int k = 1; k <= rounds; k++) {
         for (int p = 0; p < nodes; p++) {
             uint64_t old;
-            OK(comm_fetch_add(p, COMM_REG_USER, W_BAR * 8, 1, &old));
+            OK(comm_fetch_add(p, USER_REG, W_BAR * 8, 1, &old));
         }
         barrier();
         uint64_t v = wload(W_BAR);
@@ -958,9 +961,9 @@ static void on_putback(int src, int tag, const void *buf, size_t len, void *arg)
     char data[3000];
     pat_fill(data, 1200 + (uint64_t)rank * 64 + seq, 0, sizeof data);
     size_t slot = off_nslot + (size_t)rank * NSLOT;
-    int rc = comm_put(src, COMM_REG_USER, slot, data, sizeof data);
+    int rc = comm_put(src, USER_REG, slot, data, sizeof data);
     if (!rc)
-        rc = comm_notify(src, COMM_REG_USER, (uint64_t)(W_PB + rank) * 8, seq);
+        rc = comm_notify(src, USER_REG, (uint64_t)(W_PB + rank) * 8, seq);
     CHECK(rc == 0, "put/notify from a handler returned %d", rc);
 }
 
@@ -1058,8 +1061,8 @@ static void *thread_main(void *arg)
         int p = j % 3 ? 0 : (rank + 1) % nodes;
         uint64_t seed = 1500 + (uint64_t)j * 4096 + rank * 64 + t->id;
         pat_fill(src, seed, 0, TSLOT);
-        OK(comm_put(p, COMM_REG_USER, slot, src, TSLOT));
-        OK(comm_get(p, COMM_REG_USER, slot, back, TSLOT));
+        OK(comm_put(p, USER_REG, slot, src, TSLOT));
+        OK(comm_get(p, USER_REG, slot, back, TSLOT));
         long bad = pat_cmp(back, seed, 0, TSLOT);
         CHECK(bad < 0, "thread %d: flood put then get on node %d differs at "
               "%ld", t->id, p, bad);
@@ -1070,15 +1073,15 @@ static void *thread_main(void *arg)
         uint64_t old;
         switch (rnd_below(&r, 5)) {
         case 0:
-            OK(comm_fetch_add(p, COMM_REG_USER, W_TH_FADD * 8, 1, &old));
+            OK(comm_fetch_add(p, USER_REG, W_TH_FADD * 8, 1, &old));
             t->fadd_to[p]++;
             break;
         case 1: {
             size_t len = rnd_size(&r, TSLOT);
             uint64_t seed = 1300 + (uint64_t)i * 4096 + rank * 64 + t->id;
             pat_fill(src, seed, 0, len);
-            OK(comm_put(p, COMM_REG_USER, slot, src, len));
-            OK(comm_get(p, COMM_REG_USER, slot, back, len));
+            OK(comm_put(p, USER_REG, slot, src, len));
+            OK(comm_get(p, USER_REG, slot, back, len));
             long bad = pat_cmp(back, seed, 0, len);
             CHECK(bad < 0, "thread %d: put then get of %zu bytes on node %d "
                   "differs at %ld", t->id, len, p, bad);
@@ -1087,7 +1090,7 @@ static void *thread_main(void *arg)
         case 2: {
             uint64_t cur = 0;
             for (;;) {
-                OK(comm_cas(p, COMM_REG_USER, W_TH_CAS * 8, cur, cur + 1, &old));
+                OK(comm_cas(p, USER_REG, W_TH_CAS * 8, cur, cur + 1, &old));
                 if (old == cur)
                     break;
                 cur = old;
