@@ -210,9 +210,16 @@ static void on_signal(struct launch_job *job, int sig)
         launch_relay_stdin_recheck(job);
         break;
     case SIGUSR1:
-    case SIGUSR2:
-        signal_nodes(job, sig, 0);
+    case SIGUSR2: {
+        /* Passed on, it would kill every node of a program that does not
+         * handle it; received, it must not end the job either. */
+        char line[128];
+        int n = snprintf(line, sizeof line, "ompdsmrun: received SIG%s; "
+                         "ignored (not passed to the nodes)\n",
+                         sigabbrev_np(sig));
+        launch_outq_put(2, line, (size_t)n);
         break;
+    }
     }
 }
 
