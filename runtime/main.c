@@ -5,11 +5,13 @@
 #include "rt.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/personality.h>
+#include <time.h>
 #include <unistd.h>
 
 int rt_started;
@@ -166,12 +168,58 @@ static void finish_node(int status)
     _exit(status);
 }
 
+/* In a conforming program every other node waits for the next fork when
+ * node 0 ends, so the shutdown barrier completes at once.  If the threads
+ * met different numbers of barriers or work-sharing constructs, the others
+ * wait elsewhere, the fork and barrier pair with the wrong partners, and
+ * nothing would ever end: a watchdog ends the job instead.  Generous, since
+ * a node may be descheduled for a while on a loaded machine. */
+#define RT_SHUTDOWN_WAIT_S 10
+static pthread_mutex_t shutdown_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t shutdown_cv = PTHREAD_COND_INITIALIZER;
+static int shutdown_done;
+
+static void *shutdown_watchdog(void *arg)
+{
+    (void)arg;
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += RT_SHUTDOWN_WAIT_S;
+    pthread_mutex_lock(&shutdown_mu);
+    int rc = 0;
+    while (!shutdown_done && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&shutdown_cv, &shutdown_mu, &dl);
+    int done = shutdown_done;
+    pthread_mutex_unlock(&shutdown_mu);
+    if (done)
+        return NULL;
+    ompdsm_fatal("the program is not conforming: node 0 ended it after %llu "
+                 "barriers of the team of all %d nodes (region ends "
+                 "included), but the other nodes did not meet it at the end "
+                 "within %d s: they wait in another barrier or work-sharing "
+                 "construct (the threads met different numbers of barriers "
+                 "or work-sharing constructs)",
+                 (unsigned long long)rt_world_barriers, comm_size(),
+                 RT_SHUTDOWN_WAIT_S);
+    return NULL;
+}
+
 static void broadcast_shutdown(int status)
 {
     struct rt_fork_msg m = {RT_MSG_SHUTDOWN, -1, 0, status, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    pthread_t wd;
+    int have_wd = comm_size() > 1 &&
+                  pthread_create(&wd, NULL, shutdown_watchdog, NULL) == 0;
     dsm_fork_send(COMM_WORLD, &m, sizeof m);
     /* The barrier pairing this fork, so the channel's rule holds. */
     dsm_barrier(COMM_WORLD, NULL);
+    if (have_wd) {
+        pthread_mutex_lock(&shutdown_mu);
+        shutdown_done = 1;
+        pthread_cond_signal(&shutdown_cv);
+        pthread_mutex_unlock(&shutdown_mu);
+        pthread_join(wd, NULL);
+    }
 }
 
 /* exit() on node 0 outside parallel regions ends the job in order; exit()
@@ -190,8 +238,9 @@ static void on_exit_handler(int status, void *arg)
     char msg[160];
     snprintf(msg, sizeof msg, "node %d called exit(%d) inside a parallel region",
              comm_rank(), status);
-    comm_abort_job(status ? status : 1, msg);
-    _exit(status ? status : 1);
+    /* Status 0 too: exit(0) asks for the job to end successfully. */
+    comm_abort_job(status, msg);
+    _exit(status);
 }
 
 void rt_worker_loop(void)
@@ -207,7 +256,10 @@ void rt_worker_loop(void)
             dsm_barrier(COMM_WORLD, NULL);
             shutting_down = 1;
             comm_buf_free(&b);
-            finish_node(m.status);
+            /* The program's status is node 0's to report: were every node
+             * to exit with it, the launcher would name whichever it reaped
+             * first as the node that failed. */
+            finish_node(0);
         }
         OMPDSM_region *r = rt_region_by_id(m.region);
         rt_icv.nthreads = m.icv_nthreads;
