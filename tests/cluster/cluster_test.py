@@ -367,6 +367,14 @@ def test_output():
                                    "2000"], {"OMPDSM_LAUNCH_FANOUT": fan})
             check(rc == 0, "status %d: %s" % (rc, err[-300:]))
             check_spew(out, err, 6, 100, 2000)
+        # A remote node's ABORT (its explanation) and its exit, which its
+        # agent reports on another path, race: the explanation must win
+        # every time.
+        for i in range(10):
+            rc, out, err, _ = run(["-H", hl, ARGS.testnode, "abortexit",
+                                   "5", "9", "why%d" % i])
+            check(rc == 9 and "node 5 aborted the job: why%d\n" % i in err,
+                  "run %d: ABORT of a remote node lost: %d %r" % (i, rc, err))
         nothing_left(4)
 
 
