@@ -175,24 +175,13 @@ static void finish_node(int status)
  * nothing would ever end: a watchdog ends the job instead.  Generous, since
  * a node may be descheduled for a while on a loaded machine. */
 #define RT_SHUTDOWN_WAIT_S 10
-static pthread_mutex_t shutdown_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t shutdown_cv = PTHREAD_COND_INITIALIZER;
-static int shutdown_done;
-
 static void *shutdown_watchdog(void *arg)
 {
     (void)arg;
-    struct timespec dl;
-    clock_gettime(CLOCK_REALTIME, &dl);
-    dl.tv_sec += RT_SHUTDOWN_WAIT_S;
-    pthread_mutex_lock(&shutdown_mu);
-    int rc = 0;
-    while (!shutdown_done && rc != ETIMEDOUT)
-        rc = pthread_cond_timedwait(&shutdown_cv, &shutdown_mu, &dl);
-    int done = shutdown_done;
-    pthread_mutex_unlock(&shutdown_mu);
-    if (done)
-        return NULL;
+    /* nanosleep only: the node _exits when the end completes. */
+    struct timespec ts = {RT_SHUTDOWN_WAIT_S, 0};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
     ompdsm_fatal("the program is not conforming: node 0 ended it after %llu "
                  "barriers of the team of all %d nodes (region ends "
                  "included), but the other nodes did not meet it at the end "
@@ -208,18 +197,15 @@ static void broadcast_shutdown(int status)
 {
     struct rt_fork_msg m = {RT_MSG_SHUTDOWN, -1, 0, status, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     pthread_t wd;
-    int have_wd = comm_size() > 1 &&
-                  pthread_create(&wd, NULL, shutdown_watchdog, NULL) == 0;
+    /* It watches the end as a whole: the last barriers of dsm_fini and
+     * comm_fini too, which a mismatch can leave waiting instead (the
+     * shutdown barrier then matched one of theirs).  _exit ends it. */
+    if (comm_size() > 1 &&
+        pthread_create(&wd, NULL, shutdown_watchdog, NULL) == 0)
+        pthread_detach(wd);
     dsm_fork_send(COMM_WORLD, &m, sizeof m);
     /* The barrier pairing this fork, so the channel's rule holds. */
     dsm_barrier(COMM_WORLD, NULL);
-    if (have_wd) {
-        pthread_mutex_lock(&shutdown_mu);
-        shutdown_done = 1;
-        pthread_cond_signal(&shutdown_cv);
-        pthread_mutex_unlock(&shutdown_mu);
-        pthread_join(wd, NULL);
-    }
 }
 
 /* exit() on node 0 outside parallel regions ends the job in order; exit()

@@ -10,7 +10,8 @@ sees it: exit status and ompdsmrun's one line.
             exit(2) there still gives status 2
   badenv    a bad OMPDSM_HEAP_SIZE or OMP_SCHEDULE on 2 and 4 nodes, 20 runs
             each: the node's explanation arrives every time
-  mismatch  threads meet different numbers of barriers: the job ends with
+  mismatch  threads meet different numbers of barriers (node 0 then waits
+            at its end, or ends while the others wait): the job ends with
             a non-zero status and a line saying so, instead of hanging
 
 Exit 0 pass, 1 fail.
@@ -117,18 +118,18 @@ def case_badenv():
 
 def case_mismatch():
     bad = []
-    for np_ in (2, 4):
-        rc, out, err, t = run(np_, ["mismatch"])
+    for np_, mode in ((2, "mismatch"), (4, "mismatch"), (2, "mismatch2")):
+        rc, out, err, t = run(np_, [mode])
         lines = launcher_lines(err)
         if rc == 0 or rc == 124:
-            bad.append("%d nodes: status %d (124: only the --timeout ended "
-                       "it), stderr %r" % (np_, rc, err))
-        elif len(lines) != 1 or "not conforming" not in lines[0] or \
+            bad.append("%s on %d nodes: status %d (124: only the --timeout "
+                       "ended it), stderr %r" % (mode, np_, rc, err))
+        elif len(lines) != 1 or "conforming" not in lines[0] or \
                 "different numbers of barriers" not in lines[0]:
-            bad.append("%d nodes: stderr %r" % (np_, err))
+            bad.append("%s on %d nodes: stderr %r" % (mode, np_, err))
         left = leftovers()
         if left:
-            bad.append("%d nodes: left %s running" % (np_, left))
+            bad.append("%s on %d nodes: left %s running" % (mode, np_, left))
     return bad
 
 

@@ -4,7 +4,9 @@
  *   exit0     the last thread calls exit(0) inside a parallel region
  *   exit2     the same with exit(2)
  *   mismatch  every thread but 0 passes one more barrier than thread 0
- *             (a non-conforming program)
+ *             (a non-conforming program): node 0 waits at its end
+ *   mismatch2 the same with two more barriers: node 0 ends, the others
+ *             wait for a fork
  *   ok        a parallel region, then return 0 */
 #include "ompdsm_abi.h"
 #include "omp.h"
@@ -24,7 +26,9 @@ static void region(void *fp)
         exit(0);
     if (!strcmp(mode, "exit2") && t == T - 1)
         exit(2);
-    if (!strcmp(mode, "mismatch") && t != 0)
+    if (!strncmp(mode, "mismatch", 8) && t != 0)
+        OMPDSM_barrier();
+    if (!strcmp(mode, "mismatch2") && t != 0)
         OMPDSM_barrier();
     OMPDSM_barrier();
 }
