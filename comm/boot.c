@@ -203,7 +203,9 @@ int comm_boot_abort(int status, const char *msg)
     /* Never wait long for the lock: we may be failing inside a holder. */
     for (int i = 0; i < 1000; i++) {
         if (pthread_mutex_trylock(&boot.lock) == 0) {
-            struct boot_abort a = {status, 0};
+            /* Status 0 is asked for only by the program's exit(0): a
+             * failure always has a non-zero status. */
+            struct boot_abort a = {status, status == 0 ? BOOT_ABORT_EXIT : 0};
             int rc = send_msg(BOOT_ABORT, &a, sizeof a, msg, strlen(msg));
             pthread_mutex_unlock(&boot.lock);
             return rc < 0 ? -1 : 0;

@@ -32,7 +32,7 @@ enum boot_msg_type {
     BOOT_ALLGATHER_RESULT = 3,
     /* node -> launcher: struct boot_abort then a message (no NUL needed);
      * the launcher prints the message once, ends every node, and exits with
-     * status (1 if status is 0). */
+     * status (1 if status is 0, unless flags has BOOT_ABORT_EXIT). */
     BOOT_ABORT = 4,
     /* node -> launcher: the node is finishing normally; a close of the
      * connection after this is not a failure. */
@@ -55,8 +55,12 @@ struct boot_hello {
 
 struct boot_abort {
     int32_t status;
-    uint32_t pad;
+    uint32_t flags;  /* BOOT_ABORT_* */
 };
+/* The status is the program's own exit status (exit() inside a parallel
+ * region), so 0 ends the job with status 0 instead of reading as a
+ * failure without a status. */
+#define BOOT_ABORT_EXIT 1u
 
 /* Largest message accepted (an allgather result of 4096 nodes x 16 KiB). */
 #define BOOT_MSG_MAX (64u * 1024 * 1024)

@@ -5,11 +5,13 @@
 #include "rt.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/personality.h>
+#include <time.h>
 #include <unistd.h>
 
 int rt_started;
@@ -166,9 +168,41 @@ static void finish_node(int status)
     _exit(status);
 }
 
+/* In a conforming program every other node waits for the next fork when
+ * node 0 ends, so the shutdown barrier completes at once.  If the threads
+ * met different numbers of barriers or work-sharing constructs, the others
+ * wait elsewhere, the fork and barrier pair with the wrong partners, and
+ * nothing would ever end: a watchdog ends the job instead.  Generous, since
+ * a node may be descheduled for a while on a loaded machine. */
+#define RT_SHUTDOWN_WAIT_S 10
+static void *shutdown_watchdog(void *arg)
+{
+    (void)arg;
+    /* nanosleep only: the node _exits when the end completes. */
+    struct timespec ts = {RT_SHUTDOWN_WAIT_S, 0};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+    ompdsm_fatal("the program is not conforming: node 0 ended it after %llu "
+                 "barriers of the team of all %d nodes (region ends "
+                 "included), but the other nodes did not meet it at the end "
+                 "within %d s: they wait in another barrier or work-sharing "
+                 "construct (the threads met different numbers of barriers "
+                 "or work-sharing constructs)",
+                 (unsigned long long)rt_world_barriers, comm_size(),
+                 RT_SHUTDOWN_WAIT_S);
+    return NULL;
+}
+
 static void broadcast_shutdown(int status)
 {
     struct rt_fork_msg m = {RT_MSG_SHUTDOWN, -1, 0, status, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    pthread_t wd;
+    /* It watches the end as a whole: the last barriers of dsm_fini and
+     * comm_fini too, which a mismatch can leave waiting instead (the
+     * shutdown barrier then matched one of theirs).  _exit ends it. */
+    if (comm_size() > 1 &&
+        pthread_create(&wd, NULL, shutdown_watchdog, NULL) == 0)
+        pthread_detach(wd);
     dsm_fork_send(COMM_WORLD, &m, sizeof m);
     /* The barrier pairing this fork, so the channel's rule holds. */
     dsm_barrier(COMM_WORLD, NULL);
@@ -190,8 +224,9 @@ static void on_exit_handler(int status, void *arg)
     char msg[160];
     snprintf(msg, sizeof msg, "node %d called exit(%d) inside a parallel region",
              comm_rank(), status);
-    comm_abort_job(status ? status : 1, msg);
-    _exit(status ? status : 1);
+    /* Status 0 too: exit(0) asks for the job to end successfully. */
+    comm_abort_job(status, msg);
+    _exit(status);
 }
 
 void rt_worker_loop(void)
@@ -207,7 +242,10 @@ void rt_worker_loop(void)
             dsm_barrier(COMM_WORLD, NULL);
             shutting_down = 1;
             comm_buf_free(&b);
-            finish_node(m.status);
+            /* The program's status is node 0's to report: were every node
+             * to exit with it, the launcher would name whichever it reaped
+             * first as the node that failed. */
+            finish_node(0);
         }
         OMPDSM_region *r = rt_region_by_id(m.region);
         rt_icv.nthreads = m.icv_nthreads;

@@ -89,6 +89,10 @@ void rt_team_run(OMPDSM_region *r, void *frame, int nthreads, uint64_t ws_base);
 /* Team barrier with pending reductions (and optional copyprivate data). */
 void rt_team_barrier(const void *cp, size_t cplen, int cp_executor,
                      void *cp_out);
+/* Barriers this node passed on channel 0 (joins and barriers of teams of
+ * every node): equal on every node between regions in a conforming
+ * program, so a fork or shutdown compares them (main.c). */
+extern uint64_t rt_world_barriers;
 /* Work-share slot words (RT_REG_AREA).  ws: one claim word per instance
  * slot (dynamic, guided, single, sections), at node seq mod team nodes.
  * ordered: per ordered-loop slot, one word per sending node, holding

@@ -13,6 +13,7 @@
 #include <string.h>
 
 __thread struct rt_thread rt_self = {.nthreads = 1};
+uint64_t rt_world_barriers;
 struct rt_stats rt_st;
 
 void rt_ws_where(uint64_t seq, int *node, uint64_t *off)
@@ -59,6 +60,7 @@ static void join(void)
     struct dsm_sync_ext ext = {up.data, up.len, rt_ext_combine, rt_ext_at_root,
                                NULL, NULL};
     dsm_barrier(COMM_WORLD, &ext);
+    rt_world_barriers++;
     comm_buf_free(&up);
     free(rt_self.red);
     rt_self.red = NULL;
@@ -165,6 +167,8 @@ void rt_team_barrier(const void *cp, size_t cplen, int cp_executor,
     struct dsm_sync_ext ext = {up.data, up.len, rt_ext_combine, rt_ext_at_root,
                                NULL, cp_out ? &down : NULL};
     dsm_barrier(rt_self.group, &ext);
+    if (rt_self.group.chan == 0)
+        rt_world_barriers++;
     rt_self.nred = 0;
     if (cp_out && !cp_executor) {
         size_t n;

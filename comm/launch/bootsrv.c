@@ -379,6 +379,11 @@ static void on_abort(struct launch_job *job, struct boot_conn *c)
             msg[i] = ' ';
     while (n && msg[n - 1] == ' ')
         msg[--n] = 0;
+    if ((a.flags & BOOT_ABORT_EXIT) && a.status == 0) {
+        launch_fail(job, 0, "node %d ended the job with status 0: %s",
+                    c->rank, n ? msg : "(no message)");
+        return;
+    }
     /* Exit statuses are 8 bits: anything else would wrap to 0 or a lie. */
     int status = a.status > 0 && a.status < 256 ? a.status : 1;
     launch_fail(job, status, "node %d aborted the job: %s", c->rank,

@@ -248,6 +248,9 @@ struct launch_node {
     int fini;             /* sent BOOT_FINI */
     int gathered;         /* announced bytes for the current round */
     double suspect_at;    /* >0: lost or exited without FINI since then */
+    int exit_pending;     /* exited abnormally with its bootstrap connection
+                           * still open: judged once that closes (an ABORT
+                           * from another host may still be on its way) */
     double reaped_at;     /* agent: when it was reaped (its output is
                            * drained for LAUNCH_DRAIN_S at most) */
 };

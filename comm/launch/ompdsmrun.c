@@ -101,6 +101,16 @@ void launch_suspect(struct launch_job *job, struct launch_node *node)
     job->nsuspects++;
 }
 
+static void judge_exit(struct launch_job *job, struct launch_node *node);
+
+static int exits_pending(const struct launch_job *job)
+{
+    for (int k = 0; k < job->n && job->nsuspects && !job->ending; k++)
+        if (job->nodes[k].exit_pending)
+            return 1;
+    return 0;
+}
+
 /* A node that said HELLO must say FINI before it goes; a lost connection
  * waits briefly for the exit status, which explains more. */
 static void check_suspects(struct launch_job *job, double now)
@@ -109,13 +119,22 @@ static void check_suspects(struct launch_job *job, double now)
         struct launch_node *node = &job->nodes[k];
         if (node->suspect_at <= 0)
             continue;
+        int late = now >= node->suspect_at + LAUNCH_LOST_WAIT_S;
+        if (node->exit_pending) {
+            if (node->conn < 0 || node->fini || late) {
+                node->exit_pending = 0;
+                node->suspect_at = 0;
+                job->nsuspects--;
+                judge_exit(job, node);
+            }
+            continue;
+        }
         if (node->fini) { /* it was still in the socket when it exited */
             node->suspect_at = 0;
             job->nsuspects--;
             launch_boot_node_gone(job, node);
             continue;
         }
-        int late = now >= node->suspect_at + LAUNCH_LOST_WAIT_S;
         char name[LAUNCH_HOST_MAX + 64];
         launch_node_name(job, node, name, sizeof name);
         if (node->reaped && (node->conn < 0 || late))
@@ -132,13 +151,29 @@ static void check_suspects(struct launch_job *job, double now)
 void launch_node_exited(struct launch_job *job, struct launch_node *node)
 {
     int st = node->wstatus;
-    char name[LAUNCH_HOST_MAX + 64];
 
     if (node->rank == 0)
         launch_relay_stdin_stop(job);
     launch_boot_drain(job, node);
     if (job->ending)
         return;
+    if ((WIFSIGNALED(st) || WEXITSTATUS(st)) && node->conn >= 0 &&
+        !node->fini) {
+        /* Its ABORT, which explains the status, may still be in flight
+         * (from another host, it races with the agent's report of the
+         * exit): judge once the connection closes, or shortly. */
+        node->exit_pending = 1;
+        launch_suspect(job, node);
+        return;
+    }
+    judge_exit(job, node);
+}
+
+static void judge_exit(struct launch_job *job, struct launch_node *node)
+{
+    int st = node->wstatus;
+    char name[LAUNCH_HOST_MAX + 64];
+
     launch_node_name(job, node, name, sizeof name);
     if (WIFSIGNALED(st)) {
         int sig = WTERMSIG(st);
@@ -210,9 +245,16 @@ static void on_signal(struct launch_job *job, int sig)
         launch_relay_stdin_recheck(job);
         break;
     case SIGUSR1:
-    case SIGUSR2:
-        signal_nodes(job, sig, 0);
+    case SIGUSR2: {
+        /* Passed on, it would kill every node of a program that does not
+         * handle it; received, it must not end the job either. */
+        char line[128];
+        int n = snprintf(line, sizeof line, "ompdsmrun: received SIG%s; "
+                         "ignored (not passed to the nodes)\n",
+                         sigabbrev_np(sig));
+        launch_outq_put(2, line, (size_t)n);
         break;
+    }
     }
 }
 
@@ -369,7 +411,10 @@ static void run(struct launch_job *job)
                  * closed stdin tells the others. */
                 launch_links_close(job, 0);
             }
-            if ((launch_relay_all_closed(job) && launch_links_done(job)) ||
+            /* An exit still waiting for its ABORT is judged first (within
+             * LAUNCH_LOST_WAIT_S, less than the drain). */
+            if ((launch_relay_all_closed(job) && launch_links_done(job) &&
+                 !exits_pending(job)) ||
                 now >= job->drain_at + (job->nlinks ? LAUNCH_GRACE_S : 0))
                 break;
             int w = ms_until(job->drain_at, now);

@@ -356,6 +356,20 @@ int launch_find_program(const char *name, char **path, char *err,
              seen == -EISDIR ? "it is a directory" : "it is not executable");
         return seen;
     }
+    /* mpirun would run ./name here; we do not: like a shell, the current
+     * directory is searched only when PATH says so, so that a program
+     * there never silently shadows or replaces the one PATH names. */
+    char *here = malloc(nlen + 3);
+    if (!here)
+        return -ENOMEM;
+    sprintf(here, "./%s", name);
+    rc = check_exec(here);
+    free(here);
+    if (!rc) {
+        fail(err, errlen, "program '%s' not found in PATH, but the current "
+             "directory has one: did you mean ./%s?", name, name);
+        return -ENOENT;
+    }
     fail(err, errlen, "program '%s' not found in PATH", name);
     return -ENOENT;
 }

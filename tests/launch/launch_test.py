@@ -134,7 +134,7 @@ class Job:
     threads so that the test can wait for lines with a deadline."""
 
     def __init__(self, args, stdin=subprocess.DEVNULL, env=None,
-                 ignore_sigint=False):
+                 ignore_sigint=False, cwd=None):
         self.t0 = time.monotonic()
         cmd = [OMPDSMRUN] + args
         if ignore_sigint:
@@ -142,7 +142,7 @@ class Job:
             # threads; exec keeps the pid.
             cmd = ["/bin/sh", "-c", 'trap "" INT; exec "$0" "$@"'] + cmd
         self.p = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, env=env)
+                                  stderr=subprocess.PIPE, env=env, cwd=cwd)
         self.out, self.err = [], []
         self.cond = threading.Condition()
         self.threads = [threading.Thread(target=self._read, args=(f, l),
@@ -417,13 +417,25 @@ def test_stop_cont():
 
 
 def test_usr1():
-    j = Job(["-np", "3", TESTNODE, "usr1"])
-    j.node_pids(3)
-    j.p.send_signal(signal.SIGUSR1)
-    rc, _ = j.wait(15)
-    check(rc == 0, "status %d stderr %r" % (rc, j.err))
-    check(len([l for l in j.out if l.startswith("usr1 rank=")]) == 3,
-          "SIGUSR1 not forwarded to every node: %r" % j.out)
+    """SIGUSR1 and SIGUSR2 to the launcher are ignored with a note: the
+    nodes (which do not handle them, so would die of them) carry on."""
+    m = marker()
+    j = Job(["-np", "3", TESTNODE, "sleep", m])
+    pids = j.node_pids(3)
+    for sig in (signal.SIGUSR1, signal.SIGUSR2):
+        j.p.send_signal(sig)
+        j.wait_lines(r"^ompdsmrun: received %s; ignored" % sig.name, 1,
+                     stream="err")
+    time.sleep(0.3)
+    check(j.p.poll() is None, "the job ended: status %s stderr %r" %
+          (j.p.poll(), j.err))
+    for r, (pid, _) in pids.items():
+        st = proc_stat(pid)
+        check(st is not None and st[0] != "Z", "node %d is gone" % r)
+    j.p.send_signal(signal.SIGTERM)
+    rc, _ = j.wait(10)
+    check(rc == 143, "status %d stderr %r" % (rc, j.err))
+    check_gone(m, pids[0][1])
 
 
 def spew_payload(rank, i, length):
@@ -692,6 +704,7 @@ def test_bad_args():
             (["-np", "2"], "missing the program"),
             (["-np", "2", "/nonexistent/prog"], "No such file"),
             (["-np", "2", "no-such-program-ompdsm"], "not found in PATH"),
+
             (["-np", "2", noexec], "Permission denied"),
             (["-np", "2", d], "directory"),
             (["-np", "2", "--bind-to", "socket", TESTNODE, "info"],
@@ -699,8 +712,13 @@ def test_bad_args():
             (["-np", "2", "--timeout", "soon", TESTNODE, "info"],
              "--timeout"),
         ]
+        # A program in the current directory, named without ./ (and not
+        # in PATH): not run, but the message points at it.
+        cases.append((["-np", "2", os.path.basename(TESTNODE), "info"],
+                      "did you mean ./%s?" % os.path.basename(TESTNODE)))
         for args, frag in cases:
-            rc, out, err, t = run(args, timeout=10)
+            rc, out, err, t = run(args, timeout=10,
+                                  cwd=os.path.dirname(TESTNODE))
             check(rc == 2, "%s: status %d" % (args, rc))
             check(out == "", "%s: something ran: %r" % (args, out))
             check(len(err) == 1 and err[0].startswith("ompdsmrun: ") and
