@@ -11,18 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -EINVAL;
-}
-
 void launch_hosts_free(struct launch_hosts *hs)
 {
     for (int i = 0; i < hs->n; i++) {
@@ -81,20 +69,20 @@ static int add_host(struct launch_hosts *hs, const char *name, size_t len,
 {
     for (int i = 0; i < hs->n; i++)
         if (strlen(hs->h[i].name) == len && !memcmp(hs->h[i].name, name, len))
-            return fail(err, errlen, "%shost '%.*s' is listed twice (give it "
+            return launch_errf(err, errlen, "%shost '%.*s' is listed twice (give it "
                         "once, with all its slots)", where, (int)len, name);
     if (hs->n >= LAUNCH_MAX_NP)
-        return fail(err, errlen, "%smore than %d hosts", where,
+        return launch_errf(err, errlen, "%smore than %d hosts", where,
                     LAUNCH_MAX_NP);
     struct launch_host *h = realloc(hs->h, (size_t)(hs->n + 1) * sizeof *h);
     if (!h)
-        return fail(err, errlen, "out of memory");
+        return launch_errf(err, errlen, "out of memory");
     hs->h = h;
     h = &hs->h[hs->n];
     memset(h, 0, sizeof *h);
     h->name = strndup(name, len);
     if (!h->name)
-        return fail(err, errlen, "out of memory");
+        return launch_errf(err, errlen, "out of memory");
     h->slots = slots;
     hs->n++;
     return 0;
@@ -129,7 +117,7 @@ int launch_parse_hostfile(const char *text, const char *fname,
                 j++;
             if (nw == 8) {
                 launch_hosts_free(hs);
-                return fail(err, errlen, "%stoo many words (expected: host "
+                return launch_errf(err, errlen, "%stoo many words (expected: host "
                             "[slots=K])", where);
             }
             w[nw] = p + i;
@@ -142,7 +130,7 @@ int launch_parse_hostfile(const char *text, const char *fname,
 
         if (!valid_host(w[0], wl[0])) {
             launch_hosts_free(hs);
-            return fail(err, errlen, "%s'%.*s' is not a host name (letters, "
+            return launch_errf(err, errlen, "%s'%.*s' is not a host name (letters, "
                         "digits, '.', '-', '_', optionally user@)", where,
                         (int)wl[0], w[0]);
         }
@@ -152,17 +140,17 @@ int launch_parse_hostfile(const char *text, const char *fname,
             size_t klen = eq ? (size_t)(eq - w[k]) : wl[k];
             if (!eq || (klen != 5 || memcmp(w[k], "slots", 5))) {
                 launch_hosts_free(hs);
-                return fail(err, errlen, "%sunknown key '%.*s' (only "
+                return launch_errf(err, errlen, "%sunknown key '%.*s' (only "
                             "slots=K is understood)", where, (int)wl[k],
                             w[k]);
             }
             if (have_slots++) {
                 launch_hosts_free(hs);
-                return fail(err, errlen, "%sslots given twice", where);
+                return launch_errf(err, errlen, "%sslots given twice", where);
             }
             if (parse_count(eq + 1, wl[k] - klen - 1, &slots)) {
                 launch_hosts_free(hs);
-                return fail(err, errlen, "%sslots='%.*s' is not valid: "
+                return launch_errf(err, errlen, "%sslots='%.*s' is not valid: "
                             "expected a number from 1 to %d", where,
                             (int)(wl[k] - klen - 1), eq + 1, LAUNCH_MAX_NP);
             }
@@ -174,7 +162,7 @@ int launch_parse_hostfile(const char *text, const char *fname,
         }
     }
     if (!hs->n)
-        return fail(err, errlen, "hostfile %s names no host", fname);
+        return launch_errf(err, errlen, "hostfile %s names no host", fname);
     return 0;
 }
 
@@ -185,7 +173,7 @@ int launch_parse_hostlist(const char *list, struct launch_hosts *hs,
 
     memset(hs, 0, sizeof *hs);
     if (!*list)
-        return fail(err, errlen, "-H needs a host list (host1,host2:2,...)");
+        return launch_errf(err, errlen, "-H needs a host list (host1,host2:2,...)");
     for (;;) {
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
@@ -195,13 +183,13 @@ int launch_parse_hostlist(const char *list, struct launch_hosts *hs,
 
         if (!valid_host(p, nlen)) {
             launch_hosts_free(hs);
-            return fail(err, errlen, "-H: '%.*s' is not a host name "
+            return launch_errf(err, errlen, "-H: '%.*s' is not a host name "
                         "(host or host:slots, separated by commas)", (int)len,
                         p);
         }
         if (colon && parse_count(colon + 1, len - nlen - 1, &slots)) {
             launch_hosts_free(hs);
-            return fail(err, errlen, "-H: '%.*s' has bad slots: expected a "
+            return launch_errf(err, errlen, "-H: '%.*s' has bad slots: expected a "
                         "number from 1 to %d after ':'", (int)len, p,
                         LAUNCH_MAX_NP);
         }
@@ -226,19 +214,19 @@ int launch_map_nodes(struct launch_hosts *hs, const struct launch_opts *o,
     if (o->npernode) {
         for (int i = 0; i < H; i++)
             if (o->npernode > hs->h[i].slots && !o->oversubscribe)
-                return fail(err, errlen, "-npernode %d exceeds the %d "
+                return launch_errf(err, errlen, "-npernode %d exceeds the %d "
                             "slot%s of host %s (add --oversubscribe to run "
                             "more nodes than slots)", o->npernode,
                             hs->h[i].slots, hs->h[i].slots == 1 ? "" : "s",
                             hs->h[i].name);
         if ((long)o->npernode * H > LAUNCH_MAX_NP)
-            return fail(err, errlen, "-npernode %d on %d hosts is more than "
+            return launch_errf(err, errlen, "-npernode %d on %d hosts is more than "
                         "%d nodes", o->npernode, H, LAUNCH_MAX_NP);
         cap_total = o->npernode * H;
         if (!n)
             n = cap_total;
         if (n > cap_total)
-            return fail(err, errlen, "-np %d is more than -npernode %d x %d "
+            return launch_errf(err, errlen, "-np %d is more than -npernode %d x %d "
                         "host%s", n, o->npernode, H, H == 1 ? "" : "s");
     } else {
         long total = 0;
@@ -247,7 +235,7 @@ int launch_map_nodes(struct launch_hosts *hs, const struct launch_opts *o,
         if (!n)
             n = total > LAUNCH_MAX_NP ? LAUNCH_MAX_NP : (int)total;
         if (n > total && !o->oversubscribe)
-            return fail(err, errlen, "-np %d is more than the %ld slot%s of "
+            return launch_errf(err, errlen, "-np %d is more than the %ld slot%s of "
                         "the %d host%s (add --oversubscribe to run more "
                         "nodes than slots)", n, total, total == 1 ? "" : "s",
                         H, H == 1 ? "" : "s");
@@ -260,7 +248,7 @@ int launch_map_nodes(struct launch_hosts *hs, const struct launch_opts *o,
     if (!cap || !nh) {
         free(cap);
         free(nh);
-        return fail(err, errlen, "out of memory");
+        return launch_errf(err, errlen, "out of memory");
     }
     for (int i = 0; i < H; i++) {
         cap[i] = o->npernode ? o->npernode : hs->h[i].slots;
@@ -300,7 +288,7 @@ int launch_map_nodes(struct launch_hosts *hs, const struct launch_opts *o,
                                                          : 1) * sizeof(int));
         if (!hs->h[i].ranks) {
             free(nh);
-            return fail(err, errlen, "out of memory");
+            return launch_errf(err, errlen, "out of memory");
         }
         hs->h[i].nnodes = 0;
     }
@@ -338,7 +326,7 @@ int launch_load_hosts(const struct launch_opts *o, struct launch_hosts *hs,
 
     FILE *f = fopen(o->hostfile, "r");
     if (!f)
-        return fail(err, errlen, "cannot read hostfile %s: %s", o->hostfile,
+        return launch_errf(err, errlen, "cannot read hostfile %s: %s", o->hostfile,
                     strerror(errno));
     size_t len = 0, cap = 4096;
     char *text = malloc(cap);
@@ -359,15 +347,15 @@ int launch_load_hosts(const struct launch_opts *o, struct launch_hosts *hs,
     int rd_err = ferror(f);
     fclose(f);
     if (!text)
-        return fail(err, errlen, "hostfile %s is too large", o->hostfile);
+        return launch_errf(err, errlen, "hostfile %s is too large", o->hostfile);
     if (rd_err) {
         free(text);
-        return fail(err, errlen, "cannot read hostfile %s", o->hostfile);
+        return launch_errf(err, errlen, "cannot read hostfile %s", o->hostfile);
     }
     text[len] = 0;
     if (memchr(text, 0, len)) {
         free(text);
-        return fail(err, errlen, "hostfile %s is not a text file",
+        return launch_errf(err, errlen, "hostfile %s is not a text file",
                     o->hostfile);
     }
     int rc = launch_parse_hostfile(text, o->hostfile, hs, err, errlen);

@@ -70,6 +70,10 @@ struct launch_opts {
     int prog_argc;
 };
 
+/* Writes a one-line reason (no prefix, no newline) into err and returns
+ * -EINVAL: how the parsers and the planner (opts.c, hosts.c, plan.c) fail. */
+int launch_errf(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Parses ompdsmrun's command line (argv[0] is ompdsmrun).  Returns 0, or
  * -EINVAL with a one-line reason (no prefix, no newline) in err.  Nothing
  * after the program name is looked at. */

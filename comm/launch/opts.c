@@ -41,10 +41,7 @@ const char launch_usage[] =
     "Options end at the program name or at \"--\"; everything after it is\n"
     "passed to the program untouched.  See docs/ompdsmrun.md.\n";
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+int launch_errf(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -157,7 +154,7 @@ int launch_parse_opts(int argc, char **argv, struct launch_opts *o, char *err,
         const char *val = NULL;
         size_t nlen = eq ? (size_t)(eq - a) : strlen(a);
         if (nlen >= sizeof name)
-            return fail(err, errlen, "unknown option '%s'", a);
+            return launch_errf(err, errlen, "unknown option '%s'", a);
         memcpy(name, a, nlen);
         name[nlen] = 0;
         if (eq)
@@ -168,44 +165,44 @@ int launch_parse_opts(int argc, char **argv, struct launch_opts *o, char *err,
             if (!strcmp(name, options[k].name))
                 break;
         if (k == OMPDSM_ARRAY_LEN(options))
-            return fail(err, errlen, "unknown option '%s' (see ompdsmrun "
+            return launch_errf(err, errlen, "unknown option '%s' (see ompdsmrun "
                         "--help)", a);
         if (options[k].has_value && !val) {
             if (i + 1 >= argc)
-                return fail(err, errlen, "option %s needs a value", name);
+                return launch_errf(err, errlen, "option %s needs a value", name);
             val = argv[++i];
         } else if (!options[k].has_value && val) {
-            return fail(err, errlen, "option %s takes no value", name);
+            return launch_errf(err, errlen, "option %s takes no value", name);
         }
 
         switch (options[k].id) {
         case OPT_NP: {
             if (have_np++)
-                return fail(err, errlen, "the number of nodes is given "
+                return launch_errf(err, errlen, "the number of nodes is given "
                             "twice");
             int rc = parse_np(val, &o->np);
             if (rc)
-                return fail(err, errlen, "%s '%s' is not valid: expected a "
+                return launch_errf(err, errlen, "%s '%s' is not valid: expected a "
                             "number of nodes from 1 to %d", name, val,
                             LAUNCH_MAX_NP);
             break;
         }
         case OPT_BIND:
             if (have_bind++)
-                return fail(err, errlen, "--bind-to is given twice");
+                return launch_errf(err, errlen, "--bind-to is given twice");
             if (!strcmp(val, "core"))
                 o->bind = LAUNCH_BIND_CORE;
             else if (!strcmp(val, "none"))
                 o->bind = LAUNCH_BIND_NONE;
             else
-                return fail(err, errlen, "--bind-to '%s' is not valid: "
+                return launch_errf(err, errlen, "--bind-to '%s' is not valid: "
                             "expected core or none", val);
             break;
         case OPT_TIMEOUT:
             if (have_timeout++)
-                return fail(err, errlen, "--timeout is given twice");
+                return launch_errf(err, errlen, "--timeout is given twice");
             if (parse_seconds(val, &o->timeout))
-                return fail(err, errlen, "--timeout '%s' is not valid: "
+                return launch_errf(err, errlen, "--timeout '%s' is not valid: "
                             "expected seconds (a number >= 0; 0 means none)",
                             val);
             break;
@@ -220,34 +217,34 @@ int launch_parse_opts(int argc, char **argv, struct launch_opts *o, char *err,
             return 0;
         case OPT_HOSTFILE:
             if (o->hostfile || o->hostlist)
-                return fail(err, errlen, "give the hosts once: one "
+                return launch_errf(err, errlen, "give the hosts once: one "
                             "--hostfile or one -H");
             if (!*val)
-                return fail(err, errlen, "--hostfile needs a file name");
+                return launch_errf(err, errlen, "--hostfile needs a file name");
             o->hostfile = val;
             break;
         case OPT_HOSTS:
             if (o->hostfile || o->hostlist)
-                return fail(err, errlen, "give the hosts once: one "
+                return launch_errf(err, errlen, "give the hosts once: one "
                             "--hostfile or one -H");
             o->hostlist = val;
             break;
         case OPT_MAP_BY:
             if (have_map++)
-                return fail(err, errlen, "--map-by is given twice");
+                return launch_errf(err, errlen, "--map-by is given twice");
             if (!strcmp(val, "slot"))
                 o->map_by = LAUNCH_MAP_SLOT;
             else if (!strcmp(val, "node"))
                 o->map_by = LAUNCH_MAP_NODE;
             else
-                return fail(err, errlen, "--map-by '%s' is not valid: "
+                return launch_errf(err, errlen, "--map-by '%s' is not valid: "
                             "expected slot or node", val);
             break;
         case OPT_NPERNODE:
             if (o->npernode)
-                return fail(err, errlen, "-npernode is given twice");
+                return launch_errf(err, errlen, "-npernode is given twice");
             if (parse_np(val, &o->npernode))
-                return fail(err, errlen, "%s '%s' is not valid: expected a "
+                return launch_errf(err, errlen, "%s '%s' is not valid: expected a "
                             "number of nodes per host from 1 to %d", name,
                             val, LAUNCH_MAX_NP);
             break;
@@ -256,10 +253,10 @@ int launch_parse_opts(int argc, char **argv, struct launch_opts *o, char *err,
             break;
         case OPT_X:
             if (!valid_xvar(val))
-                return fail(err, errlen, "-x '%s' is not valid: expected "
+                return launch_errf(err, errlen, "-x '%s' is not valid: expected "
                             "VAR or VAR=VALUE", val);
             if (o->nxvars == LAUNCH_MAX_XVARS)
-                return fail(err, errlen, "more than %d -x options",
+                return launch_errf(err, errlen, "more than %d -x options",
                             LAUNCH_MAX_XVARS);
             o->xvars[o->nxvars++] = val;
             break;
@@ -267,7 +264,7 @@ int launch_parse_opts(int argc, char **argv, struct launch_opts *o, char *err,
             /* Started by another ompdsmrun; everything else comes over
              * stdin (docs/cluster.md). */
             if (i != 1 || argc != 2)
-                return fail(err, errlen, "--agent is for ompdsmrun's own "
+                return launch_errf(err, errlen, "--agent is for ompdsmrun's own "
                             "use and takes nothing else");
             o->action = LAUNCH_AGENT;
             return 0;
@@ -276,13 +273,13 @@ int launch_parse_opts(int argc, char **argv, struct launch_opts *o, char *err,
 
     int hosts = o->hostfile || o->hostlist;
     if (!hosts && (have_map || o->npernode || o->oversubscribe))
-        return fail(err, errlen, "%s needs hosts (--hostfile or -H)",
+        return launch_errf(err, errlen, "%s needs hosts (--hostfile or -H)",
                     have_map ? "--map-by" : o->npernode ? "-npernode"
                                                         : "--oversubscribe");
     if (!have_np && !hosts)
-        return fail(err, errlen, "missing -np N (the number of nodes)");
+        return launch_errf(err, errlen, "missing -np N (the number of nodes)");
     if (i >= argc)
-        return fail(err, errlen, "missing the program to run");
+        return launch_errf(err, errlen, "missing the program to run");
     o->prog_argv = argv + i;
     o->prog_argc = argc - i;
     return 0;
@@ -310,13 +307,13 @@ int launch_find_program(const char *name, char **path, char *err,
 
     *path = NULL;
     if (!*name) {
-        fail(err, errlen, "the program name is empty");
+        launch_errf(err, errlen, "the program name is empty");
         return -ENOENT;
     }
     if (strchr(name, '/')) {
         rc = check_exec(name);
         if (rc) {
-            fail(err, errlen, "cannot run '%s': %s", name, strerror(-rc));
+            launch_errf(err, errlen, "cannot run '%s': %s", name, strerror(-rc));
             return rc;
         }
         *path = strdup(name);
@@ -352,7 +349,7 @@ int launch_find_program(const char *name, char **path, char *err,
         p = colon;
     }
     if (seen) {
-        fail(err, errlen, "cannot run '%s': found in PATH but %s", name,
+        launch_errf(err, errlen, "cannot run '%s': found in PATH but %s", name,
              seen == -EISDIR ? "it is a directory" : "it is not executable");
         return seen;
     }
@@ -366,10 +363,10 @@ int launch_find_program(const char *name, char **path, char *err,
     rc = check_exec(here);
     free(here);
     if (!rc) {
-        fail(err, errlen, "program '%s' not found in PATH, but the current "
+        launch_errf(err, errlen, "program '%s' not found in PATH, but the current "
              "directory has one: did you mean ./%s?", name, name);
         return -ENOENT;
     }
-    fail(err, errlen, "program '%s' not found in PATH", name);
+    launch_errf(err, errlen, "program '%s' not found in PATH", name);
     return -ENOENT;
 }

@@ -17,18 +17,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -EINVAL;
-}
-
 /* The host part of [user@]host. */
 static const char *host_part(const char *name)
 {
@@ -43,7 +31,7 @@ static int resolve(const char *name, struct in_addr *a, char *err,
     struct addrinfo *res;
     int rc = getaddrinfo(host_part(name), NULL, &hints, &res);
     if (rc)
-        return fail(err, errlen, "host %s: cannot resolve its address: %s "
+        return launch_errf(err, errlen, "host %s: cannot resolve its address: %s "
                     "(IPv4 addresses or names are needed)", name,
                     gai_strerror(rc));
     *a = ((struct sockaddr_in *)res->ai_addr)->sin_addr;
@@ -79,14 +67,14 @@ static int route_source(struct in_addr a, char *out, size_t len, char *err,
         int e = errno;
         if (fd >= 0)
             close(fd);
-        return fail(err, errlen, "no route to %s: %s", inet_ntoa(a),
+        return launch_errf(err, errlen, "no route to %s: %s", inet_ntoa(a),
                     strerror(e));
     }
     socklen_t sl = sizeof sa;
     int rc = getsockname(fd, (struct sockaddr *)&sa, &sl);
     close(fd);
     if (rc < 0)
-        return fail(err, errlen, "getsockname: %s", strerror(errno));
+        return launch_errf(err, errlen, "getsockname: %s", strerror(errno));
     inet_ntop(AF_INET, &sa.sin_addr, out, (socklen_t)len);
     return 0;
 }
@@ -115,7 +103,7 @@ int launch_plan_hosts(struct launch_job *job, char *err, size_t errlen)
     job->links = calloc((size_t)H, sizeof *job->links);
     if (!addr || !remote || !job->host_local || !job->host_boot ||
         !job->links) {
-        rc = fail(err, errlen, "out of memory");
+        rc = launch_errf(err, errlen, "out of memory");
         goto out;
     }
     for (int i = 0; i < H; i++) {
@@ -164,7 +152,7 @@ int launch_plan_links(struct launch_job *job, char *err, size_t errlen)
     if (job->prog_path[0] != '/') {
         char *abs = malloc(strlen(job->cwd) + strlen(job->prog_path) + 2);
         if (!abs)
-            return fail(err, errlen, "out of memory");
+            return launch_errf(err, errlen, "out of memory");
         sprintf(abs, "%s/%s", job->cwd, job->prog_path);
         free(job->prog_path);
         job->prog_path = abs;
@@ -182,7 +170,7 @@ int launch_plan_env(struct launch_job *job, char *err, size_t errlen)
     /* -x: every node gets VAR=value, here and elsewhere. */
     job->env_extra = calloc((size_t)job->opts.nxvars + 1, sizeof(char *));
     if (!job->env_extra)
-        return fail(err, errlen, "out of memory");
+        return launch_errf(err, errlen, "out of memory");
     for (int i = 0; i < job->opts.nxvars; i++) {
         const char *x = job->opts.xvars[i];
         char *e;
@@ -191,14 +179,14 @@ int launch_plan_env(struct launch_job *job, char *err, size_t errlen)
         } else {
             const char *v = getenv(x);
             if (!v)
-                return fail(err, errlen, "-x %s: %s is not set here (give "
+                return launch_errf(err, errlen, "-x %s: %s is not set here (give "
                             "-x %s=VALUE)", x, x, x);
             e = malloc(strlen(x) + strlen(v) + 2);
             if (e)
                 sprintf(e, "%s=%s", x, v);
         }
         if (!e)
-            return fail(err, errlen, "out of memory");
+            return launch_errf(err, errlen, "out of memory");
         job->env_extra[job->nenv_extra++] = e;
     }
 
@@ -209,29 +197,29 @@ int launch_plan_env(struct launch_job *job, char *err, size_t errlen)
         long v = strtol(f, &end, 10);
         if (!*f || *end || f[0] < '0' || f[0] > '9' || v < 1 ||
             v > LAUNCH_FANOUT_MAX)
-            return fail(err, errlen, "OMPDSM_LAUNCH_FANOUT='%s' is not "
+            return launch_errf(err, errlen, "OMPDSM_LAUNCH_FANOUT='%s' is not "
                         "valid: expected a number of agents from 1 to %d",
                         f, LAUNCH_FANOUT_MAX);
         job->fanout = (int)v;
     }
     const char *rsh = getenv("OMPDSM_RSH");
     if (rsh && !rsh[strspn(rsh, " \t")])
-        return fail(err, errlen, "OMPDSM_RSH is empty: unset it (ssh is "
+        return launch_errf(err, errlen, "OMPDSM_RSH is empty: unset it (ssh is "
                     "used) or name a command that runs a command on a "
                     "host, like ssh");
     job->rsh = strdup(rsh ? rsh : "ssh -o BatchMode=yes");
 
     char buf[4096];
     if (!getcwd(buf, sizeof buf))
-        return fail(err, errlen, "getcwd: %s", strerror(errno));
+        return launch_errf(err, errlen, "getcwd: %s", strerror(errno));
     job->cwd = strdup(buf);
     ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
     if (n < 0)
-        return fail(err, errlen, "readlink /proc/self/exe: %s",
+        return launch_errf(err, errlen, "readlink /proc/self/exe: %s",
                     strerror(errno));
     buf[n] = 0;
     job->self_exe = strdup(buf);
     if (!job->rsh || !job->cwd || !job->self_exe)
-        return fail(err, errlen, "out of memory");
+        return launch_errf(err, errlen, "out of memory");
     return 0;
 }
