@@ -41,6 +41,7 @@ import statistics
 import subprocess
 import sys
 import time
+import typing
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -69,8 +70,17 @@ DEFAULT_KERNELS = ['ep.W', 'cg.A', 'is.A', 'mg.A', 'himeno.S']
 QUICK_KERNELS = ['ep.S', 'cg.S', 'is.S', 'mg.S', 'himeno.XS']
 HIMENO_ITERS = 200
 
-# Configurations: name -> (kind, compiler or transport, width, label).
-CONFIGS = [
+
+class Config(typing.NamedTuple):
+    """One column of the matrix."""
+    name: str
+    kind: str    # 'native' (cc/clang -fopenmp) or 'ompdsm'
+    what: str    # native: the compiler; ompdsm: the transport
+    width: int   # threads (native) or threads in all (ompdsm)
+    label: str   # for tables and plots
+
+
+CONFIGS = [Config(*c) for c in [
     ('gcc-1', 'native', 'gcc', 1, 'cc -fopenmp, 1 thread'),
     ('gcc-2', 'native', 'gcc', 2, 'cc -fopenmp, 2 threads'),
     ('clang-1', 'native', 'clang', 1, 'clang -fopenmp, 1 thread'),
@@ -81,9 +91,9 @@ CONFIGS = [
     # Hybrid nodes (OMPDSM_THREADS_PER_NODE=2) are not accepted by the
     # runtime yet; select this with --configs once they are.
     ('dsm-hybrid-1x2', 'ompdsm', 'shm', 2, 'ompdsm, 1 node x 2 threads'),
-]
-DEFAULT_CONFIGS = [c[0] for c in CONFIGS if c[0] != 'dsm-hybrid-1x2']
-CONF = {c[0]: c for c in CONFIGS}
+]]
+DEFAULT_CONFIGS = [c.name for c in CONFIGS if c.name != 'dsm-hybrid-1x2']
+CONF = {c.name: c for c in CONFIGS}
 SHORT = {'gcc-1': 'gcc 1t', 'gcc-2': 'gcc 2t', 'clang-1': 'clang 1t',
          'clang-2': 'clang 2t', 'dsm-1': 'dsm 1', 'dsm-shm-2': 'shm 2',
          'dsm-tcp-2': 'tcp 2', 'dsm-hybrid-1x2': 'hyb 1x2'}
@@ -383,7 +393,8 @@ class Runner:
         return []
 
     def command(self, k, c, cfg, slowed, exe=None):
-        _, kind, what, width, _ = CONF[cfg]
+        conf = CONF[cfg]
+        kind, what, width = conf.kind, conf.what, conf.width
         env = dict(os.environ)
         for v in ('OMPDSM_STATS', 'OMP_NUM_THREADS', 'OMP_PROC_BIND', 'OMP_PLACES',
                   'OMPDSM_TRANSPORT', 'OMPDSM_THREADS_PER_NODE'):
@@ -420,7 +431,7 @@ class Runner:
         if cmd is None:
             rec['status'] = 'SKIPPED: no executable'
             return rec
-        kind = CONF[cfg][1]
+        kind = CONF[cfg].kind
         stats_path = None
         if kind == 'ompdsm':
             stats_path = os.path.join(self.statdir, name + '.json')
@@ -1056,7 +1067,7 @@ def main(argv=None):
     # A SIGTERM (or Ctrl-C) still removes the cgroup and stops a hog.
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))
     try:
-        return _main(args, log, t_start, command, load0, source, bins, slow)
+        return run_all(args, log, t_start, command, load0, source, bins, slow)
     finally:
         slow.teardown()
 
@@ -1082,22 +1093,54 @@ def render(doc, args, log):
     return md_text
 
 
-def _main(args, log, t_start, command, load0, source, bins, slow):
+def run_all(args, log, t_start, command, load0, source, bins, slow):
+    """Everything after the arguments: executables, the runs, the outputs.
+    Returns the exit status (1 if any run failed)."""
     if not args.no_slow:
-        slow.setup()
-        log('slow node: ' + slow.describe())
-        if slow.method == 'cgroup' and not args.native_bind:
-            log('  (native slowed runs need bound threads: --no-native-bind leaves them unslowed)')
+        setup_slow(args, slow, log)
     runner = Runner(args, bins, slow, log)
+    variants = prepare_binaries(args, bins, log)
+    costs = {}
+    if not args.no_model:
+        log('per-operation costs (bench/comm, bench/dsm):')
+        costs = comm_costs(bins, log)
+    runs = run_matrix(args, runner, log)
+    runs += run_one_node(args, runner, log)
+    calib = run_calibration(args, runner, variants, log)
+    runs += list(calib.values())
+    check_gosa(runs)
+    load1 = loadavg()
+    log('load average after: %s' % ' '.join('%.2f' % x for x in load1))
+    if not args.no_slow:
+        slow.teardown()
+    doc = build_doc(args, runs, calib, costs, bins, slow, log,
+                    command=command, t_start=t_start, source=source, load0=load0, load1=load1)
+    write_outputs(doc, args, log, t_start)
+    nfail = sum(1 for r in runs if r['status'] != 'ok' and not r['status'].startswith('SKIPPED'))
+    return 1 if nfail else 0
 
-    # Build (or find) everything first, so compiles do not land between runs.
+
+def setup_slow(args, slow, log):
+    slow.setup()
+    log('slow node: ' + slow.describe())
+    if slow.method == 'cgroup' and not args.native_bind:
+        log('  (native slowed runs need bound threads: --no-native-bind leaves them unslowed)')
+
+
+def prepare_binaries(args, bins, log):
+    """Builds (or finds) every executable before the first run, so that
+    compiles do not land between runs.  Returns the model's calibration
+    variants, kernel.class -> (executable, extra iterations)."""
     log('executables:')
     for kc in args.kernels:
         k, c = kc.split('.')
         for cfg in args.configs:
-            kind, what = CONF[cfg][1], CONF[cfg][2]
-            p = bins.ompdsm(k, c) if kind == 'ompdsm' else bins.native(k, c, what)
-            if p is None and kind == 'native' and what == 'clang':
+            conf = CONF[cfg]
+            if conf.kind == 'ompdsm':
+                p = bins.ompdsm(k, c)
+            else:
+                p = bins.native(k, c, conf.what)
+            if p is None and conf.kind == 'native' and conf.what == 'clang':
                 continue
             if p is None:
                 log('  %s: no executable for %s' % (kc, cfg))
@@ -1108,20 +1151,19 @@ def _main(args, log, t_start, command, load0, source, bins, slow):
             variants[kc] = bins.variant(k, c)
     for n in bins.notes:
         log('note: ' + n)
+    return variants
 
-    costs = {}
-    if not args.no_model:
-        log('per-operation costs (bench/comm, bench/dsm):')
-        costs = comm_costs(bins, log)
 
-    # The matrix, repetitions interleaved.
+def run_matrix(args, runner, log):
+    """The matrix, repetitions interleaved; the two-wide configurations
+    also with node 1 slowed."""
     cells = []
     for kc in args.kernels:
         for cfg in args.configs:
             cells.append((kc, cfg, False))
         if not args.no_slow:
             for cfg in args.configs:
-                if CONF[cfg][3] == 2:
+                if CONF[cfg].width == 2:
                     cells.append((kc, cfg, True))
     runs = []
     total = len(cells) * args.reps
@@ -1136,59 +1178,68 @@ def _main(args, log, t_start, command, load0, source, bins, slow):
                 i, total, kc, cfg, 'slow' if slowed else 'homo', rep,
                 fmt(r.get('time'), 4) + ' s' if r.get('time') is not None else '-',
                 r['status'], 100 * r.get('busy_before', 0), r.get('load_before', 0)))
+    return runs
 
-    # Calibration: each 2-node configuration once more with twice the timed
-    # iterations; the difference from the normal runs is the statistics of
-    # the iterations alone (the model's inputs, and the per-iteration
-    # explanation of the shm and tcp times).
-    # The 1-node goals ask for 5%, less than the drift of this VM's speed
-    # between a matrix repetition's runs of gcc-1 and dsm-1 (several runs
-    # apart): alternate the three 1-node configurations back to back.
+
+def run_one_node(args, runner, log):
+    """The 1-node goals ask for 5%, less than the drift of this VM's speed
+    between a matrix repetition's runs of gcc-1 and dsm-1 (several runs
+    apart): the three 1-node configurations alternate back to back."""
+    runs = []
     one_cfgs = [c for c in ('gcc-1', 'clang-1', 'dsm-1') if c in args.configs]
-    if args.one_node_reps and 'dsm-1' in one_cfgs and len(one_cfgs) > 1:
-        log('one node, alternating (%d each):' % args.one_node_reps)
-        for kc in args.kernels:
-            k, c = kc.split('.')
-            for i in range(1, args.one_node_reps + 1):
-                line = []
-                for cfg in one_cfgs:
-                    r = runner.run(k, c, cfg, False, i, tag='_one')
-                    r['tag'] = 'one-node'
-                    runs.append(r)
-                    line.append('%s %s%s' % (cfg, fmt(r.get('time'), 4),
-                                             '' if r['status'] == 'ok' else ' ' + r['status']))
-                log('  %s %d: %s' % (kc, i, ', '.join(line)))
+    if not (args.one_node_reps and 'dsm-1' in one_cfgs and len(one_cfgs) > 1):
+        return runs
+    log('one node, alternating (%d each):' % args.one_node_reps)
+    for kc in args.kernels:
+        k, c = kc.split('.')
+        for i in range(1, args.one_node_reps + 1):
+            line = []
+            for cfg in one_cfgs:
+                r = runner.run(k, c, cfg, False, i, tag='_one')
+                r['tag'] = 'one-node'
+                runs.append(r)
+                line.append('%s %s%s' % (cfg, fmt(r.get('time'), 4),
+                                         '' if r['status'] == 'ok' else ' ' + r['status']))
+            log('  %s %d: %s' % (kc, i, ', '.join(line)))
+    return runs
 
+
+def run_calibration(args, runner, variants, log):
+    """Each 2-node configuration once more with twice the timed iterations;
+    the difference from the normal runs is the statistics of the
+    iterations alone (the model's inputs, and the per-iteration
+    explanation of the shm and tcp times).  Returns
+    (kernel.class, config) -> run, in the order run."""
     calib = {}
     calib_cfgs = [c for c in ('dsm-shm-2', 'dsm-tcp-2') if c in args.configs]
-    if not args.no_model and calib_cfgs:
-        log('calibration (2 nodes, twice the iterations):')
-        for kc in args.kernels:
-            k, c = kc.split('.')
-            for cfg in calib_cfgs:
-                if k == 'himeno':
-                    extra = args.himeno_iters
-                    args.himeno_iters = 2 * extra
-                    r = runner.run(k, c, cfg, False, 1, tag='_calib')
-                    args.himeno_iters = extra
-                else:
-                    exe, extra = variants.get(kc, (None, None))
-                    if not exe:
-                        continue
-                    r = runner.run(k, c, cfg, False, 1, exe=exe, tag='_calib')
-                r['tag'] = 'calibration'
-                r['extra_iters'] = extra
-                runs.append(r)
-                calib[(kc, cfg)] = r
-                log('  %s %s: +%d iterations: %s %s' % (kc, cfg, extra, fmt(r.get('time'), 4),
-                                                       r['status']))
+    if args.no_model or not calib_cfgs:
+        return calib
+    log('calibration (2 nodes, twice the iterations):')
+    for kc in args.kernels:
+        k, c = kc.split('.')
+        for cfg in calib_cfgs:
+            if k == 'himeno':
+                extra = args.himeno_iters
+                args.himeno_iters = 2 * extra
+                r = runner.run(k, c, cfg, False, 1, tag='_calib')
+                args.himeno_iters = extra
+            else:
+                exe, extra = variants.get(kc, (None, None))
+                if not exe:
+                    continue
+                r = runner.run(k, c, cfg, False, 1, exe=exe, tag='_calib')
+            r['tag'] = 'calibration'
+            r['extra_iters'] = extra
+            calib[(kc, cfg)] = r
+            log('  %s %s: +%d iterations: %s %s' % (kc, cfg, extra, fmt(r.get('time'), 4),
+                                                   r['status']))
+    return calib
 
-    check_gosa(runs)
-    load1 = loadavg()
-    log('load average after: %s' % ' '.join('%.2f' % x for x in load1))
-    if not args.no_slow:
-        slow.teardown()
 
+def build_doc(args, runs, calib, costs, bins, slow, log, *, command, t_start, source,
+              load0, load1):
+    """results.json's document: the runs, their summary, goals, noise and
+    the model."""
     summ = summarize(runs, args.kernels, args.configs)
     goals = evaluate_goals(summ)
     doc = {
@@ -1203,7 +1254,7 @@ def _main(args, log, t_start, command, load0, source, bins, slow):
         'reps': args.reps,
         'kernels': args.kernels,
         'configs': args.configs,
-        'config_labels': {c: CONF[c][4] for c in args.configs},
+        'config_labels': {c: CONF[c].label for c in args.configs},
         'himeno_iters': args.himeno_iters,
         'wait_idle': args.wait_idle,
         'native_bind': args.native_bind,
@@ -1226,13 +1277,16 @@ def _main(args, log, t_start, command, load0, source, bins, slow):
         except Exception as e:  # the model must not cost the measurements
             log('model failed: %r' % e)
             doc['model_error'] = repr(e)
-    write_csv(os.path.join(args.out, 'results.csv'), runs)
+    return doc
+
+
+def write_outputs(doc, args, log, t_start):
+    """results.csv, then results.md/.json, the plots and the docs section."""
+    write_csv(os.path.join(args.out, 'results.csv'), doc['runs'])
     md_text = render(doc, args, log)
     log('')
     log(md_text)
     log('results in %s (%.0f s)' % (args.out, time.time() - t_start))
-    nfail = sum(1 for r in runs if r['status'] != 'ok' and not r['status'].startswith('SKIPPED'))
-    return 1 if nfail else 0
 
 
 if __name__ == '__main__':
