@@ -1,5 +1,5 @@
 /* comm/verbs.c - placeholder for the libibverbs RC transport (RDMA READ,
- * WRITE and ATOMIC), which arrives with its own issue.  Selecting it now
+ * WRITE and ATOMIC), which is not written yet.  Selecting it now
  * fails with a clear message instead of silently falling back. */
 #include "transport.h"
 

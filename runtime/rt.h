@@ -214,7 +214,8 @@ extern struct rt_prof_site *rt_prof_sites;
 extern int rt_prof_counters;
 extern const char *rt_prof_counters_why;
 
-/* ---- stats.c ---- */
+/* ---- stats.c (the counters themselves live in team.c, which counts most
+ * of them) ---- */
 struct rt_stats {
     uint64_t regions, team_barriers, loops, singles, criticals;
     uint64_t region_ns;

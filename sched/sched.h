@@ -1,8 +1,9 @@
 /* sched/sched.h - loop schedules: how a loop's iterations 0..n-1 are split
- * among a team's threads.  Pure arithmetic for static schedules; chunk
- * claims with remote atomics (one compare-swap at the instance's home node,
- * never a central lock) for dynamic and guided; the profiled schedule's
- * partition by measured speed. */
+ * among a team's threads.  Pure arithmetic for static schedules; claims
+ * with remote atomics on a word of the instance (dynamic: a fetch-add per
+ * chunk, a compare-swap only to reset a word left by an older instance;
+ * guided and single: compare-swap), never a central lock; the profiled
+ * schedule's partition by measured speed, also pure arithmetic. */
 #ifndef OMPDSM_SCHED_H
 #define OMPDSM_SCHED_H
 
