@@ -98,7 +98,7 @@ int main(int argc, char **argv)
             }
             for (size_t p = lo; p < hi; p++) {
                 double t0 = ompdsm_now();
-                comm_get(1, COMM_REG_HEAP, (uint64_t)(p * ps), buf, ps);
+                comm_get(1, DSM_REG_HEAP, (uint64_t)(p * ps), buf, ps);
                 gt[ng++] = (ompdsm_now() - t0) * 1e6;
             }
         }
