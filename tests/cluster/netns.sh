@@ -89,12 +89,23 @@ ns_of() {
     echo "$ns"
 }
 
+# Namespaces are made and deleted one set at a time across every test of
+# the machine: iproute2 resolves a namespace by its bind mount under
+# /run/netns, and another `ip netns add` or `del` changing those mounts at
+# the same moment made `ip link add ... netns NAME` fail now and then
+# ("Peer netns reference is invalid") when cluster tests ran in parallel.
+locked() {
+    exec 9>/tmp/ompdsm-netns.lock
+    flock 9
+    "$@"
+}
+
 cmd=${1:-}
 [ $# -gt 0 ] && shift
 case $cmd in
 check) check ;;
-up) up "$@" ;;
-down) down "$@" ;;
+up) locked up "$@" ;;
+down) locked down "$@" ;;
 addr) addr "$@" ;;
 ns) ns_of "$@" ;;
 rsh)
