@@ -161,25 +161,7 @@ static int on_signals(struct launch_job *job)
     while (read(job->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
         int sig = (int)si.ssi_signo;
         if (sig == SIGCHLD) {
-            for (;;) {
-                int st;
-                pid_t pid = waitpid(-1, &st, WNOHANG);
-                if (pid < 0 && errno == EINTR)
-                    continue;
-                if (pid <= 0)
-                    break;
-                if (launch_link_reaped(job, pid, st))
-                    continue;
-                for (int k = 0; k < job->n; k++) {
-                    struct launch_node *node = &job->nodes[k];
-                    if (node->pid == pid && !node->reaped) {
-                        node->reaped = 1;
-                        node->wstatus = st;
-                        node->reaped_at = ompdsm_now();
-                        job->nreaped++;
-                    }
-                }
-            }
+            launch_reap(job, NULL);
         } else if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP ||
                    sig == SIGQUIT) {
             quit = 1;

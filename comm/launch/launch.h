@@ -255,8 +255,8 @@ struct launch_node {
     int exit_pending;     /* exited abnormally with its bootstrap connection
                            * still open: judged once that closes (an ABORT
                            * from another host may still be on its way) */
-    double reaped_at;     /* agent: when it was reaped (its output is
-                           * drained for LAUNCH_DRAIN_S at most) */
+    double reaped_at;     /* when it was reaped (an agent drains its
+                           * output for LAUNCH_DRAIN_S at most) */
 };
 
 enum stdin_state {
@@ -356,6 +356,12 @@ int launch_cpus(struct launch_job *job);
  * any node already started, with *exit_status set (127 when an exec
  * failed, 1 otherwise). */
 int launch_spawn(struct launch_job *job, int *exit_status);
+/* Reaps every child that exited, without blocking: an agent's rsh goes to
+ * launch_link_reaped, a node forked here is marked reaped (status, time)
+ * and handed to exited when that is not NULL.  The launcher and the
+ * agents both call it on SIGCHLD. */
+void launch_reap(struct launch_job *job,
+                 void (*exited)(struct launch_job *, struct launch_node *));
 
 /* link.c */
 /* Adds the link of an agent for host and its subtree sub[0..nsub) to

@@ -190,35 +190,11 @@ static void judge_exit(struct launch_job *job, struct launch_node *node)
     }
 }
 
-static void reap(struct launch_job *job)
-{
-    for (;;) {
-        int st;
-        pid_t pid = waitpid(-1, &st, WNOHANG);
-        if (pid < 0 && errno == EINTR)
-            continue;
-        if (pid <= 0)
-            return;
-        if (launch_link_reaped(job, pid, st))
-            continue;
-        for (int k = 0; k < job->n; k++) {
-            struct launch_node *node = &job->nodes[k];
-            if (node->pid != pid || node->reaped || node->link >= 0)
-                continue;
-            node->reaped = 1;
-            node->wstatus = st;
-            job->nreaped++;
-            launch_node_exited(job, node);
-            break;
-        }
-    }
-}
-
 static void on_signal(struct launch_job *job, int sig)
 {
     switch (sig) {
     case SIGCHLD:
-        reap(job);
+        launch_reap(job, launch_node_exited);
         break;
     case SIGINT:
     case SIGTERM:

@@ -406,3 +406,31 @@ int launch_spawn(struct launch_job *job, int *exit_status)
     }
     return 0;
 }
+
+void launch_reap(struct launch_job *job,
+                 void (*exited)(struct launch_job *, struct launch_node *))
+{
+    for (;;) {
+        int st;
+        pid_t pid = waitpid(-1, &st, WNOHANG);
+        if (pid < 0 && errno == EINTR)
+            continue;
+        if (pid <= 0)
+            return;
+        if (launch_link_reaped(job, pid, st))
+            continue;
+        for (int k = 0; k < job->n; k++) {
+            struct launch_node *node = &job->nodes[k];
+            /* A node behind an agent has a pid of another host. */
+            if (node->pid != pid || node->reaped || node->link >= 0)
+                continue;
+            node->reaped = 1;
+            node->wstatus = st;
+            node->reaped_at = ompdsm_now();
+            job->nreaped++;
+            if (exited)
+                exited(job, node);
+            break;
+        }
+    }
+}
