@@ -219,8 +219,7 @@ int comm_register(int region, void *base, size_t len, int fd)
 }
 
 /* The transport for the pair (this node, peer).  Both ends compute it from
- * the same two cards, so they agree.  Between hosts, the list is where a
- * transport with a device (verbs) goes before tcp once it exists. */
+ * the same two cards, so they agree. */
 static int choose_transport(int peer, enum comm_transport_kind *kind)
 {
     const struct comm_card *me = &comm_g.cards[comm_g.rank];
@@ -228,7 +227,10 @@ static int choose_transport(int peer, enum comm_transport_kind *kind)
     int same = comm_card_same_host(me, c);
     switch (comm_g.want) {
     case COMM_TRANSPORT_AUTO:
-        *kind = same ? COMM_TRANSPORT_SHM : COMM_TRANSPORT_TCP;
+        /* Between hosts, RDMA when both ends opened a device. */
+        *kind = same ? COMM_TRANSPORT_SHM
+                : me->verbs.present && c->verbs.present ? COMM_TRANSPORT_VERBS
+                : COMM_TRANSPORT_TCP;
         return 0;
     case COMM_TRANSPORT_SHM:
         if (!same) {
@@ -306,8 +308,27 @@ static int start_transports(void)
     return 0;
 }
 
-int comm_connect(void)
+/* Whether this node opens an RDMA device before the card exchange: when
+ * asked to, or under auto unless the launcher says every node is on this
+ * host (then shm serves every pair). */
+static int verbs_wanted(void)
 {
+    if (comm_g.size == 1)
+        return 0;
+    if (comm_g.want == COMM_TRANSPORT_VERBS)
+        return 1;
+    if (comm_g.want != COMM_TRANSPORT_AUTO)
+        return 0;
+    const char *ls = getenv("OMPDSM_LOCAL_SIZE");
+    int local = ls && *ls ? atoi(ls) : comm_boot_pmix_local_size();
+    return local != comm_g.size;
+}
+
+/* Fills this node's card and exchanges it; decodes every card into
+ * comm_g.cards and comm_g.card_qpn. */
+static int exchange_cards(void)
+{
+    int n = comm_g.size;
     struct comm_card mine;
     memset(&mine, 0, sizeof mine);
     mine.magic = COMM_CARD_MAGIC;
@@ -315,49 +336,62 @@ int comm_connect(void)
     mine.pid = getpid();
     mine.transport = comm_g.want;
     comm_host_card(&mine);
-    mine.tcp_addr = comm_g.tcp_addr;
-    mine.tcp_port = comm_g.tcp_port;
+    mine.tcp.addr = comm_g.tcp_addr;
+    mine.tcp.port = comm_g.tcp_port;
     for (int r = 0; r < COMM_REG_MAX; r++) {
         mine.region[r].fd = comm_g.reg[r].base ? comm_g.reg[r].fd : -1;
         mine.region[r].len = comm_g.reg[r].len;
     }
-
-    comm_g.cards = calloc((size_t)comm_g.size, sizeof *comm_g.cards);
-    if (!comm_g.cards)
+    size_t wl = comm_card_wire_len(n);
+    comm_g.cards = calloc((size_t)n, sizeof *comm_g.cards);
+    comm_g.card_qpn = calloc((size_t)n * (size_t)n, sizeof *comm_g.card_qpn);
+    unsigned char *wire = calloc((size_t)n + 1, wl);
+    if (!comm_g.cards || !comm_g.card_qpn || !wire) {
+        free(wire);
         return -ENOMEM;
-    int rc = comm_boot_allgather(&mine, sizeof mine, comm_g.cards);
+    }
+    uint32_t *myqpn = comm_g.card_qpn + (size_t)comm_g.rank * (size_t)n;
+    int rc = 0;
+    if (verbs_wanted())
+        rc = comm_verbs_prepare(&mine.verbs, myqpn,
+                                comm_g.want == COMM_TRANSPORT_VERBS);
+    if (!rc) {
+        comm_card_encode(&mine, myqpn, n, wire + (size_t)n * wl);
+        rc = comm_boot_allgather(wire + (size_t)n * wl, wl, wire);
+    }
+    for (int r = 0; !rc && r < n; r++)
+        rc = comm_card_decode(wire + (size_t)r * wl, wl, r, n, &comm_g.cards[r],
+                              comm_g.card_qpn + (size_t)r * (size_t)n);
+    free(wire);
+    return rc;
+}
+
+int comm_connect(void)
+{
+    int rc = exchange_cards();
     if (rc < 0)
         return rc;
-
-    for (int r = 0; r < comm_g.size; r++)
-        if (comm_g.cards[r].magic != COMM_CARD_MAGIC || comm_g.cards[r].rank != r) {
-            ompdsm_err("bootstrap: node %d sent a malformed contact card", r);
-            return -EPROTO;
-        }
+    const struct comm_card *me = &comm_g.cards[comm_g.rank];
     if ((rc = comm_check_same_build()) < 0)
         return rc;
     comm_g.all_local = 1;
     for (int r = 0; r < comm_g.size; r++) {
         struct comm_card *c = &comm_g.cards[r];
-        if (c->magic != COMM_CARD_MAGIC || c->rank != r) {
-            ompdsm_err("bootstrap: node %d sent a malformed contact card", r);
-            return -EPROTO;
-        }
-        if (c->transport != mine.transport) {
+        if (c->transport != me->transport) {
             ompdsm_err("nodes disagree on OMPDSM_TRANSPORT (node 0 and node "
                        "%d); export the same value to every node", r);
             return -EINVAL;
         }
         for (int g = 0; g < COMM_REG_MAX; g++)
-            if (c->region[g].len != mine.region[g].len) {
+            if (c->region[g].len != me->region[g].len) {
                 ompdsm_err("node %d registered region %d with %llu bytes, this "
                            "node with %llu; every node must use the same "
                            "settings (OMPDSM_HEAP_SIZE ...)",
                            r, g, (unsigned long long)c->region[g].len,
-                           (unsigned long long)mine.region[g].len);
+                           (unsigned long long)me->region[g].len);
                 return -EINVAL;
             }
-        if (!comm_card_same_host(c, &mine))
+        if (!comm_card_same_host(c, me))
             comm_g.all_local = 0;
     }
 
@@ -366,6 +400,8 @@ int comm_connect(void)
         if (rc < 0)
             return rc;
     }
+    if (!comm_g.tp[COMM_TRANSPORT_VERBS].ops)
+        comm_verbs_release();
     if (comm_g.tcp_listen_fd >= 0 && !comm_g.tp[COMM_TRANSPORT_TCP].ops) {
         close(comm_g.tcp_listen_fd);
         comm_g.tcp_listen_fd = -1;

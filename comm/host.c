@@ -211,8 +211,8 @@ static uint64_t read_netns(void)
 void comm_host_label(const struct comm_card *c, char *buf, size_t len)
 {
     char ip[INET_ADDRSTRLEN] = "";
-    if (c->tcp_addr)
-        inet_ntop(AF_INET, &c->tcp_addr, ip, sizeof ip);
+    if (c->tcp.addr)
+        inet_ntop(AF_INET, &c->tcp.addr, ip, sizeof ip);
     snprintf(buf, len, "%.63s%s%s", c->host, ip[0] ? "/" : "", ip);
 }
 
@@ -349,4 +349,58 @@ void comm_host_card(struct comm_card *c)
     gethostname(c->host, sizeof c->host - 1);
     read_boot_id(c->boot_id, sizeof c->boot_id);
     c->netns = read_netns();
+}
+
+/* ---- the card on the wire ---- */
+
+void comm_card_encode(const struct comm_card *c, const uint32_t *qpn,
+                      int nodes, void *buf)
+{
+    memcpy(buf, c, sizeof *c);
+    memcpy((char *)buf + sizeof *c, qpn, (size_t)nodes * sizeof *qpn);
+}
+
+/* Fixed-size strings must end inside their field: a card from a build that
+ * wrote them otherwise would make every later message read past them. */
+static int str_ok(const char *s, size_t len)
+{
+    return memchr(s, 0, len) != NULL;
+}
+
+int comm_card_decode(const void *buf, size_t len, int rank, int nodes,
+                     struct comm_card *c, uint32_t *qpn)
+{
+    char why[160] = "";
+    if (len != comm_card_wire_len(nodes)) {
+        snprintf(why, sizeof why, "%zu bytes, expected %zu", len,
+                 comm_card_wire_len(nodes));
+        goto bad;
+    }
+    memcpy(c, buf, sizeof *c);
+    memcpy(qpn, (const char *)buf + sizeof *c, (size_t)nodes * sizeof *qpn);
+    if (c->magic != COMM_CARD_MAGIC)
+        snprintf(why, sizeof why, "magic 0x%08x, expected 0x%08x (another "
+                 "version of libompdsm?)", c->magic, COMM_CARD_MAGIC);
+    else if (c->rank != rank)
+        snprintf(why, sizeof why, "it says it is node %d", c->rank);
+    else if (c->transport >= COMM_TRANSPORT_KINDS)
+        snprintf(why, sizeof why, "transport %u is unknown", c->transport);
+    else if (!str_ok(c->exe_id, sizeof c->exe_id) ||
+             !str_ok(c->lib_id, sizeof c->lib_id) ||
+             !str_ok(c->host, sizeof c->host) ||
+             !str_ok(c->boot_id, sizeof c->boot_id))
+        snprintf(why, sizeof why, "a name is not terminated");
+    else {
+        for (int r = 0; r < COMM_REG_MAX && !why[0]; r++)
+            if (!c->region[r].len && c->region[r].fd != -1)
+                snprintf(why, sizeof why, "region %d has a memfd but no "
+                         "length", r);
+        if (!why[0] && comm_card_verbs_check(c, qpn, rank, nodes, why,
+                                             sizeof why) == 0)
+            return 0;
+    }
+bad:
+    ompdsm_err("bootstrap: node %d sent a malformed contact card: %s", rank,
+               why);
+    return -EPROTO;
 }

@@ -223,7 +223,7 @@ static uint64_t job_cookie(void)
     uint64_t h = 0xcbf29ce484222325ull;
     for (int r = 0; r < comm_g.size; r++) {
         const struct comm_card *c = &comm_g.cards[r];
-        uint64_t v[3] = {(uint64_t)(uint32_t)c->pid, c->tcp_addr, c->tcp_port};
+        uint64_t v[3] = {(uint64_t)(uint32_t)c->pid, c->tcp.addr, c->tcp.port};
         const unsigned char *b = (const unsigned char *)v;
         for (size_t i = 0; i < sizeof v; i++)
             h = (h ^ b[i]) * 0x100000001b3ull;
@@ -285,11 +285,11 @@ static int start_connect(int r, struct hs *h)
 {
     const struct comm_card *card = &comm_g.cards[r];
     struct sockaddr_in sa = {.sin_family = AF_INET,
-                             .sin_addr.s_addr = card->tcp_addr,
-                             .sin_port = card->tcp_port};
+                             .sin_addr.s_addr = card->tcp.addr,
+                             .sin_port = card->tcp.port};
     h->rank = r;
     h->fd = -1;
-    if (!card->tcp_addr || !card->tcp_port) {
+    if (!card->tcp.addr || !card->tcp.port) {
         ompdsm_err("tcp: node %d advertises no tcp address", r);
         return -EINVAL;
     }
@@ -303,7 +303,7 @@ static int start_connect(int r, struct hs *h)
         errno != EINPROGRESS) {
         int e = errno;
         ompdsm_err("tcp: cannot connect to node %d at %s:%u: %s", r,
-                   inet_ntoa(sa.sin_addr), ntohs(card->tcp_port), strerror(e));
+                   inet_ntoa(sa.sin_addr), ntohs(card->tcp.port), strerror(e));
         return -e;
     }
     h->state = HS_CONNECTING;

@@ -13,9 +13,42 @@
 #include <stddef.h>
 #include "comm.h"
 
-/* A node's contact card, exchanged once through the bootstrap.  Fixed
- * layout so that it can travel as bytes between hosts of one kind. */
-#define COMM_CARD_MAGIC 0x6f6d7064u /* "ompd" */
+/* A node's contact card, exchanged once through the bootstrap: a common
+ * part (identity, host, registered region sizes), then one part per
+ * transport, each filled whether or not that transport ends up used (the
+ * choice needs every card).  Fixed layout so that it travels as bytes
+ * between hosts of one kind; on the wire it is followed by the verbs
+ * part's per-peer table (comm_card_wire_len). */
+#define COMM_CARD_MAGIC 0x6f6d7065u /* "ompe": second layout, with parts */
+
+/* tcp's part: where the node's listener is. */
+struct comm_card_tcp {
+    uint32_t addr;        /* IPv4, network order; 0 if no tcp listener */
+    uint16_t port;        /* network order */
+    uint16_t pad;
+};
+
+/* verbs' part: what a peer needs to connect an RC queue pair to this node
+ * and to address its registered memory.  All zero when present is 0. */
+enum { COMM_VERBS_REG_WHOLE = 1 };   /* region flags: one rkey covers it */
+struct comm_card_verbs {
+    uint32_t present;     /* 1: a device is open and the fields are valid */
+    uint16_t lid;         /* port LID (InfiniBand), 0 on RoCE */
+    uint8_t port;         /* port number, 1-based */
+    uint8_t mtu;          /* enum ibv_mtu of the port (1..5) */
+    uint32_t psn;         /* first packet sequence number, 24 bits */
+    uint32_t gid_index;   /* OMPDSM_IB_GID_INDEX, meaningful when gid is set */
+    uint8_t gid[16];      /* all zero: no GRH (InfiniBand inside a subnet) */
+    struct {
+        uint64_t addr;    /* virtual address of the region in this node */
+        uint32_t rkey;
+        uint32_t flags;   /* COMM_VERBS_REG_* */
+    } region[COMM_REG_MAX];
+    /* On the wire the card is followed by uint32_t qpn[size]: qpn[p] is the
+     * number of this node's queue pair for peer p (0 for itself and when
+     * present is 0). */
+};
+
 struct comm_card {
     uint32_t magic;
     int32_t rank;
@@ -31,15 +64,33 @@ struct comm_card {
     char host[64];        /* gethostname() */
     char boot_id[40];     /* /proc/sys/kernel/random/boot_id */
     uint64_t netns;       /* inode of /proc/self/ns/net */
-    uint32_t tcp_addr;    /* IPv4, network order; 0 if no tcp listener */
-    uint16_t tcp_port;    /* network order */
-    uint16_t pad;
     struct {
-        int32_t fd;       /* memfd in the owner process, -1 if none */
+        int32_t fd;       /* shm: memfd in the owner process, -1 if none */
         uint32_t pad;
-        uint64_t len;
+        uint64_t len;     /* every transport: 0 when not registered */
     } region[COMM_REG_MAX];
+    struct comm_card_tcp tcp;
+    uint32_t pad;
+    struct comm_card_verbs verbs;
 };
+
+/* Bytes of one card on the wire in a job of `nodes` nodes. */
+static inline size_t comm_card_wire_len(int nodes)
+{
+    return sizeof(struct comm_card) + (size_t)nodes * sizeof(uint32_t);
+}
+/* Writes c and its queue pair table (nodes entries) as wire bytes; buf
+ * holds comm_card_wire_len(nodes). */
+void comm_card_encode(const struct comm_card *c, const uint32_t *qpn,
+                      int nodes, void *buf);
+/* Reads the card node `rank` sent (len bytes) in a job of `nodes` nodes
+ * into *c and qpn[0..nodes); 0, or -EPROTO with the reason printed. */
+int comm_card_decode(const void *buf, size_t len, int rank, int nodes,
+                     struct comm_card *c, uint32_t *qpn);
+/* Checks a verbs part and its queue pair table against the common part's
+ * region sizes; 0, or -EPROTO with why (no newline) in why[0..whylen). */
+int comm_card_verbs_check(const struct comm_card *c, const uint32_t *qpn,
+                          int rank, int nodes, char *why, size_t whylen);
 
 struct comm_transport;
 
@@ -169,6 +220,9 @@ struct comm_state {
         int fd;
     } reg[COMM_REG_MAX];
     struct comm_card *cards; /* size entries, after comm_connect */
+    /* card_qpn[r * size + p]: node r's queue pair number for peer p (the
+     * verbs part's tables of every card). */
+    uint32_t *card_qpn;
     int all_local;           /* every node on this host */
     struct comm_sync_area *sync; /* this node's COMM_REG_SYNC */
     int sync_fd;
@@ -194,6 +248,18 @@ static inline int comm_serves(int peer, enum comm_transport_kind kind)
 {
     return peer != comm_g.rank && comm_g.peer_kind[peer] == (uint8_t)kind;
 }
+
+/* ---- verbs set-up before the card exchange (verbs.c) ----
+ * Opens the device (OMPDSM_IB_DEVICE, OMPDSM_IB_PORT, OMPDSM_IB_GID_INDEX),
+ * registers every region and creates one queue pair per peer, then fills
+ * the verbs part of this node's card and its queue pair table.  With
+ * required 0 (auto) a node without a device leaves the part empty and
+ * returns 0; with required 1 that is an error naming the cause.  Returns
+ * 0 or a negative errno after printing the reason. */
+int comm_verbs_prepare(struct comm_card_verbs *part, uint32_t *qpn,
+                       int required);
+/* Frees what comm_verbs_prepare made when no peer uses verbs after all. */
+void comm_verbs_release(void);
 
 /* Dispatches an incoming control message to its handler (service threads). */
 void comm_dispatch(int src, int tag, const void *buf, size_t len);

@@ -1,0 +1,257 @@
+/* comm/verbs_wr.c - the device-free half of the verbs transport: building
+ * send work-request chains, checking control messages, credit-based flow
+ * control, and the messages printed for bad completions. */
+#include "verbs_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- control messages ---- */
+
+int verbs_msg_check(const struct verbs_msg *m, size_t len, char *why,
+                    size_t whylen)
+{
+    if (len < sizeof *m) {
+        snprintf(why, whylen, "message of %zu bytes, shorter than its header",
+                 len);
+        return -EPROTO;
+    }
+    if (m->type == 0 || m->type >= VMSG_TYPES) {
+        snprintf(why, whylen, "message type %u is unknown", m->type);
+        return -EPROTO;
+    }
+    if (m->len != len - sizeof *m || m->len > COMM_MSG_MAX ||
+        (m->type != VMSG_SEND && m->len)) {
+        snprintf(why, whylen, "message type %u says %u payload bytes, %zu "
+                 "arrived", m->type, m->len, len - sizeof *m);
+        return -EPROTO;
+    }
+    if (m->credits > VERBS_RECV_DEPTH) {
+        snprintf(why, whylen, "message returns %u credits (at most %d)",
+                 m->credits, VERBS_RECV_DEPTH);
+        return -EPROTO;
+    }
+    if (m->type == VMSG_SEND && m->tag >= COMM_TAG_MAX) {
+        snprintf(why, whylen, "message tag %u (at most %d)", m->tag,
+                 COMM_TAG_MAX - 1);
+        return -EPROTO;
+    }
+    if ((m->type == VMSG_NOTIFY || m->type == VMSG_ATOMIC) &&
+        (m->region < 0 || m->region >= COMM_REG_MAX || (m->off & 7))) {
+        snprintf(why, whylen, "region %d offset %llu is not an aligned word "
+                 "of a region", m->region, (unsigned long long)m->off);
+        return -EPROTO;
+    }
+    if (m->type == VMSG_ATOMIC && m->tag > VATOM_CAS) {
+        snprintf(why, whylen, "atomic kind %u is unknown", m->tag);
+        return -EPROTO;
+    }
+    return 0;
+}
+
+/* ---- credits ---- */
+
+void verbs_credit_init(struct verbs_credit *c, uint32_t depth)
+{
+    c->depth = depth;
+    c->avail = depth;
+    c->owed = 0;
+}
+
+int verbs_credit_take(struct verbs_credit *c, int credit_only)
+{
+    if (c->avail > 1 || (credit_only && c->avail == 1)) {
+        c->avail--;
+        return 0;
+    }
+    return -EAGAIN;
+}
+
+int verbs_credit_grant(struct verbs_credit *c, uint32_t n)
+{
+    if (n > c->depth - c->avail)
+        return -EPROTO;
+    c->avail += n;
+    return 0;
+}
+
+void verbs_credit_reposted(struct verbs_credit *c)
+{
+    c->owed++;
+}
+
+uint32_t verbs_credit_piggyback(struct verbs_credit *c)
+{
+    uint32_t n = c->owed;
+    c->owed = 0;
+    return n;
+}
+
+int verbs_credit_should_return(const struct verbs_credit *c)
+{
+    return c->owed >= c->depth / 2;
+}
+
+/* ---- work requests ---- */
+
+static struct ibv_send_wr *wr_add(struct verbs_chain *c, enum ibv_wr_opcode op,
+                                  const void *local, uint32_t lkey,
+                                  uint32_t len)
+{
+    if (c->n >= VERBS_CHAIN_MAX)
+        return NULL;
+    struct ibv_send_wr *w = &c->wr[c->n];
+    struct ibv_sge *s = &c->sge[c->n];
+    c->n++;
+    memset(w, 0, sizeof *w);
+    s->addr = (uint64_t)(uintptr_t)local;
+    s->length = len;
+    s->lkey = lkey;
+    w->opcode = op;
+    w->sg_list = s;
+    w->num_sge = 1;
+    return w;
+}
+
+struct ibv_send_wr *verbs_wr_read(struct verbs_chain *c, void *dst,
+                                  uint32_t lkey, uint64_t raddr,
+                                  uint32_t rkey, uint32_t len)
+{
+    struct ibv_send_wr *w = wr_add(c, IBV_WR_RDMA_READ, dst, lkey, len);
+    if (w) {
+        w->wr.rdma.remote_addr = raddr;
+        w->wr.rdma.rkey = rkey;
+    }
+    return w;
+}
+
+struct ibv_send_wr *verbs_wr_write(struct verbs_chain *c, const void *src,
+                                   uint32_t lkey, uint64_t raddr,
+                                   uint32_t rkey, uint32_t len)
+{
+    struct ibv_send_wr *w = wr_add(c, IBV_WR_RDMA_WRITE, src, lkey, len);
+    if (w) {
+        w->wr.rdma.remote_addr = raddr;
+        w->wr.rdma.rkey = rkey;
+    }
+    return w;
+}
+
+struct ibv_send_wr *verbs_wr_fetch_add(struct verbs_chain *c, uint64_t *res,
+                                       uint32_t lkey, uint64_t raddr,
+                                       uint32_t rkey, uint64_t add)
+{
+    struct ibv_send_wr *w = wr_add(c, IBV_WR_ATOMIC_FETCH_AND_ADD, res, lkey, 8);
+    if (w) {
+        w->wr.atomic.remote_addr = raddr;
+        w->wr.atomic.rkey = rkey;
+        w->wr.atomic.compare_add = add;
+    }
+    return w;
+}
+
+struct ibv_send_wr *verbs_wr_cas(struct verbs_chain *c, uint64_t *res,
+                                 uint32_t lkey, uint64_t raddr, uint32_t rkey,
+                                 uint64_t expect, uint64_t desired)
+{
+    struct ibv_send_wr *w = wr_add(c, IBV_WR_ATOMIC_CMP_AND_SWP, res, lkey, 8);
+    if (w) {
+        w->wr.atomic.remote_addr = raddr;
+        w->wr.atomic.rkey = rkey;
+        w->wr.atomic.compare_add = expect;
+        w->wr.atomic.swap = desired;
+    }
+    return w;
+}
+
+struct ibv_send_wr *verbs_wr_send(struct verbs_chain *c, const void *msg,
+                                  uint32_t lkey, uint32_t len)
+{
+    return wr_add(c, IBV_WR_SEND, msg, lkey, len);
+}
+
+size_t verbs_wr_putv(struct verbs_chain *c, char *stage, size_t cap,
+                     uint32_t lkey, const void *src,
+                     const struct comm_run *runs, size_t nruns, size_t *next,
+                     size_t *done, uint64_t raddr, uint32_t rkey)
+{
+    size_t used = 0;
+    while (*next < nruns && used < cap && c->n < VERBS_CHAIN_MAX) {
+        const struct comm_run *r = &runs[*next];
+        size_t take = r->len - *done;
+        if (take > cap - used)
+            take = cap - used;
+        uint64_t off = (uint64_t)r->off + *done;
+        memcpy(stage + used, (const char *)src + off, take);
+        verbs_wr_write(c, stage + used, lkey, raddr + off, rkey,
+                       (uint32_t)take);
+        used += take;
+        *done += take;
+        if (*done == r->len) {
+            ++*next;
+            *done = 0;
+        }
+    }
+    return used;
+}
+
+struct ibv_send_wr *verbs_wr_finish(struct verbs_chain *c, uint64_t wr_id)
+{
+    if (!c->n)
+        return NULL;
+    for (int i = 0; i < c->n; i++)
+        c->wr[i].next = i + 1 < c->n ? &c->wr[i + 1] : NULL;
+    c->wr[c->n - 1].send_flags |= IBV_SEND_SIGNALED;
+    c->wr[c->n - 1].wr_id = wr_id;
+    return &c->wr[0];
+}
+
+/* ---- messages ---- */
+
+const char *verbs_op_name(enum ibv_wr_opcode op, int msg_type)
+{
+    switch (op) {
+    case IBV_WR_RDMA_READ:
+        return "RDMA READ (get)";
+    case IBV_WR_RDMA_WRITE:
+        return "RDMA WRITE (put)";
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+        return "atomic fetch-add";
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+        return "atomic compare-swap";
+    case IBV_WR_SEND:
+        switch (msg_type) {
+        case VMSG_SEND:
+            return "SEND (control message)";
+        case VMSG_NOTIFY:
+            return "SEND (notify)";
+        case VMSG_CREDIT:
+            return "SEND (credit return)";
+        case VMSG_ATOMIC:
+            return "SEND (atomic request)";
+        case VMSG_ATOMIC_REP:
+            return "SEND (atomic reply)";
+        default:
+            return "SEND";
+        }
+    default:
+        return "work request";
+    }
+}
+
+const char *verbs_wc_message(char *buf, size_t len, int me, int peer,
+                             const char *op, enum ibv_wc_status status,
+                             uint32_t vendor_err)
+{
+    const char *hint = "";
+    if (status == IBV_WC_RETRY_EXC_ERR || status == IBV_WC_RNR_RETRY_EXC_ERR)
+        hint = "; the peer is gone or unreachable";
+    else if (status == IBV_WC_REM_ACCESS_ERR || status == IBV_WC_LOC_PROT_ERR)
+        hint = "; an address outside the registered memory";
+    snprintf(buf, len, "node %d: verbs %s %s node %d failed: %s (status %d, "
+             "vendor error 0x%x)%s", me, op,
+             strstr(op, "READ") ? "from" : "to", peer,
+             ibv_wc_status_str(status), (int)status, vendor_err, hint);
+    return buf;
+}
