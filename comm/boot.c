@@ -88,7 +88,7 @@ static int connect_launcher(const char *spec)
     freeaddrinfo(res);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    struct sockaddr_in sa;
+    struct sockaddr_in sa = {0};
     socklen_t sl = sizeof sa;
     if (getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
         boot.local_addr = sa.sin_addr.s_addr;

@@ -346,7 +346,7 @@ int comm_allgather(struct comm_group g, const void *mine, size_t len,
         rc = comm_barrier_x(g, up.data, up.len, append_combine, NULL, NULL,
                             &down);
     size_t rec = sizeof(int32_t) + len;
-    if (!rc && down.len != rec * (size_t)g.nodes) {
+    if (!rc && (down.len != rec * (size_t)g.nodes || !down.data)) {
         ompdsm_err("allgather: %zu bytes gathered, expected %zu", down.len,
                    rec * (size_t)g.nodes);
         rc = -EPROTO;

@@ -316,9 +316,9 @@ int comm_check_same_build(void)
     int first = -1, what = 0;
     for (int r = 1; r < comm_g.size && first < 0; r++) {
         const struct comm_card *c = &comm_g.cards[r];
-        if (strncmp(c->exe_id, c0->exe_id, sizeof c->exe_id))
+        if (strncmp(c->exe_id, c0->exe_id, sizeof c->exe_id) != 0)
             first = r, what = 0;
-        else if (strncmp(c->lib_id, c0->lib_id, sizeof c->lib_id))
+        else if (strncmp(c->lib_id, c0->lib_id, sizeof c->lib_id) != 0)
             first = r, what = 1;
     }
     if (first < 0)

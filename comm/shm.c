@@ -221,7 +221,7 @@ static void *service_main(void *arg)
         uint32_t bell = __atomic_load_n(&s->mbox_bell, __ATOMIC_SEQ_CST);
         int n = drain(t);
         if (!n && !t->stop) {
-            struct timespec ts = {0, 500 * 1000 * 1000};
+            struct timespec ts = {0, 500L * 1000 * 1000};
             futex(&s->mbox_bell, FUTEX_WAIT, bell, &ts);
         }
         __atomic_fetch_sub(&s->mbox_sleepers, 1, __ATOMIC_SEQ_CST);
@@ -239,7 +239,8 @@ static void shm_stop(struct comm_transport *t)
         futex(&comm_g.sync->mbox_bell, FUTEX_WAKE, INT32_MAX, NULL);
         pthread_join(t->service, NULL);
     }
-    for (int p = 0; p < t->size; p++)
+    /* Also called when shm_start failed to allocate the tables. */
+    for (int p = 0; t->base && t->len && p < t->size; p++)
         for (int r = 0; r < COMM_REG_MAX; r++) {
             size_t i = (size_t)p * COMM_REG_MAX + (size_t)r;
             if (p != t->rank && t->base[i])

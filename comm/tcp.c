@@ -88,6 +88,8 @@ static int tcp_putv(struct comm_transport *t, int peer, int region,
                     uint64_t base, const void *src, const struct comm_run *runs,
                     size_t nruns)
 {
+    if (!nruns) /* comm_putv never passes none; keeps total above 0 */
+        return 0;
     const struct comm_run *last = &runs[nruns - 1];
     int rc = remote_check(peer, region, base, (size_t)last->off + last->len,
                           "vectored put");
@@ -104,9 +106,9 @@ static int tcp_putv(struct comm_transport *t, int peer, int region,
                          (const char *)src + runs[k].off, runs[k].len);
         return rc;
     }
-    if (cap < total) {
+    if (cap < total || !buf) {
         free(buf);
-        cap = total;
+        cap = total < 4096 ? 4096 : total;
         if (!(buf = malloc(cap))) {
             cap = 0;
             ompdsm_err("tcp: out of memory for a %llu-byte vectored put",
@@ -223,10 +225,10 @@ static uint64_t job_cookie(void)
     uint64_t h = 0xcbf29ce484222325ull;
     for (int r = 0; r < comm_g.size; r++) {
         const struct comm_card *c = &comm_g.cards[r];
-        uint64_t v[3] = {(uint64_t)(uint32_t)c->pid, c->tcp.addr, c->tcp.port};
-        const unsigned char *b = (const unsigned char *)v;
+        const uint64_t v[3] = {(uint64_t)(uint32_t)c->pid, c->tcp.addr,
+                               c->tcp.port};
         for (size_t i = 0; i < sizeof v; i++)
-            h = (h ^ b[i]) * 0x100000001b3ull;
+            h = (h ^ ((v[i / 8] >> (8 * (i % 8))) & 0xff)) * 0x100000001b3ull;
     }
     return h;
 }
@@ -325,7 +327,7 @@ static int handshake(struct comm_transport *t)
     hello_encode(hello, cookie);
     struct hs *out = calloc((size_t)n, sizeof *out);
     struct hs *acc = calloc((size_t)n, sizeof *acc); /* accepted, unnamed */
-    struct pollfd *pf = calloc((size_t)(2 * n + 1), sizeof *pf);
+    struct pollfd *pf = calloc(2 * (size_t)n + 1, sizeof *pf);
     int nacc = 0, ins = 0, outs = 0;
     if (!out || !acc || !pf)
         rc = -ENOMEM;
@@ -463,7 +465,7 @@ static int handshake(struct comm_transport *t)
 static int sock_setup(struct tcp_peer *p)
 {
     int one = 1;
-    struct timeval tv = {0, COMM_FAILURE_POLL_MS * 1000};
+    struct timeval tv = {0, COMM_FAILURE_POLL_MS * 1000L};
     if (setsockopt(p->out_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) ||
         setsockopt(p->in_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) ||
         setsockopt(p->out_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) ||

@@ -86,7 +86,7 @@ void tcp_outq_append(struct tcp_outq *o, int peer, const struct iovec *iov,
         o->head = 0;
         outq_set_len(o, live);
         if (live + total > o->cap) {
-            size_t cap = o->cap ? o->cap : 64 * 1024;
+            size_t cap = o->cap ? o->cap : (size_t)64 * 1024;
             while (cap < live + total)
                 cap *= 2;
             char *q = realloc(o->q, cap);
