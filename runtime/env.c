@@ -4,6 +4,7 @@
 #include "rt.h"
 
 #include <ctype.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,8 +180,28 @@ static int env_int(const char *name, int def, int min, int max)
                                (uint64_t)max, 0);
 }
 
+/* A program linked with another OpenMP runtime too (-lgomp, -fopenmp
+ * with gcc, a library that needs libgomp) calls that runtime's omp_*
+ * functions, which know nothing of the nodes: every node would report
+ * thread 0 of 1.  Say so at start rather than give wrong answers quietly. */
+static void check_omp_symbols(void)
+{
+    void *f = dlsym(RTLD_DEFAULT, "omp_get_thread_num");
+    Dl_info mine, theirs;
+    if (!f || !dladdr((void *)rt_env_init, &mine) || !dladdr(f, &theirs) ||
+        mine.dli_fbase == theirs.dli_fbase || ompdsm_log_rank > 0)
+        return;
+    ompdsm_warn("omp_get_thread_num comes from %s, not from libompdsm (%s): "
+                "the program is linked with another OpenMP runtime, whose "
+                "omp_* functions know nothing of the nodes; link with ompcc "
+                "alone, without -lgomp, -lomp or gcc's -fopenmp",
+                theirs.dli_fname ? theirs.dli_fname : "another object",
+                mine.dli_fname ? mine.dli_fname : "?");
+}
+
 void rt_env_init(int nodes)
 {
+    check_omp_symbols();
     rt_icv.threads_per_node = env_int("OMPDSM_THREADS_PER_NODE", 1, 1, 1);
     rt_icv.max_threads = nodes * rt_icv.threads_per_node;
 
