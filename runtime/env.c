@@ -199,8 +199,23 @@ static void check_omp_symbols(void)
                 mine.dli_fname ? mine.dli_fname : "?");
 }
 
+/* valgrind's own SIGSEGV handling does not hand the DSM the page faults
+ * it lives on: a 1-node run never ends, a 2-node one prints nothing.  Its
+ * preloaded libraries give it away. */
+static void check_valgrind(void)
+{
+    const char *p = getenv("LD_PRELOAD");
+    if (p && strstr(p, "vgpreload_"))
+        ompdsm_fatal("ompdsm programs cannot run under valgrind: its SIGSEGV "
+                     "handling conflicts with the page faults the shared "
+                     "memory works with; use OMPDSM_HEAP_CHECK=1 for writes "
+                     "past shared blocks, or run valgrind on the program "
+                     "built with gcc -fopenmp (docs/debugging.md)");
+}
+
 void rt_env_init(int nodes)
 {
+    check_valgrind();
     check_omp_symbols();
     rt_icv.threads_per_node = env_int("OMPDSM_THREADS_PER_NODE", 1, 1, 1);
     rt_icv.max_threads = nodes * rt_icv.threads_per_node;

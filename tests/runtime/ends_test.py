@@ -22,6 +22,9 @@ sees it: exit status and ompdsmrun's one line.
             and rt_regions is 1 on every node (one region); a node that
             segfaults, and the nodes of a job ended by --timeout, print
             their own counters marked partial
+  valgrind  the program run under valgrind (alone, and as the program of
+            a 2-node job) ends at once with status 1 and a message saying
+            what to use instead
   mismatch  threads meet different numbers of barriers (node 0 then waits
             at its end, or ends while the others wait): the job ends with
             a non-zero status and a line saying so, instead of hanging
@@ -30,6 +33,7 @@ Exit 0 pass, 1 fail.
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -227,6 +231,37 @@ def case_stats():
     if rc != 124 or not part or \
             any(tables[t].get("rt_regions") != ["1"] for t in part):
         bad.append("hang: status %d, stderr %r" % (rc, err))
+    left = leftovers()
+    if left:
+        bad.append("left %s running" % left)
+    return bad
+
+
+def case_valgrind():
+    global PROG
+    bad = []
+    vg = shutil.which("valgrind")
+    if not vg:
+        print("SKIP: valgrind is not installed")
+        sys.exit(77)
+    want = "cannot run under valgrind"
+    e = {k: v for k, v in os.environ.items() if not k.startswith("OMPDSM_")}
+    try:
+        p = subprocess.run([vg, "-q", PROG, "ok", TAG], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                           env=e, timeout=60)
+        err = p.stderr.decode(errors="replace")
+        if p.returncode != 1 or want not in err or "OMPDSM_HEAP_CHECK" not in err:
+            bad.append("alone: status %d, stderr %r" % (p.returncode, err))
+    except subprocess.TimeoutExpired:
+        bad.append("alone: still running after 60 s")
+    prog, PROG = PROG, vg
+    try:
+        rc, out, err, _ = run(2, ["-q", prog, "ok"])
+    finally:
+        PROG = prog
+    if rc != 1 or want not in err:
+        bad.append("2 nodes: status %d, stderr %r" % (rc, err))
     left = leftovers()
     if left:
         bad.append("left %s running" % left)
