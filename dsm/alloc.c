@@ -6,8 +6,12 @@
  *
  * malloc & co.: each node allocates from chunk runs it claimed with one
  * fetch-add at node 0 (a message only every few megabytes).  Every block has
- * a 16-byte header just before it, in shared memory, naming its owner node
- * and size, so any node can free or realloc any block.  Free lists are
+ * a 32-byte header just before it, in shared memory, naming its owner node,
+ * size and the call that allocated it, so any node can free or realloc any
+ * block; a freed block's header says so, which catches a second free (as
+ * glibc's does).  With OMPDSM_HEAP_CHECK=1 a guard word follows the bytes
+ * asked for, checked at free and, for every live block of the node, at
+ * each barrier.  Free lists are
  * private to the owner; a block freed by another node is queued at the
  * owner and becomes reusable at the owner's next barrier, when every write
  * to it is known to have arrived.  Large blocks (OMPDSM_HOME_BLOCK_MIN and
@@ -17,12 +21,18 @@
  * writes nothing (and causes no diffs). */
 #include "dsm_int.h"
 
+#include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define HDR_MAGIC 0x4d534448u /* "HDSM" */
+#define HDR_FREED 0x4d534446u /* "FDSM": on the free list or queued */
 #define SMALL_MAX (32 * 1024)
+#define GUARD_WORD 0xfdfdfdfdfdfdfdfdull
+#define GUARD_BYTES 8
 
 /* Size class of a block made of whole pages (freed into A.big). */
 enum { CLS_PAGES = 0xffff };
@@ -32,7 +42,11 @@ struct hdr {
     uint16_t owner;
     uint16_t cls; /* size class, or CLS_PAGES */
     uint64_t size; /* usable bytes */
+    uint64_t site; /* return address of the allocating call, or 0 */
+    uint64_t asked; /* bytes asked for (the guard word follows them) */
 };
+
+__thread const void *dsm_alloc_caller;
 
 /* Size classes: 16-byte steps to 128, then four steps per power of two. */
 enum { NCLS = 64 };
@@ -60,6 +74,8 @@ static struct {
     struct vec pending;       /* blocks other nodes freed, until a barrier */
     pthread_mutex_t pending_lock;
     int warned;
+    int check;                /* OMPDSM_HEAP_CHECK */
+    struct vec live;          /* check: this node's blocks in use */
 } A = {.lock = PTHREAD_MUTEX_INITIALIZER,
        .pending_lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -90,7 +106,78 @@ void dsm_alloc_init(void)
             s += (size_t)1 << (63 - __builtin_clzll(s) - 2);
     }
     A.grow = dsm_g.chunk_size;
+    A.check = ompdsm_env_bool("OMPDSM_HEAP_CHECK", 0);
     comm_set_handler(DSM_TAG_FREE, free_msg, NULL);
+}
+
+/* ---- naming blocks in error messages ---- */
+
+/* "file:line" of a return address (addr2line, with debug information),
+ * else "function+0xoff in object", else the address. */
+static void describe_site(uint64_t site, char *buf, size_t len)
+{
+    Dl_info di;
+    if (!site) {
+        snprintf(buf, len, "an unknown place");
+        return;
+    }
+    if (!dladdr((void *)(uintptr_t)site, &di) || !di.dli_fname) {
+        snprintf(buf, len, "0x%llx", (unsigned long long)site);
+        return;
+    }
+    /* the call is the instruction before the return address; addresses
+     * of a position-independent object are relative to its base */
+    uint64_t a = site - 1;
+    const Elf64_Ehdr *eh = di.dli_fbase;
+    if (eh && eh->e_type == ET_DYN)
+        a -= (uint64_t)(uintptr_t)di.dli_fbase;
+    const char *obj = di.dli_fname[0] ? di.dli_fname : "/proc/self/exe";
+    char cmd[4200], line[1024] = "";
+    snprintf(cmd, sizeof cmd, "addr2line -e '%s' 0x%llx 2>/dev/null", obj,
+             (unsigned long long)a);
+    FILE *f = strchr(obj, '\'') ? NULL : popen(cmd, "r");
+    if (f) {
+        if (!fgets(line, sizeof line, f))
+            line[0] = 0;
+        pclose(f);
+        line[strcspn(line, "\n")] = 0;
+    }
+    if (line[0] && line[0] != '?' && !strstr(line, ":?") && !strstr(line, ":0")) {
+        char *disc = strstr(line, " (discriminator");
+        if (disc)
+            *disc = 0;
+        snprintf(buf, len, "%s", line);
+    } else if (di.dli_sname) {
+        snprintf(buf, len, "%s+0x%llx in %s", di.dli_sname,
+                 (unsigned long long)(site - (uint64_t)(uintptr_t)di.dli_saddr), obj);
+    } else {
+        snprintf(buf, len, "0x%llx in %s (build with -g for file:line)",
+                 (unsigned long long)a, obj);
+    }
+}
+
+static void check_guard(const void *p, const struct hdr *h, const char *when)
+{
+    uint64_t g;
+    if (!A.check || h->asked + GUARD_BYTES > h->size)
+        return;
+    memcpy(&g, (const char *)p + h->asked, sizeof g);
+    if (g != GUARD_WORD) {
+        char where[1100];
+        describe_site(h->site, where, sizeof where);
+        ompdsm_fatal("shared block %p of %llu bytes (allocated at %s) was "
+                     "written past its end: its guard word was overwritten "
+                     "(found %s)", p, (unsigned long long)h->asked, where, when);
+    }
+}
+
+static void live_remove(void *p)
+{
+    for (size_t i = A.live.n; i-- > 0;)
+        if (A.live.v[i] == p) {
+            A.live.v[i] = A.live.v[--A.live.n];
+            return;
+        }
 }
 
 static int size_class(size_t n)
@@ -139,11 +226,31 @@ static void exhausted(size_t asked)
 
 static void *finish(char *data, size_t usable, int cls)
 {
-    struct hdr h = {HDR_MAGIC, (uint16_t)dsm_g.rank, (uint16_t)cls, usable};
+    struct hdr h = {HDR_MAGIC, (uint16_t)dsm_g.rank, (uint16_t)cls, usable,
+                    0, usable};
     memcpy(data - sizeof h, &h, sizeof h);
     DSM_STAT(allocs, 1);
     DSM_STAT(alloc_bytes, usable);
     return data;
+}
+
+/* A block handed out (new or reused): in use again, where from, guard. */
+static void *hand_out(void *p, size_t asked)
+{
+    struct hdr *h;
+    if (!p)
+        return p;
+    h = (struct hdr *)((char *)p - sizeof *h);
+    h->magic = HDR_MAGIC;
+    h->site = (uint64_t)(uintptr_t)dsm_alloc_caller;
+    h->asked = asked;
+    dsm_alloc_caller = NULL;
+    if (A.check && asked + GUARD_BYTES <= h->size) {
+        uint64_t g = GUARD_WORD;
+        memcpy((char *)p + asked, &g, sizeof g);
+        vec_push(&A.live, p);
+    }
+    return p;
 }
 
 /* Bump allocation of `need` bytes whose data (after the header) is aligned
@@ -188,7 +295,7 @@ static char *own_run(size_t size)
     return dsm_g.app + ((size_t)first << dsm_g.chunk_shift) + ps;
 }
 
-static void *alloc_locked(size_t size, size_t align, int *fresh)
+static void *alloc_block(size_t size, size_t align, int *fresh)
 {
     *fresh = 0;
     if (!size)
@@ -241,13 +348,26 @@ static void *alloc_locked(size_t size, size_t align, int *fresh)
     return finish(d, usable, CLS_PAGES);
 }
 
-static struct hdr *header(const void *p, const char *what)
+static void *alloc_locked(size_t asked, size_t align, int *fresh)
+{
+    return hand_out(alloc_block(asked + (A.check ? GUARD_BYTES : 0), align,
+                                fresh), asked);
+}
+
+static struct hdr *header(const void *p, const char *what, int freeing)
 {
     struct hdr *h = (struct hdr *)((char *)p - sizeof(struct hdr));
+    if (!((uintptr_t)p & 15) && (char *)h >= dsm_g.app &&
+        h->magic == HDR_FREED && h->owner < dsm_g.size) {
+        char where[1100];
+        describe_site(h->site, where, sizeof where);
+        ompdsm_fatal("%s(): %s of shared block %p (allocated at %s)", what,
+                     freeing ? "double free" : "use after free", p, where);
+    }
     if (((uintptr_t)p & 15) || (char *)h < dsm_g.app || h->magic != HDR_MAGIC ||
         h->owner >= dsm_g.size)
-        ompdsm_fatal("%s(%p): not a block of the shared heap (corrupted "
-                     "or freed twice?)", what, p);
+        ompdsm_fatal("%s(%p): not a block of the shared heap (corrupted?)",
+                     what, p);
     return h;
 }
 
@@ -289,13 +409,15 @@ void dsm_alloc_at_barrier(void)
     struct vec v = A.pending;
     memset(&A.pending, 0, sizeof A.pending);
     pthread_mutex_unlock(&A.pending_lock);
-    if (!v.n) {
-        free(v.v);
-        return;
-    }
     pthread_mutex_lock(&A.lock);
-    for (size_t i = 0; i < v.n; i++)
-        release_block(v.v[i], header(v.v[i], "free"));
+    /* the freeing node marked these freed already */
+    for (size_t i = 0; i < v.n; i++) {
+        live_remove(v.v[i]);
+        release_block(v.v[i], (struct hdr *)((char *)v.v[i] - sizeof(struct hdr)));
+    }
+    for (size_t i = 0; A.check && i < A.live.n; i++)
+        check_guard(A.live.v[i], header(A.live.v[i], "barrier check", 0),
+                    "at a barrier");
     pthread_mutex_unlock(&A.lock);
     free(v.v);
 }
@@ -388,20 +510,27 @@ void *dsm_calloc(size_t n, size_t size)
 
 size_t dsm_usable_size(const void *p)
 {
-    return p ? header(p, "malloc_usable_size")->size : 0;
+    if (!p)
+        return 0;
+    struct hdr *h = header(p, "malloc_usable_size", 0);
+    return A.check ? h->asked : h->size;
 }
 
 void dsm_free(void *p)
 {
     if (!p)
         return;
-    struct hdr *h = header(p, "free");
+    pthread_mutex_lock(&A.lock);
+    struct hdr *h = header(p, "free", 1);
+    check_guard(p, h, "at its free");
+    h->magic = HDR_FREED;
     DSM_STAT(frees, 1);
     if (h->owner != dsm_g.rank) {
+        pthread_mutex_unlock(&A.lock);
         COMM_CHECK(comm_send(h->owner, DSM_TAG_FREE, &p, sizeof p));
         return;
     }
-    pthread_mutex_lock(&A.lock);
+    live_remove(p);
     release_block(p, h);
     pthread_mutex_unlock(&A.lock);
 }
@@ -414,13 +543,14 @@ void *dsm_realloc(void *p, size_t size)
         dsm_free(p);
         return NULL;
     }
-    struct hdr *h = header(p, "realloc");
-    if (size <= h->size)
+    struct hdr *h = header(p, "realloc", 0);
+    if (size + (A.check ? GUARD_BYTES : 0) <= h->size && !A.check)
         return p;
+    check_guard(p, h, "at its realloc");
     void *q = dsm_malloc(size);
     if (!q)
         return NULL;
-    memcpy(q, p, h->size);
+    memcpy(q, p, h->asked < size ? h->asked : size);
     dsm_free(p);
     return q;
 }

@@ -76,6 +76,9 @@ void *dsm_calloc(size_t n, size_t size);
 void *dsm_realloc(void *p, size_t size);
 void *dsm_memalign(size_t align, size_t size);
 void dsm_free(void *p);
+/* The program's call that asks for the next block (a return address; the
+ * runtime sets it): named in heap error messages as file:line. */
+extern __thread const void *dsm_alloc_caller;
 /* Usable size of a block from dsm_malloc & co. */
 size_t dsm_usable_size(const void *p);
 /* Short-lived LIFO allocation for a function's locals that a parallel

@@ -9,15 +9,25 @@
 #include <string.h>
 #include <unistd.h>
 
-RT_API void *OMPDSM_malloc(unsigned long size) { return dsm_malloc(size); }
+/* Each entry point records the program's call (the return address) so
+ * that a misused block can be named by where it was allocated. */
+#define CALLER() (dsm_alloc_caller = __builtin_return_address(0))
+
+RT_API void *OMPDSM_malloc(unsigned long size)
+{
+    CALLER();
+    return dsm_malloc(size);
+}
 RT_API void *OMPDSM_calloc(unsigned long n, unsigned long size)
 {
+    CALLER();
     return dsm_calloc(n, size);
 }
 RT_API void *OMPDSM_realloc(void *p, unsigned long size)
 {
     if (p && !dsm_in_heap(p))
         return realloc(p, size); /* from the C library (strdup in libc, ...) */
+    CALLER();
     return dsm_realloc(p, size);
 }
 RT_API void OMPDSM_free(void *p)
@@ -32,6 +42,7 @@ RT_API int OMPDSM_posix_memalign(void **out, unsigned long align,
 {
     if (!align || (align & (align - 1)) || align % sizeof(void *))
         return EINVAL;
+    CALLER();
     void *p = dsm_memalign(align, size);
     if (!p)
         return ENOMEM;
@@ -40,19 +51,23 @@ RT_API int OMPDSM_posix_memalign(void **out, unsigned long align,
 }
 RT_API void *OMPDSM_aligned_alloc(unsigned long align, unsigned long size)
 {
+    CALLER();
     return dsm_memalign(align, size);
 }
 RT_API void *OMPDSM_memalign(unsigned long align, unsigned long size)
 {
+    CALLER();
     return dsm_memalign(align, size);
 }
 RT_API void *OMPDSM_valloc(unsigned long size)
 {
+    CALLER();
     return dsm_memalign((size_t)sysconf(_SC_PAGESIZE), size);
 }
 RT_API char *OMPDSM_strdup(const char *s)
 {
     size_t n = strlen(s) + 1;
+    CALLER();
     char *p = dsm_malloc(n);
     if (p)
         memcpy(p, s, n);
@@ -61,6 +76,7 @@ RT_API char *OMPDSM_strdup(const char *s)
 RT_API char *OMPDSM_strndup(const char *s, unsigned long n)
 {
     size_t l = strnlen(s, n);
+    CALLER();
     char *p = dsm_malloc(l + 1);
     if (p) {
         memcpy(p, s, l);
@@ -72,6 +88,7 @@ RT_API char *OMPDSM_strndup(const char *s, unsigned long n)
 RT_API void *OMPDSM_local_alloc(unsigned long size, unsigned long align,
                                 const void *init)
 {
+    CALLER();
     void *p = dsm_stack_alloc(size ? size : 1, align);
     if (!p)
         ompdsm_fatal("out of shared memory for a %lu-byte local variable", size);

@@ -1,7 +1,9 @@
 /* runtime/api.c - the omp_* query and control routines of OpenMP 3.0. */
 #include "rt.h"
 
+#include <sched.h>
 #include <time.h>
+#include <unistd.h>
 
 RT_API void omp_set_num_threads(int n)
 {
@@ -17,7 +19,16 @@ RT_API int omp_get_max_threads(void)
     return rt_icv.nthreads;
 }
 RT_API int omp_get_thread_num(void) { return rt_self.tid; }
-RT_API int omp_get_num_procs(void) { return rt_icv.max_threads; }
+/* The processors this node may run on (its affinity mask, as libgomp
+ * counts them), not the job's nodes: omp_get_max_threads() is that. */
+RT_API int omp_get_num_procs(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
 RT_API int omp_in_parallel(void) { return rt_self.active_level > 0; }
 RT_API void omp_set_dynamic(int d) { rt_icv.dynamic = d != 0; }
 RT_API int omp_get_dynamic(void) { return rt_icv.dynamic; }
@@ -47,6 +58,10 @@ RT_API void omp_get_schedule(omp_sched_t *kind, int *chunk)
     default: *kind = omp_sched_static; break;
     }
     *chunk = (int)rt_icv.sched_chunk;
+    /* no chunk given: dynamic and guided hand out chunks of at least 1,
+     * which is what libgomp and libomp report */
+    if (*chunk < 1 && (*kind == omp_sched_dynamic || *kind == omp_sched_guided))
+        *chunk = 1;
 }
 
 RT_API int omp_get_thread_limit(void) { return rt_icv.thread_limit; }

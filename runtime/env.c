@@ -4,6 +4,7 @@
 #include "rt.h"
 
 #include <ctype.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,8 +180,43 @@ static int env_int(const char *name, int def, int min, int max)
                                (uint64_t)max, 0);
 }
 
+/* A program linked with another OpenMP runtime too (-lgomp, -fopenmp
+ * with gcc, a library that needs libgomp) calls that runtime's omp_*
+ * functions, which know nothing of the nodes: every node would report
+ * thread 0 of 1.  Say so at start rather than give wrong answers quietly. */
+static void check_omp_symbols(void)
+{
+    void *f = dlsym(RTLD_DEFAULT, "omp_get_thread_num");
+    Dl_info mine, theirs;
+    if (!f || !dladdr((void *)rt_env_init, &mine) || !dladdr(f, &theirs) ||
+        mine.dli_fbase == theirs.dli_fbase || ompdsm_log_rank > 0)
+        return;
+    ompdsm_warn("omp_get_thread_num comes from %s, not from libompdsm (%s): "
+                "the program is linked with another OpenMP runtime, whose "
+                "omp_* functions know nothing of the nodes; link with ompcc "
+                "alone, without -lgomp, -lomp or gcc's -fopenmp",
+                theirs.dli_fname ? theirs.dli_fname : "another object",
+                mine.dli_fname ? mine.dli_fname : "?");
+}
+
+/* valgrind's own SIGSEGV handling does not hand the DSM the page faults
+ * it lives on: a 1-node run never ends, a 2-node one prints nothing.  Its
+ * preloaded libraries give it away. */
+static void check_valgrind(void)
+{
+    const char *p = getenv("LD_PRELOAD");
+    if (p && strstr(p, "vgpreload_"))
+        ompdsm_fatal("ompdsm programs cannot run under valgrind: its SIGSEGV "
+                     "handling conflicts with the page faults the shared "
+                     "memory works with; use OMPDSM_HEAP_CHECK=1 for writes "
+                     "past shared blocks, or run valgrind on the program "
+                     "built with gcc -fopenmp (docs/debugging.md)");
+}
+
 void rt_env_init(int nodes)
 {
+    check_valgrind();
+    check_omp_symbols();
     rt_icv.threads_per_node = env_int("OMPDSM_THREADS_PER_NODE", 1, 1, 1);
     rt_icv.max_threads = nodes * rt_icv.threads_per_node;
 

@@ -122,6 +122,8 @@ static const struct rt_env_var vars[] = {
      "how nodes reach each other", show_transport},
     {"OMPDSM_HEAP_SIZE", RT_ENV_NODE, "16G", "size", "size of the shared heap",
      show_heap_size},
+    {"OMPDSM_HEAP_CHECK", RT_ENV_NODE, "0", "bool",
+     "guard words after shared blocks, checked at free and barriers", NULL},
     {"OMPDSM_HEAP_BASE", RT_ENV_NODE, "0x200000000000", "address",
      "virtual address of the shared heap", show_heap_base},
     {"OMPDSM_PAGE_SIZE", RT_ENV_NODE, "64K", "power-of-two size",

@@ -255,7 +255,11 @@ void rt_worker_loop(void)
         rt_icv.sched_kind = m.icv_sched_kind;
         rt_icv.sched_chunk = m.icv_sched_chunk;
         comm_coll_set_seq(1, m.team_chan_seq);
+        /* counted here as node 0 counts them in OMPDSM_parallel */
+        uint64_t t0 = ompdsm_now_ns();
+        RT_STAT(regions, 1);
         rt_team_run(r, (char *)b.data + sizeof m, m.nthreads, m.ws_base);
+        RT_STAT(region_ns, ompdsm_now_ns() - t0);
     }
 }
 
@@ -293,6 +297,7 @@ RT_API int OMPDSM_main(int argc, char **argv, char **envp,
     if (comm_init() < 0)
         ompdsm_fatal("cannot start the node (bootstrap failed)");
     rt_env_init(comm_size());
+    rt_stats_install(); /* before the DSM's SIGSEGV handler, which chains */
     dsm_init();
     setup_rt_region();
     if (comm_connect() < 0)

@@ -223,5 +223,7 @@ struct rt_stats {
 extern struct rt_stats rt_st;
 #define RT_STAT(f, v) __atomic_fetch_add(&rt_st.f, (v), __ATOMIC_RELAXED)
 void rt_stats_report(void);
+/* OMPDSM_STATS: a node ended by a signal prints its own counters */
+void rt_stats_install(void);
 
 #endif

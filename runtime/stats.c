@@ -7,9 +7,11 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct row {
     struct rt_stats rt;
@@ -45,36 +47,135 @@ static uint64_t get(const struct row *r, size_t i)
     return v;
 }
 
-static void print_table(FILE *f, const struct row *rows, int n)
+/* The table into buf (at most cap bytes, NUL-terminated); ids[r] names
+ * the node of rows[r].  Only snprintf: the partial report formats it in a
+ * signal handler. */
+static size_t format_table(char *buf, size_t cap, const char *title,
+                           const struct row *rows, const int *ids, int n)
 {
-    fprintf(f, "ompdsm statistics (%d node%s, transport %s, protocol %s)\n", n,
-            n == 1 ? "" : "s", comm_transport_name(),
-            dsm_protocol_name());
-    fprintf(f, "%-16s", "counter");
-    for (int r = 0; r < n; r++)
-        fprintf(f, "        node%-6d", r);
-    fprintf(f, " %14s\n", "total");
+    size_t len = 0;
+    int w = (int)strlen("counter");
+#define PUT(...)                                                             \
+    do {                                                                     \
+        if (len < cap) {                                                     \
+            int k_ = snprintf(buf + len, cap - len, __VA_ARGS__);            \
+            len += k_ > 0 ? (size_t)k_ : 0;                                  \
+        }                                                                    \
+    } while (0)
+    for (size_t i = 0; i < OMPDSM_ARRAY_LEN(cols); i++)
+        if ((int)strlen(cols[i].name) > w)
+            w = (int)strlen(cols[i].name);
+    PUT("%s\n", title);
+    /* every column 14 wide after one blank, as the numbers below */
+    PUT("%-*s", w, "counter");
+    for (int r = 0; r < n; r++) {
+        char nm[24];
+        snprintf(nm, sizeof nm, "node%d", ids[r]);
+        PUT(" %14s", nm);
+    }
+    if (n > 1)
+        PUT(" %14s", "total");
+    PUT("\n");
     for (size_t i = 0; i < OMPDSM_ARRAY_LEN(cols); i++) {
         uint64_t tot = 0;
         size_t nl = strlen(cols[i].name);
         int ns = nl > 3 && !strcmp(cols[i].name + nl - 3, "_ns");
-        char nm[32];
-        if (ns)
-            snprintf(nm, sizeof nm, "%.*s_ms", (int)(nl - 3), cols[i].name);
-        fprintf(f, "%-16s", ns ? nm : cols[i].name);
+        char nm[40];
+        snprintf(nm, sizeof nm, ns ? "%.*s_ms" : "%.*s", (int)(ns ? nl - 3 : nl),
+                 cols[i].name);
+        PUT("%-*s", w, nm);
         for (int r = 0; r < n; r++) {
             uint64_t v = get(&rows[r], i);
             tot += v;
             if (ns)
-                fprintf(f, " %14.3f", v / 1e6);
+                PUT(" %14.3f", v / 1e6);
             else
-                fprintf(f, " %14llu", (unsigned long long)v);
+                PUT(" %14llu", (unsigned long long)v);
         }
-        if (ns)
-            fprintf(f, " %14.3f\n", tot / 1e6);
-        else
-            fprintf(f, " %14llu\n", (unsigned long long)tot);
+        if (n > 1 && ns)
+            PUT(" %14.3f", tot / 1e6);
+        else if (n > 1)
+            PUT(" %14llu", (unsigned long long)tot);
+        PUT("\n");
     }
+#undef PUT
+    return len < cap ? len : cap - 1;
+}
+
+static void print_table(FILE *f, const struct row *rows, int n)
+{
+    char title[160];
+    size_t cap = 256 + OMPDSM_ARRAY_LEN(cols) * (48 + 15 * ((size_t)n + 1));
+    char *buf = malloc(cap);
+    int *ids = malloc((size_t)n * sizeof *ids);
+    if (!buf || !ids) {
+        free(buf);
+        free(ids);
+        return;
+    }
+    for (int r = 0; r < n; r++)
+        ids[r] = r;
+    snprintf(title, sizeof title, "ompdsm statistics (%d node%s, transport "
+             "%s, protocol %s)", n, n == 1 ? "" : "s", comm_transport_name(),
+             dsm_protocol_name());
+    fwrite(buf, 1, format_table(buf, cap, title, rows, ids, n), f);
+    free(buf);
+    free(ids);
+}
+
+/* ---- the partial report of a failed job ---- */
+
+/* A node ended by a signal (a segfault, or the SIGTERM with which
+ * ompdsmrun ends a failed or timed-out job) cannot gather the others'
+ * rows: it prints its own column, marked partial, so that what was
+ * counted is not lost. */
+static volatile sig_atomic_t partial_done;
+
+static void partial_report(int sig)
+{
+    static char buf[8192];
+    static struct row mine;
+    char title[200];
+    int id = comm_rank();
+    if (!partial_done) {
+        partial_done = 1;
+        memcpy(&mine.rt, &rt_st, sizeof rt_st);
+        dsm_stats_get(&mine.dsm);
+        comm_stats_get(&mine.comm);
+        snprintf(title, sizeof title, "ompdsm statistics (partial: node %d "
+                 "was ended by %s before the job's end; its own counters "
+                 "only)", id,
+                 sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS"
+                 : "SIGTERM (the job failed or reached its --timeout)");
+        size_t len = format_table(buf, sizeof buf, title, &mine, &id, 1);
+        for (size_t off = 0; off < len;) {
+            ssize_t k = write(2, buf + off, len - off);
+            if (k <= 0)
+                break;
+            off += (size_t)k;
+        }
+    }
+    /* then what the signal would have done: returning from the SIGSEGV
+     * handler runs the faulting instruction again, now fatally */
+    signal(sig, SIG_DFL);
+    if (sig != SIGSEGV && sig != SIGBUS)
+        raise(sig);
+}
+
+void rt_stats_install(void)
+{
+    const char *v = getenv("OMPDSM_STATS");
+    struct sigaction sa;
+    if (!v || !*v || !strcmp(v, "0"))
+        return;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = partial_report;
+    sigemptyset(&sa.sa_mask);
+    /* installed before the DSM's own SIGSEGV handler, which passes on the
+     * faults that are not its own */
+    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGBUS, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
 }
 
 /* ---- profiled loops ---- */
@@ -345,6 +446,7 @@ void rt_stats_report(void)
     const char *v = getenv("OMPDSM_STATS");
     if (!v || !*v || !strcmp(v, "0"))
         return;
+    partial_done = 1; /* the whole report now, not a partial one */
     struct row mine;
     memset(&mine, 0, sizeof mine);
     memcpy(&mine.rt, &rt_st, sizeof rt_st);

@@ -461,7 +461,11 @@ static int apply_option(opts *o, const struct optdef *d, char *a, char *arg,
     case A_COMPILE: o->mode = MODE_COMPILE; break;
     case A_ASM: o->mode = MODE_ASM; break;
     case A_PREPROCESS: o->mode = MODE_PREPROCESS; break;
-    case A_IGNORE: break; /* implied */
+    case A_IGNORE: /* implied */
+        if (starts(a, "-fopenmp="))
+            diag_warning("'%s' ignored: libompdsm is the OpenMP runtime of "
+                         "every ompcc program", a);
+        break;
     case A_OUT: o->out = xstrdup(arg ? arg : a + nl); break;
     case A_KEEP: o->keep = 1; break;
     case A_DUMP: o->dump = 1; break;
@@ -489,7 +493,21 @@ static int apply_option(opts *o, const struct optdef *d, char *a, char *arg,
         push(&o->deps, arg ? arg : a + nl);
         break;
     case A_PP: push2(&o->pp, a, arg); break;
-    case A_LINK: push2(&o->link, a, arg); break;
+    case A_LINK:
+        if (starts(a, "-l")) {
+            const char *lib = arg ? arg : a + 2;
+            if (!strcmp(lib, "gomp") || !strcmp(lib, "omp") ||
+                !strcmp(lib, "iomp5") || !strcmp(lib, "omp5")) {
+                /* its omp_* functions would take the place of
+                 * libompdsm's: every node would see a team of one */
+                diag_warning("'-l%s' dropped: libompdsm is the OpenMP "
+                             "runtime of every ompcc program (with lib%s, "
+                             "omp_* calls would not reach it)", lib, lib);
+                break;
+            }
+        }
+        push2(&o->link, a, arg);
+        break;
     case A_STD:
         push(&o->pp, a);
         push(&o->parse, a);
@@ -521,6 +539,16 @@ static int apply_option(opts *o, const struct optdef *d, char *a, char *arg,
 static int parse_args(opts *o, int argc, char **argv)
 {
     const char *lang = NULL;
+    /* -w and -Werror govern ompcc's own warnings too, wherever they are
+     * on the line */
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-w"))
+            diag_no_warnings = 1;
+        else if (!strcmp(argv[i], "-Werror"))
+            diag_werror = 1;
+        else if (!strcmp(argv[i], "-Wno-error"))
+            diag_werror = 0;
+    }
     for (int i = 1; i < argc; i++) {
         char *a = argv[i], *arg = NULL;
         if (a[0] != '-' || !a[1]) {
@@ -691,7 +719,7 @@ int driver_main(int argc, char **argv)
     int i, r, nsrc = 0;
     memset(&o, 0, sizeof o);
     r = parse_args(&o, argc, argv);
-    if (r < 0)
+    if (r < 0 || diag_errors) /* diag_errors: a warning under -Werror */
         return 1;
     if (r > 0)
         return 0;

@@ -17,6 +17,18 @@ static const char *const puncts2[] = {"->", "++", "--", "<<", ">>", "<=", ">=",
                                       "==", "!=", "&&", "||", "*=", "/=", "%=",
                                       "+=", "-=", "&=", "^=", "|=", "##", NULL};
 
+/* C allows UTF-8 identifiers: any byte of a multi-byte sequence is taken
+ * as part of the name (clang has checked that the sequence is valid) */
+static int ident_start(char c)
+{
+    return isalpha((unsigned char)c) || c == '_' || c == '$' || (unsigned char)c >= 0x80;
+}
+
+static int ident_char(char c)
+{
+    return ident_start(c) || isdigit((unsigned char)c);
+}
+
 int pragma_lex(const char *text, unsigned b, unsigned e, tok **out)
 {
     VEC(tok) v = {0};
@@ -29,9 +41,8 @@ int pragma_lex(const char *text, unsigned b, unsigned e, tok **out)
             i++;
             continue;
         }
-        if (isalpha((unsigned char)c) || c == '_' || c == '$') {
-            while (i < e && (isalnum((unsigned char)text[i]) || text[i] == '_' ||
-                             text[i] == '$'))
+        if (ident_start(c)) {
+            while (i < e && ident_char(text[i]))
                 i++;
             t.kind = T_IDENT;
         } else if (isdigit((unsigned char)c) ||

@@ -136,9 +136,20 @@ void sb_free(sbuf *b)
     sb_init(b);
 }
 
+int diag_no_warnings, diag_werror;
+
 void diag_print(const char *file, int line, int col, const char *severity,
                 const char *fmt, va_list ap)
 {
+    int werror = 0;
+    if (!strcmp(severity, "warning")) {
+        if (diag_no_warnings)
+            return;
+        if (diag_werror) {
+            severity = "error";
+            werror = 1;
+        }
+    }
     if (file && line > 0 && col > 0)
         fprintf(stderr, "%s:%d:%d: %s: ", file, line, col, severity);
     else if (file && line > 0)
@@ -148,7 +159,15 @@ void diag_print(const char *file, int line, int col, const char *severity,
     else
         fprintf(stderr, "ompcc: %s: ", severity);
     vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    fputs(werror ? " [-Werror]\n" : "\n", stderr);
     if (severity[0] == 'e')
         diag_errors++;
+}
+
+void diag_warning(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    diag_print(NULL, 0, 0, "warning", fmt, ap);
+    va_end(ap);
 }

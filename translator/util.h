@@ -59,7 +59,12 @@ void internal_error(const char *fmt, ...) OMPCC_PRINTF(1, 2) OMPCC_NORETURN;
 /* Warnings and errors about the user's program are printed as
  * "file:line:col: error: msg".  diag_errors counts the errors. */
 extern int diag_errors;
+/* -w: warnings are not printed; -Werror: they are errors (-w wins, as
+ * with cc) */
+extern int diag_no_warnings, diag_werror;
 void diag_print(const char *file, int line, int col, const char *severity,
                 const char *fmt, va_list ap);
+/* "ompcc: warning: msg", for the command line */
+void diag_warning(const char *fmt, ...) OMPCC_PRINTF(1, 2);
 
 #endif

@@ -10,6 +10,21 @@ sees it: exit status and ompdsmrun's one line.
             exit(2) there still gives status 2
   badenv    a bad OMPDSM_HEAP_SIZE or OMP_SCHEDULE on 2 and 4 nodes, 20 runs
             each: the node's explanation arrives every time
+  othergomp libgomp preloaded (its omp_* take the place of libompdsm's, as
+            after linking with -lgomp): node 0 says so at start, once;
+            without it, nothing is said
+  heap      a double free of a shared block (on node 0, and of node 0's
+            block on node 1) aborts with 'free(): double free of shared
+            block 0x... (allocated at rt_ends.c:LINE)'; with
+            OMPDSM_HEAP_CHECK=1 a byte written past a block is reported at
+            its free and, without a free, at the next barrier
+  stats     OMPDSM_STATS=1: the table's header lines up with its columns
+            and rt_regions is 1 on every node (one region); a node that
+            segfaults, and the nodes of a job ended by --timeout, print
+            their own counters marked partial
+  valgrind  the program run under valgrind (alone, and as the program of
+            a 2-node job) ends at once with status 1 and a message saying
+            what to use instead
   mismatch  threads meet different numbers of barriers (node 0 then waits
             at its end, or ends while the others wait): the job ends with
             a non-zero status and a line saying so, instead of hanging
@@ -18,6 +33,7 @@ Exit 0 pass, 1 fail.
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -26,13 +42,14 @@ LAUNCHER = PROG = None
 TAG = "ends-test-%d" % os.getpid()
 
 
-def run(np_, args, env=None, timeout=60):
+def run(np_, args, env=None, timeout=60, job_timeout=40):
     e = dict(os.environ)
     e.setdefault("OMPDSM_TRANSPORT", "shm")
     e.update(env or {})
     # The tag (ignored by the program) tells our nodes from those of the
     # other cases, which meson may run at the same time.
-    cmd = [LAUNCHER, "--timeout", "40", "-np", str(np_), PROG] + args + [TAG]
+    cmd = [LAUNCHER, "--timeout", str(job_timeout), "-np", str(np_), PROG] + \
+        args + [TAG]
     t0 = time.monotonic()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        stdin=subprocess.DEVNULL, env=e, timeout=timeout)
@@ -130,6 +147,141 @@ def case_mismatch():
         left = leftovers()
         if left:
             bad.append("%s on %d nodes: left %s running" % (mode, np_, left))
+    return bad
+
+
+def alloc_lines():
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rt_ends.c")
+    with open(src) as f:
+        return [str(i + 1) for i, l in enumerate(f) if "ALLOC_SITE */" in l]
+
+
+def case_heap():
+    bad = []
+    lines = alloc_lines()
+    checks = [
+        ("doublefree", 1, {}, r"free\(\): double free of shared block 0x[0-9a-f]+ "
+         r"\(allocated at (?:\S*/)?rt_ends\.c:%s\)" % lines[0]),
+        ("doublefree_remote", 2, {}, r"free\(\): double free of shared block "
+         r"0x[0-9a-f]+ \(allocated at (?:\S*/)?rt_ends\.c:%s\)" % lines[1]),
+        ("overrun_free", 2, {"OMPDSM_HEAP_CHECK": "1"}, r"shared block 0x[0-9a-f]+ "
+         r"of 10 bytes \(allocated at (?:\S*/)?rt_ends\.c:%s\) was written past its "
+         r"end.*found at its free" % lines[2]),
+        ("overrun_barrier", 2, {"OMPDSM_HEAP_CHECK": "1"}, r"shared block "
+         r"0x[0-9a-f]+ of 10 bytes \(allocated at (?:\S*/)?rt_ends\.c:%s\) was "
+         r"written past its end.*found at a barrier" % lines[2]),
+    ]
+    for mode, np_, env, want in checks:
+        rc, out, err, _ = run(np_, [mode], env)
+        if rc == 0 or not re.search(want, err):
+            bad.append("%s on %d nodes %s: status %d, stderr %r" %
+                       (mode, np_, env, rc, err))
+        left = leftovers()
+        if left:
+            bad.append("%s: left %s running" % (mode, left))
+    # without the check, a program that stays inside its blocks runs
+    rc, out, err, _ = run(2, ["ok"], {"OMPDSM_HEAP_CHECK": "1"})
+    if rc != 0 or err:
+        bad.append("ok with OMPDSM_HEAP_CHECK=1: status %d, stderr %r" % (rc, err))
+    return bad
+
+
+def stats_tables(err):
+    """{title: {counter: [values]}} of every table in err, and the lines
+    of each table (title excluded)."""
+    tables, lines, cur = {}, {}, None
+    for l in err.splitlines():
+        if l.startswith("ompdsm statistics"):
+            cur = l
+            tables[cur], lines[cur] = {}, []
+        elif cur and re.match(r"^[a-z_]+ +[\d. ]+$|^counter ", l):
+            lines[cur].append(l)
+            parts = l.split()
+            tables[cur][parts[0]] = parts[1:]
+        else:
+            cur = None
+    return tables, lines
+
+
+def case_stats():
+    bad = []
+    env = {"OMPDSM_STATS": "1"}
+    rc, out, err, _ = run(2, ["ok"], env)
+    tables, lines = stats_tables(err)
+    if rc != 0 or len(tables) != 1:
+        bad.append("ok: status %d, %d tables, stderr %r" % (rc, len(tables), err))
+    for title, rows in tables.items():
+        ls = lines[title]
+        # right-aligned columns of one width: every line as long as the
+        # header, each column ending at the same place
+        if len({len(l) for l in ls}) != 1 or \
+                rows.get("counter") != ["node0", "node1", "total"]:
+            bad.append("misaligned table:\n" + "\n".join(ls[:4]))
+        if rows.get("rt_regions") != ["1", "1", "2"]:
+            bad.append("rt_regions %r, expected 1 on each node" %
+                       rows.get("rt_regions"))
+    rc, out, err, _ = run(2, ["segv"], env)
+    tables, _ = stats_tables(err)
+    part = [t for t in tables if "partial: node 1 was ended by SIGSEGV" in t]
+    if rc == 0 or not part or tables[part[0]].get("rt_regions") != ["1"]:
+        bad.append("segv: status %d, stderr %r" % (rc, err))
+    rc, out, err, _ = run(2, ["hang"], env, job_timeout=3)
+    tables, _ = stats_tables(err)
+    part = [t for t in tables if "partial" in t and "--timeout" in t]
+    if rc != 124 or not part or \
+            any(tables[t].get("rt_regions") != ["1"] for t in part):
+        bad.append("hang: status %d, stderr %r" % (rc, err))
+    left = leftovers()
+    if left:
+        bad.append("left %s running" % left)
+    return bad
+
+
+def case_valgrind():
+    global PROG
+    bad = []
+    vg = shutil.which("valgrind")
+    if not vg:
+        print("SKIP: valgrind is not installed")
+        sys.exit(77)
+    want = "cannot run under valgrind"
+    e = {k: v for k, v in os.environ.items() if not k.startswith("OMPDSM_")}
+    try:
+        p = subprocess.run([vg, "-q", PROG, "ok", TAG], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                           env=e, timeout=60)
+        err = p.stderr.decode(errors="replace")
+        if p.returncode != 1 or want not in err or "OMPDSM_HEAP_CHECK" not in err:
+            bad.append("alone: status %d, stderr %r" % (p.returncode, err))
+    except subprocess.TimeoutExpired:
+        bad.append("alone: still running after 60 s")
+    prog, PROG = PROG, vg
+    try:
+        rc, out, err, _ = run(2, ["-q", prog, "ok"])
+    finally:
+        PROG = prog
+    if rc != 1 or want not in err:
+        bad.append("2 nodes: status %d, stderr %r" % (rc, err))
+    left = leftovers()
+    if left:
+        bad.append("left %s running" % left)
+    return bad
+
+
+def case_othergomp():
+    bad = []
+    gomp = subprocess.run(["gcc", "-print-file-name=libgomp.so.1"],
+                          stdout=subprocess.PIPE).stdout.decode().strip()
+    if not os.path.isabs(gomp) or not os.path.exists(gomp):
+        print("SKIP: gcc's libgomp.so.1 not found")
+        sys.exit(77)
+    want = "omp_get_thread_num comes from"
+    rc, out, err, _ = run(2, ["ok"], {"LD_PRELOAD": gomp})
+    if err.count(want) != 1 or "libgomp" not in err or "-lgomp" not in err:
+        bad.append("with libgomp preloaded: status %d, stderr %r" % (rc, err))
+    rc, out, err, _ = run(2, ["ok"])
+    if rc != 0 or want in err:
+        bad.append("without libgomp: status %d, stderr %r" % (rc, err))
     return bad
 
 

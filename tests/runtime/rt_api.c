@@ -4,6 +4,7 @@
  * -1 outside), thread limit, number of processors, wtime/wtick, set/get of
  * the schedule, num_threads, dynamic, nested and max active levels. */
 #include "rt_test.h"
+#include <sched.h>
 
 #include <time.h>
 
@@ -68,8 +69,14 @@ static int user_main(int argc, char **argv, char **envp)
 
     rtt_phase("serial part");
     CHECK(T == nodes, "omp_get_max_threads %d on %d nodes", T, nodes);
-    CHECK(omp_get_num_procs() == nodes, "omp_get_num_procs %d",
-          omp_get_num_procs());
+    {
+        /* the node's processors (its affinity mask), whatever the nodes */
+        cpu_set_t set;
+        CHECK(sched_getaffinity(0, sizeof set, &set) == 0 &&
+                  omp_get_num_procs() == CPU_COUNT(&set),
+              "omp_get_num_procs %d, affinity mask of %d processors",
+              omp_get_num_procs(), CPU_COUNT(&set));
+    }
     CHECK(omp_get_thread_limit() == nodes, "omp_get_thread_limit %d",
           omp_get_thread_limit());
     CHECK(omp_get_thread_num() == 0 && omp_get_num_threads() == 1 &&

@@ -7,10 +7,20 @@
  *             (a non-conforming program): node 0 waits at its end
  *   mismatch2 the same with two more barriers: node 0 ends, the others
  *             wait for a fork
- *   ok        a parallel region, then return 0 */
+ *   ok        a parallel region, then return 0
+ *   doublefree          main frees a shared block twice
+ *   doublefree_remote   the last thread (another node) frees one of node
+ *                       0's blocks twice
+ *   overrun_free        (OMPDSM_HEAP_CHECK=1) one byte written past a
+ *                       block, then free
+ *   overrun_barrier     (OMPDSM_HEAP_CHECK=1) the same, then a region
+ * The blocks are allocated on lines marked ALLOC_SITE.
+ *   segv      the last thread dereferences a null pointer in the region
+ *   hang      every thread sleeps 60 s in the region (for --timeout) */
 #include "ompdsm_abi.h"
 #include "omp.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +28,22 @@
 
 static const char *mode = "ok";
 
+struct frame {
+    char *block;
+};
+
 static void region(void *fp)
 {
-    (void)fp;
+    struct frame *f = fp;
     int t = omp_get_thread_num(), T = omp_get_num_threads();
+    if (!strcmp(mode, "doublefree_remote") && t == T - 1) {
+        OMPDSM_free(f->block);
+        OMPDSM_free(f->block);
+    }
+    if (!strcmp(mode, "segv") && t == T - 1)
+        *(volatile int *)(uintptr_t)f->block[0] = 1; /* block[0] is 0 */
+    if (!strcmp(mode, "hang"))
+        sleep(60);
     if (!strcmp(mode, "exit0") && t == T - 1)
         exit(0);
     if (!strcmp(mode, "exit2") && t == T - 1)
@@ -41,9 +63,25 @@ __attribute__((constructor)) static void reg(void) { OMPDSM_register_unit(&unit)
 static int user_main(int argc, char **argv, char **envp)
 {
     (void)envp;
+    struct frame f = {0};
     if (argc > 1)
         mode = argv[1];
-    OMPDSM_parallel(&rd, NULL, 0, 0, 1);
+    if (!strcmp(mode, "doublefree")) {
+        char *p = OMPDSM_malloc(100); /* ALLOC_SITE */
+        OMPDSM_free(p);
+        OMPDSM_free(p);
+    }
+    if (!strcmp(mode, "doublefree_remote"))
+        f.block = OMPDSM_malloc(200); /* ALLOC_SITE */
+    if (!strcmp(mode, "segv"))
+        f.block = OMPDSM_calloc(1, 8);
+    if (!strncmp(mode, "overrun_", 8)) {
+        char *p = OMPDSM_malloc(10); /* ALLOC_SITE */
+        memset(p, 1, 11);
+        if (!strcmp(mode, "overrun_free"))
+            OMPDSM_free(p);
+    }
+    OMPDSM_parallel(&rd, &f, sizeof f, 0, 1);
     printf("ends: after the region\n");
     fflush(stdout);
     return !strcmp(mode, "return3") ? 3 : 0;

@@ -134,7 +134,7 @@ static void run(int k, int how)
     CHECK_EQ_LL(*g_red, (long long)k * (k + 1) / 2, "join reduction");
     CHECK_EQ_LL(*g_iters, 5050, "sub-team dynamic loop sum");
     if (how == 1)
-        omp_set_num_threads(omp_get_num_procs());
+        omp_set_num_threads(omp_get_thread_limit()); /* all nodes again */
     /* Now every node (outside ones included, which hold copies of these
      * pages from the previous check) must see the sub-team's writes. */
     OMPDSM_parallel(&rd_check, NULL, 0, 0, 1);

@@ -120,9 +120,9 @@ static int rtt_end(const char *details)
         fails = rtt_local_fails;
     if (fails)
         printf("%s: np=%d %s: FAILED (%lld failed checks)\n", rtt_name,
-               omp_get_num_procs(), details ? details : "", fails);
+               omp_get_thread_limit(), details ? details : "", fails);
     else
-        printf("%s: np=%d %s: ok\n", rtt_name, omp_get_num_procs(),
+        printf("%s: np=%d %s: ok\n", rtt_name, omp_get_thread_limit(),
                details ? details : "");
     fflush(stdout);
     return fails ? 1 : 0;

@@ -36,6 +36,30 @@ HELPER = r"""
 int helper(int x) { return x * VALUE; }
 """
 
+# a directive ompcc ignores with a warning
+WARN = r"""
+int main(void)
+{
+    int i, a[8];
+#pragma omp simd
+    for (i = 0; i < 8; i++)
+        a[i] = i;
+    return a[7] - 7;
+}
+"""
+
+# C allows UTF-8 identifiers, in clauses too
+UTF8 = """
+int main(void)
+{
+    int i, caf\u00e9 = 0, \u03bb = 2;
+#pragma omp parallel for reduction(+:caf\u00e9) firstprivate(\u03bb) schedule(static, \u03bb)
+    for (i = 0; i < 10; i++)
+        caf\u00e9 += i * \u03bb;
+    return caf\u00e9 == 90 ? 0 : 1;
+}
+"""
+
 failures = []
 
 
@@ -73,6 +97,10 @@ def main():
             f.write(HELPER)
         with open(os.path.join(d, "bad.c"), "w") as f:
             f.write("int main(void) { return undeclared_thing; }\n")
+        with open(os.path.join(d, "warn.c"), "w") as f:
+            f.write(WARN)
+        with open(os.path.join(d, "utf8.c"), "wb") as f:
+            f.write(UTF8.encode())
         os.mkdir(os.path.join(d, "out"))
 
         rc, out, err = run([ompcc, "--version"], d)
@@ -150,6 +178,24 @@ def main():
               not os.path.exists(os.path.join(d, "out/u.o")),
               "unknown options go to the backend", err)
 
+        rc, out, err = run([ompcc, "-c", "utf8.c", "-o", "out/utf8.o"], d)
+        check(rc == 0 and os.path.exists(os.path.join(d, "out/utf8.o")),
+              "UTF-8 identifiers in clauses", err)
+
+        rc, out, err = run([ompcc, "-c", "warn.c", "-o", "out/w.o"], d)
+        check(rc == 0 and "warn.c:5:" in err and ": warning:" in err,
+              "ompcc's own warning (an ignored directive)", err)
+        rc, out, err = run([ompcc, "-w", "-c", "warn.c", "-o", "out/w.o"], d)
+        check(rc == 0 and "warning" not in err, "-w silences ompcc's warnings", err)
+        os.unlink(os.path.join(d, "out/w.o"))
+        rc, out, err = run([ompcc, "-c", "warn.c", "-o", "out/w.o", "-Werror"], d)
+        check(rc == 1 and "warn.c:5:" in err and ": error:" in err and
+              not os.path.exists(os.path.join(d, "out/w.o")),
+              "-Werror makes ompcc's warnings errors (exit 1, no object)", err)
+        rc, out, err = run([ompcc, "-c", "-Werror", "-Wno-error", "warn.c",
+                            "-o", "out/w.o"], d)
+        check(rc == 0 and ": warning:" in err, "-Wno-error undoes -Werror", err)
+
         rc, out, err = run([ompcc, "-c", "bad.c", "-o", "out/bad.o"], d)
         check(rc == 1 and "bad.c:1:" in err and
               not os.path.exists(os.path.join(d, "out/bad.o")),
@@ -172,6 +218,23 @@ def main():
                                                       os.path.abspath(args.mock_libdir)})
             check(rc == 0 and os.path.exists(os.path.join(d, "out/objs")),
                   "linking objects (and -l) only", err)
+            mock = {"OMPDSM_LIBDIR": os.path.abspath(args.mock_libdir)}
+            for opts in (["-lgomp"], ["-l", "omp"], ["-fopenmp=libgomp"]):
+                rc, out, err = run([ompcc, "-v", "prog.o"] + opts +
+                                   ["-o", "out/g1"], d, extra_env=mock)
+                steps = [l.split() for l in err.splitlines() if "-lompdsm" in l]
+                check(rc == 0 and "warning: '%s" % "".join(opts) in err and
+                      steps and not {"-lgomp", "-lomp", "omp",
+                                     "-fopenmp=libgomp"} & set(steps[0]),
+                      "%s is dropped with a warning" % " ".join(opts), err)
+            rc, out, err = run([ompcc, "prog.o", "-lgomp", "-o", "out/gw",
+                                "-w"], d, extra_env=mock)
+            check(rc == 0 and err == "", "-w silences the -lgomp warning", err)
+            rc, out, err = run([ompcc, "-Werror", "prog.o", "-lgomp", "-o",
+                                "out/ge"], d, extra_env=mock)
+            check(rc == 1 and "error: '-lgomp' dropped" in err and
+                  not os.path.exists(os.path.join(d, "out/ge")),
+                  "-Werror: -lgomp is an error", err)
     finally:
         shutil.rmtree(d, ignore_errors=True)
     print("%d failed" % len(failures))

@@ -8,6 +8,10 @@ expected line (exactly, and no other error), and leave neither the object
 nor the translated file behind.  Internal errors ("ompcc: internal
 error") always fail the test.
 
+A file that also holds `/* gcc: rejects */` is invalid OpenMP, not only
+something ompcc cannot translate: `gcc -fopenmp -c` must reject it too,
+with an error on every line ompcc reports (the two agree on the rule).
+
 usage: errors.py --ompcc BUILD/ompcc [NAME ...]
 Standard library only.
 """
@@ -22,22 +26,47 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ERRORS = os.path.join(HERE, "errors")
 EXPECT = re.compile(r"/\* expect: (.*) \*/")
+GCC_REJECTS = "/* gcc: rejects */"
+LINE = re.compile(r"^[^:]*:(\d+):(?:\d+:)? error:")
+
+
+def gcc_agrees(src, expected, tmp):
+    """gcc -fopenmp rejects src with an error on each expected line."""
+    r = subprocess.run(["gcc", "-fopenmp", "-c", src, "-o",
+                        os.path.join(tmp, "gcc.o")], cwd=ERRORS,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    err = r.stderr.decode(errors="replace")
+    lines = {m.group(1) for m in map(LINE.match, err.splitlines()) if m}
+    ok = r.returncode != 0
+    if not ok:
+        print("  gcc -fopenmp accepts %s" % src)
+    for e in expected:
+        m = LINE.match(e)
+        if m and m.group(1) not in lines:
+            print("  gcc -fopenmp reports no error on line %s" % m.group(1))
+            ok = False
+    if not ok:
+        print("  gcc's stderr was:\n    " + err.replace("\n", "\n    "))
+    return ok
 
 
 def check(ompcc, name, tmp):
     src = name + ".c"
     with open(os.path.join(ERRORS, src)) as f:
-        expected = EXPECT.findall(f.read())
+        content = f.read()
+    expected = EXPECT.findall(content)
     if not expected:
         print("  no 'expect:' lines in %s" % src)
         return False
+    ok = True
+    if GCC_REJECTS in content and not gcc_agrees(src, expected, tmp):
+        ok = False
     obj = os.path.join(tmp, name + ".o")
     env = {k: v for k, v in os.environ.items() if not k.startswith("OMPDSM_")}
     r = subprocess.run([ompcc, "-c", "-k", src, "-o", obj], cwd=ERRORS, env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     err = r.stderr.decode(errors="replace")
     got = [line for line in err.splitlines() if ": error:" in line]
-    ok = True
     if r.returncode != 1:
         print("  exit status %d, expected 1" % r.returncode)
         ok = False

@@ -10,3 +10,4 @@ int main(void)
     return x;
 }
 /* expect: section_outside.c:7:13: error: '#pragma omp section' outside '#pragma omp sections' */
+/* gcc: rejects */
