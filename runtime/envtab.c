@@ -160,6 +160,8 @@ static const struct rt_env_var vars[] = {
      "per-loop overrides of profiled loops (ompdsm-tune)", NULL},
     {"OMPDSM_PROFILED_GAIN", RT_ENV_NODE, "0.05", "fraction",
      "predicted gain a profiled loop needs to re-partition", NULL},
+    {"OMPDSM_PROFILED_STEP", RT_ENV_NODE, "1", "fraction in (0, 1]",
+     "how far a re-partition moves towards the measured speeds", NULL},
     {"OMPDSM_PROFILED_DRIFT", RT_ENV_NODE, "0.2", "fraction",
      "drift from the prediction that makes a profiled loop measure again", NULL},
     {"OMPDSM_THREADS_PER_NODE", RT_ENV_NODE, "1", "1", "threads per node", show_tpn},
