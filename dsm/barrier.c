@@ -5,8 +5,11 @@
  * there), and the release broadcast carries the merged notices, which every
  * node applies before leaving.
  *
- * Payload going up:   u64 n, n notices, ext bytes
- * Payload going down: u64 n, n notices, u64 log tail, ext bytes */
+ * Payload going up:   u64 n, n notices, u64 m, m mig_rec, ext bytes
+ * Payload going down: u64 n, n notices, u64 m, m mig_move, u64 log tail,
+ *                     ext bytes
+ * (the mig sections carry home migration, migrate.c; m is 0 when it is
+ * off).  A fork's message has the downward shape. */
 #include "dsm_int.h"
 
 #include <errno.h>
@@ -18,32 +21,69 @@ struct bctx {
     int root_applied;
 };
 
-/* Splits a payload into notices and the rest. */
-static int parse(const void *buf, size_t len, const struct notice **v,
-                 size_t *n, const char **rest, size_t *restlen, int down)
+/* A payload, split into its parts. */
+struct pl {
+    const struct notice *v;
+    size_t n;
+    const char *mig; /* u64 count, then the records or moves */
+    size_t nmig;
+    uint64_t tail;   /* down only */
+    const char *ext;
+    size_t extlen;
+};
+
+static size_t mig_size(int down)
 {
+    return down ? sizeof(struct mig_move) : sizeof(struct mig_rec);
+}
+
+static int parse(const void *buf, size_t len, struct pl *p, int down)
+{
+    const char *b = buf, *end = b + len;
     uint64_t cnt;
     if (len < 8)
         return -EPROTO;
-    memcpy(&cnt, buf, 8);
-    size_t need = 8 + cnt * sizeof(struct notice) + (down ? 8 : 0);
-    if (need > len)
+    memcpy(&cnt, b, 8);
+    b += 8;
+    if (cnt > (size_t)(end - b) / sizeof(struct notice))
         return -EPROTO;
-    *v = (const struct notice *)((const char *)buf + 8);
-    *n = (size_t)cnt;
-    *rest = (const char *)buf + need;
-    *restlen = len - need;
+    p->v = (const struct notice *)b;
+    p->n = (size_t)cnt;
+    b += cnt * sizeof(struct notice);
+    if (end - b < 8)
+        return -EPROTO;
+    p->mig = b;
+    memcpy(&cnt, b, 8);
+    b += 8;
+    if (cnt > (size_t)(end - b) / mig_size(down))
+        return -EPROTO;
+    p->nmig = (size_t)cnt;
+    b += cnt * mig_size(down);
+    p->tail = 0;
+    if (down) {
+        if (end - b < 8)
+            return -EPROTO;
+        memcpy(&p->tail, b, 8);
+        b += 8;
+    }
+    p->ext = b;
+    p->extlen = (size_t)(end - b);
     return 0;
 }
 
+/* mig: a mig section (u64 count first), or NULL for an empty one. */
 static int build(struct comm_buf *out, const struct notice *v, size_t n,
-                 const uint64_t *tail, const void *ext, size_t extlen)
+                 const struct comm_buf *mig, const uint64_t *tail,
+                 const void *ext, size_t extlen)
 {
-    uint64_t cnt = n;
+    uint64_t cnt = n, none = 0;
     out->len = 0;
     int rc = comm_buf_append(out, &cnt, 8);
     if (!rc)
         rc = comm_buf_append(out, v, n * sizeof *v);
+    if (!rc)
+        rc = mig ? comm_buf_append(out, mig->data, mig->len)
+                 : comm_buf_append(out, &none, 8);
     if (!rc && tail)
         rc = comm_buf_append(out, tail, 8);
     if (!rc)
@@ -55,25 +95,29 @@ static int combine(void *vctx, struct comm_buf *acc, const void *in,
                    size_t inlen)
 {
     struct bctx *x = vctx;
-    const struct notice *av, *bv;
-    size_t an, bn, aextlen, bextlen;
-    const char *aext, *bext;
-    if (parse(acc->data, acc->len, &av, &an, &aext, &aextlen, 0) < 0 ||
-        parse(in, inlen, &bv, &bn, &bext, &bextlen, 0) < 0) {
+    struct pl a, b;
+    if (parse(acc->data, acc->len, &a, 0) < 0 || parse(in, inlen, &b, 0) < 0) {
         ompdsm_err("barrier: malformed payload from a child");
         return -EPROTO;
     }
     struct notice_list m = {0};
-    notice_merge(av, an, bv, bn, &m);
-    struct comm_buf e = {0};
-    int rc = comm_buf_append(&e, aext, aextlen);
-    if (!rc && x->ext && x->ext->combine)
-        rc = x->ext->combine(x->ext->ctx, &e, bext, bextlen);
-    else if (!rc && bextlen && !aextlen)
-        rc = comm_buf_append(&e, bext, bextlen);
-    struct comm_buf out = {0};
+    notice_merge(a.v, a.n, b.v, b.n, &m);
+    /* Migration records: both lists, one after the other. */
+    uint64_t nmig = a.nmig + b.nmig;
+    struct comm_buf mig = {0}, e = {0}, out = {0};
+    int rc = comm_buf_append(&mig, &nmig, 8);
     if (!rc)
-        rc = build(&out, m.v, m.n, NULL, e.data, e.len);
+        rc = comm_buf_append(&mig, a.mig + 8, a.nmig * mig_size(0));
+    if (!rc)
+        rc = comm_buf_append(&mig, b.mig + 8, b.nmig * mig_size(0));
+    if (!rc)
+        rc = comm_buf_append(&e, a.ext, a.extlen);
+    if (!rc && x->ext && x->ext->combine)
+        rc = x->ext->combine(x->ext->ctx, &e, b.ext, b.extlen);
+    else if (!rc && b.extlen && !a.extlen)
+        rc = comm_buf_append(&e, b.ext, b.extlen);
+    if (!rc)
+        rc = build(&out, m.v, m.n, &mig, NULL, e.data, e.len);
     if (!rc) {
         comm_buf_free(acc);
         *acc = out;
@@ -81,6 +125,7 @@ static int combine(void *vctx, struct comm_buf *acc, const void *in,
         comm_buf_free(&out);
     }
     notice_free(&m);
+    comm_buf_free(&mig);
     comm_buf_free(&e);
     return rc;
 }
@@ -88,15 +133,13 @@ static int combine(void *vctx, struct comm_buf *acc, const void *in,
 static int at_root(void *vctx, struct comm_buf *acc)
 {
     struct bctx *x = vctx;
-    const struct notice *v;
-    size_t n, extlen;
-    const char *ext;
-    if (parse(acc->data, acc->len, &v, &n, &ext, &extlen, 0) < 0)
+    struct pl p;
+    if (parse(acc->data, acc->len, &p, 0) < 0)
         return -EPROTO;
     struct notice_list all = {0};
-    notice_merge(v, n, NULL, 0, &all);
-    struct comm_buf e = {0};
-    int rc = comm_buf_append(&e, ext, extlen);
+    notice_merge(p.v, p.n, NULL, 0, &all);
+    struct comm_buf e = {0}, moves = {0};
+    int rc = comm_buf_append(&e, p.ext, p.extlen);
     if (rc < 0)
         return rc;
     uint64_t tail = 0;
@@ -120,13 +163,27 @@ static int at_root(void *vctx, struct comm_buf *acc)
             all = m;
         }
     }
+    /* Every write of the interval, the hook's too, is at its home: pages
+     * may change homes now. */
+    rc = dsm_mig_decide((const struct mig_rec *)(p.mig + 8), p.nmig, &moves);
+    if (rc < 0)
+        goto out;
     if (!dsm_g.solo)
         tail = __atomic_load_n(&((struct dsm_area_hdr *)dsm_g.area)->log_tail,
                                __ATOMIC_ACQUIRE);
-    rc = build(acc, all.v, all.n, &tail, e.data, e.len);
+    /* acc is rebuilt from parts that point into it: build into a copy. */
+    struct comm_buf nb = {0};
+    rc = build(&nb, all.v, all.n, &moves, &tail, e.data, e.len);
+    if (!rc) {
+        comm_buf_free(acc);
+        *acc = nb;
+    } else {
+        comm_buf_free(&nb);
+    }
 out:
     notice_free(&all);
     comm_buf_free(&e);
+    comm_buf_free(&moves);
     return rc;
 }
 
@@ -143,10 +200,14 @@ int dsm_barrier(struct comm_group g, struct dsm_sync_ext *ext)
         memset(&dsm_g.interval, 0, sizeof dsm_g.interval);
         pthread_mutex_unlock(&dsm_g.interval_lock);
     }
-    struct comm_buf up = {0}, down = {0};
-    int rc = build(&up, rel.v, rel.n, NULL, ext ? ext->up : NULL,
+    struct comm_buf up = {0}, down = {0}, mig = {0};
+    /* Homes move only where every node takes part and so learns of it. */
+    int rc = dsm_mig_report(&mig, g.nodes == dsm_g.size);
+    if (!rc)
+        rc = build(&up, rel.v, rel.n, &mig, NULL, ext ? ext->up : NULL,
                    ext ? ext->uplen : 0);
     notice_free(&rel);
+    comm_buf_free(&mig);
     if (rc < 0)
         goto out;
     if (dsm_g.solo) {
@@ -158,26 +219,26 @@ int dsm_barrier(struct comm_group g, struct dsm_sync_ext *ext)
     }
     if (rc < 0)
         goto out;
-    const struct notice *v;
-    size_t n, extlen;
-    const char *extp;
-    if (parse(down.data, down.len, &v, &n, &extp, &extlen, 1) < 0) {
+    struct pl p;
+    if (parse(down.data, down.len, &p, 1) < 0) {
         rc = -EPROTO;
         goto out;
     }
     if (!dsm_g.solo) {
+        /* The new homes first: a faster node may already have sent a diff
+         * to a page's new home, which the notices must then not refetch
+         * (update protocol) from the old one over the diff. */
+        dsm_mig_apply((const struct mig_move *)(p.mig + 8), p.nmig);
         if (!x.root_applied)
-            dsm_apply_notices(v, n);
-        uint64_t tail;
-        memcpy(&tail, extp - 8, 8);
+            dsm_apply_notices(p.v, p.n);
         pthread_mutex_lock(&dsm_g.acquire_lock);
-        if (tail > dsm_g.log_pos)
-            dsm_g.log_pos = tail;
+        if (p.tail > dsm_g.log_pos)
+            dsm_g.log_pos = p.tail;
         pthread_mutex_unlock(&dsm_g.acquire_lock);
     }
     if (ext && ext->down) {
         ext->down->len = 0;
-        rc = comm_buf_append(ext->down, extp, extlen);
+        rc = comm_buf_append(ext->down, p.ext, p.extlen);
     }
     dsm_alloc_at_barrier();
 out:
@@ -201,7 +262,7 @@ int dsm_fork_send(struct comm_group g, const void *data, size_t len)
     }
     struct comm_buf b = {0};
     uint64_t tail = 0;
-    int rc = build(&b, rel.v, rel.n, &tail, data, len);
+    int rc = build(&b, rel.v, rel.n, NULL, &tail, data, len);
     notice_free(&rel);
     if (!rc && !dsm_g.solo)
         rc = comm_bcast0(g, &b);
@@ -218,15 +279,13 @@ int dsm_fork_recv(struct comm_group g, struct comm_buf *data)
     if (rc < 0)
         ompdsm_fatal("waiting for work from node 0 failed (%d)", rc);
     DSM_STAT(forks, 1);
-    const struct notice *v;
-    size_t n, restlen;
-    const char *rest;
-    if (parse(b.data, b.len, &v, &n, &rest, &restlen, 1) < 0)
+    struct pl p;
+    if (parse(b.data, b.len, &p, 1) < 0)
         ompdsm_fatal("malformed fork message from node 0");
     dsm_release();
-    dsm_apply_notices(v, n);
+    dsm_apply_notices(p.v, p.n);
     data->len = 0;
-    rc = comm_buf_append(data, rest, restlen);
+    rc = comm_buf_append(data, p.ext, p.extlen);
     comm_buf_free(&b);
     return rc;
 }

@@ -168,6 +168,12 @@ struct dsm_stats {
     uint64_t atomics;
     uint64_t fault_ns, barrier_ns, lock_ns;
     uint64_t allocs, frees, alloc_bytes;
+    /* Home migration (OMPDSM_MIGRATION): faults this node took on pages
+     * homed elsewhere (read faults that fetched, write faults that made a
+     * twin; counted under any policy), pages whose home
+     * moved to this node and their bytes, and (node 0) barriers that moved
+     * at least one page. */
+    uint64_t remote_faults, migrations, migrate_bytes, migrate_barriers;
 };
 void dsm_stats_get(struct dsm_stats *out);
 

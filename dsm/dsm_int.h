@@ -129,6 +129,7 @@ struct dsm_state {
     int byte_diffs;         /* OMPDSM_DIFF_GRANULE=byte: ignore granules */
     int home_block;         /* OMPDSM_HOME_POLICY=block (home.c) */
     size_t home_block_min;  /* OMPDSM_HOME_BLOCK_MIN (home.c) */
+    int mig_policy;         /* OMPDSM_MIGRATION: enum mig_policy (migrate.c) */
 
     /* DSM_REG_AREA: lock tails, queue nodes, and at node 0 the chunk table
      * and the notice log. */
@@ -215,6 +216,10 @@ void dsm_home_globals_done(uint32_t gpages);
  * chunk table and places their pages: block-distributed over the nodes
  * when dpages (their data pages) is not 0, else all this node's. */
 void dsm_home_record_run(uint32_t first, uint32_t n, uint64_t dpages);
+
+/* Makes node the home of page pg in this node's map (home migration, at
+ * a barrier every node passes; migrate.c). */
+void dsm_home_move(uint32_t pg, int node);
 
 /* Node 0's chunk table: one entry per chunk, DSM_CHUNK_ENT_SIZE bytes at
  * dsm_off_chunks.  Word 0: owner + 1 (0: never claimed), and bit 32 set
@@ -332,6 +337,57 @@ void dsm_log_acquire(void);
 void dsm_release_page(uint32_t pg);
 /* Releases and records the notices in the interval accumulator. */
 void dsm_release_interval(struct notice_list *published);
+
+/* ---- home migration (migrate.c) ----
+ * Each node counts, per page, its uses of the page in the interval between
+ * two barriers of all nodes: remote faults (policy faults) or bytes of
+ * diffs sent (policy diffs); the home's own write faults count for the
+ * home.  The counts ride up on that barrier's payload, the barrier's root
+ * decides, copies each moving page from its old home to its new one while
+ * every node waits inside the barrier, and the release carries the moves,
+ * which every node applies before leaving (docs/design.md, "Home
+ * migration"). */
+enum mig_policy { MIG_OFF = 0, MIG_FAULTS = 1, MIG_DIFFS = 2 };
+/* One node's count for one page, going up. */
+struct mig_rec {
+    uint32_t page;
+    uint16_t node;  /* the counting node */
+    uint16_t home;  /* the page's home during the interval */
+    uint32_t count; /* faults, or bytes */
+    uint32_t pad;   /* 16 bytes: what follows in a payload stays aligned */
+};
+/* A decided move, going down. */
+struct mig_move {
+    uint32_t page;
+    uint16_t from, to;
+};
+/* Parses OMPDSM_MIGRATION and its settings (dsm_init, after the homes). */
+void dsm_mig_init(void);
+void dsm_mig_note_(uint32_t pg, uint32_t n, uint32_t amount);
+/* A fault on pages [pg, pg+n) (remote fetches, or a write fault) under
+ * policy faults; nothing when migration is off. */
+static inline void dsm_mig_fault(uint32_t pg, uint32_t n)
+{
+    if (OMPDSM_UNLIKELY(dsm_g.mig_policy == MIG_FAULTS))
+        dsm_mig_note_(pg, n, 1);
+}
+/* bytes written to page pg (a diff, or a whole page for a write fault at
+ * its home) under policy diffs. */
+static inline void dsm_mig_bytes(uint32_t pg, uint64_t bytes)
+{
+    if (OMPDSM_UNLIKELY(dsm_g.mig_policy == MIG_DIFFS))
+        dsm_mig_note_(pg, 1, bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes);
+}
+/* Appends this node's section of a barrier's upward payload (u64 count,
+ * records) and forgets the counts sent; world is 0 for a barrier of a
+ * sub-team, which carries none and keeps the counts. */
+int dsm_mig_report(struct comm_buf *up, int world);
+/* At the barrier's root, after every write is at its home: decides the
+ * moves from every node's records, copies the moving pages to their new
+ * homes, and appends the down section (u64 count, moves) to out. */
+int dsm_mig_decide(const struct mig_rec *r, size_t n, struct comm_buf *out);
+/* On every node as it leaves the barrier: the new homes take effect. */
+void dsm_mig_apply(const struct mig_move *m, size_t n);
 
 /* ---- allocation (alloc.c) ---- */
 void dsm_alloc_init(void);

@@ -147,6 +147,8 @@ void dsm_page_access(uint32_t pg, int write)
                 ompdsm_fatal("fetch of pages %u-%u (%p) from node %d failed",
                              pg, pg + n - 1, (void *)page_app(pg), home);
             DSM_STAT(pages_fetched, n);
+            DSM_STAT(remote_faults, 1);
+            dsm_mig_fault(pg, n);
             for (uint32_t k = 0; k < n; k++)
                 dsm_g.state[pg + k] = PG_RO;
             dsm_protect(pg, n, PROT_READ);
@@ -157,14 +159,22 @@ void dsm_page_access(uint32_t pg, int write)
                          "node %d", pg, n - 1, home);
         }
     } else if (st != PG_DIRTY) {
-        if (st == PG_INVALID && home != dsm_g.rank)
+        if (st == PG_INVALID && home != dsm_g.rank) {
             dsm_fetch_page(pg, home);
+            dsm_mig_fault(pg, 1); /* the fetch; the write counts below */
+        }
         if (home != dsm_g.rank) {
             void *t = twin_alloc();
             memcpy(t, page_sys(pg), dsm_g.page_size);
             dsm_g.twin[pg] = t;
             DSM_STAT(twins, 1);
+            DSM_STAT(remote_faults, 1);
+        } else {
+            /* The home keeps no twin: its bytes are unknown, and half a
+             * page is what its write counts for under policy diffs. */
+            dsm_mig_bytes(pg, dsm_g.page_size / 2);
         }
+        dsm_mig_fault(pg, 1);
         /* Listed before it becomes writable: once any thread can store to
          * it, a release on another thread must find it in the list (and
          * then wait for this page lock), or that store would be missed. */

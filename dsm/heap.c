@@ -115,6 +115,7 @@ int dsm_init(void)
     static const char *const granules[] = {"type", "byte"};
     dsm_g.byte_diffs = ompdsm_env_choice("OMPDSM_DIFF_GRANULE", granules, 2, 0) == 1;
     dsm_home_init();
+    dsm_mig_init();
     static const char *const onoff[] = {"on", "off"};
     /* Under the update protocol every copy a node ever held is refetched at
      * each notice, so no page stays unfetched: no marks, no exclusivity. */

@@ -3,7 +3,8 @@
  * through which a node learns the homes of memory another node allocated,
  * and the placement policy (OMPDSM_HOME_POLICY: which node is home of
  * which page of an allocation).  Every write to the map goes through this
- * file, so that a change of who the home is happens in one place. */
+ * file, so that a change of who the home is happens in one place (home
+ * migration, migrate.c, calls dsm_home_move). */
 #include "dsm_int.h"
 
 #include <stdlib.h>
@@ -81,12 +82,20 @@ static void place_run(uint32_t first, int owner, uint64_t dpages, uint32_t nchun
         fill_unknown(p0, nchunks * cpages, owner);
         return;
     }
+    /* Only pages still unknown: a page whose home migrated is known to
+     * every node since the barrier that moved it, and the chunk table
+     * still names its first home. */
     uint64_t run_pages = OMPDSM_ALIGN_UP(dpages + 1, (uint64_t)cpages);
-    store_home(p0, owner);
+    fill_unknown(p0, 1, owner);
     for (uint64_t i = 0; i < dpages; i++)
-        store_home(p0 + 1 + (uint32_t)i, spread_home(i, dpages));
-    for (uint64_t i = dpages + 1; i < run_pages; i++)
-        store_home(p0 + (uint32_t)i, owner);
+        fill_unknown(p0 + 1 + (uint32_t)i, 1, spread_home(i, dpages));
+    fill_unknown(p0 + (uint32_t)dpages + 1,
+                 (uint32_t)(run_pages - dpages - 1), owner);
+}
+
+void dsm_home_move(uint32_t pg, int node)
+{
+    store_home(pg, node);
 }
 
 void dsm_home_record_run(uint32_t first, uint32_t n, uint64_t dpages)

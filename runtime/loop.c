@@ -516,6 +516,24 @@ static void prof_init(struct rt_loop *L, long long eval_size,
     L->t0 = prof_now();
 }
 
+/* OMPDSM_PROFILED_STEP: how far a re-partition goes towards the measured
+ * speeds (sched_prof_in.step); read once, every node reads the same. */
+static double prof_step(void)
+{
+    static double step = -1;
+    double v;
+    __atomic_load(&step, &v, __ATOMIC_RELAXED);
+    if (v >= 0)
+        return v;
+    const char *e = getenv("OMPDSM_PROFILED_STEP");
+    v = 1;
+    if (e && *e && (rt_parse_fraction(e, &v) < 0 || v <= 0 || v > 1))
+        ompdsm_fatal("OMPDSM_PROFILED_STEP='%s' is not valid: expected a "
+                     "fraction in (0, 1], such as 0.5", e);
+    __atomic_store(&step, &v, __ATOMIC_RELAXED);
+    return v;
+}
+
 /* Steps (1a)-(1e): every thread's time for its eval_size iterations, one
  * allgather, and the same decision on every node. */
 static void prof_exchange(struct rt_loop *L, uint64_t timed_ns,
@@ -548,7 +566,8 @@ static void prof_exchange(struct rt_loop *L, uint64_t timed_ns,
         for (int i = 0; i < nt; i++)
             ps->weight[i] = 1;
     struct sched_prof_in in = {L->base, L->n, L->chunk, nt, speed, ps->weight,
-                               brief ? INFINITY : rt_icv.prof_gain};
+                               brief ? INFINITY : rt_icv.prof_gain,
+                               prof_step()};
     struct sched_prof_out out = {0, 0, 0, vec, w};
     if (sched_profiled_decide(&in, &out) < 0)
         ompdsm_fatal("schedule(profiled): no partition for %d threads", nt);

@@ -213,6 +213,28 @@ double sched_profiled_time(const struct sched_prof_part *p,
     return worst;
 }
 
+/* The weights a re-partition would use: the measured speeds, or with a
+ * step below 1 only that part of the way from the shares in use to the
+ * measured ones (the Omni/SCASH paper's section 4.4: one noisy
+ * measurement then moves little of the data each node works on, and homes
+ * that migrated to their users stay useful). */
+static void target_weights(const struct sched_prof_in *in, double *w)
+{
+    int nt = in->nthreads;
+    double ss = 0, sc = 0;
+    for (int t = 0; t < nt; t++) {
+        ss += usable(in->speed[t]);
+        sc += usable(in->cur_weight[t]);
+    }
+    int gradual = in->step > 0 && in->step < 1 && ss > 0 && sc > 0;
+    for (int t = 0; t < nt; t++) {
+        double s = usable(in->speed[t]);
+        w[t] = gradual ? usable(in->cur_weight[t]) / sc +
+                             in->step * (s / ss - usable(in->cur_weight[t]) / sc)
+                       : s;
+    }
+}
+
 int sched_profiled_decide(const struct sched_prof_in *in,
                           struct sched_prof_out *out)
 {
@@ -220,10 +242,12 @@ int sched_profiled_decide(const struct sched_prof_in *in,
     if (nt < 1 || nt > SCHED_PROF_MAX_THREADS)
         return -EINVAL;
     uint64_t vold[nt];
+    double target[nt];
+    target_weights(in, target);
     int rc = sched_profiled_vector(in->base, in->n, in->chunk, nt,
                                    in->cur_weight, vold);
     if (!rc)
-        rc = sched_profiled_vector(in->base, in->n, in->chunk, nt, in->speed,
+        rc = sched_profiled_vector(in->base, in->n, in->chunk, nt, target,
                                    out->vec);
     if (rc)
         return rc;
@@ -243,7 +267,6 @@ int sched_profiled_decide(const struct sched_prof_in *in,
     if (!out->repartition)
         memcpy(out->vec, vold, sizeof vold);
     for (int t = 0; t < nt; t++)
-        out->weight[t] = out->repartition ? usable(in->speed[t])
-                                          : in->cur_weight[t];
+        out->weight[t] = out->repartition ? target[t] : in->cur_weight[t];
     return 0;
 }

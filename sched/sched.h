@@ -103,6 +103,10 @@ struct sched_prof_in {
     const double *speed;      /* measured, iterations per unit of time */
     const double *cur_weight; /* the partition in use */
     double gain;              /* threshold, e.g. 0.05; INFINITY: never */
+    /* Gradual re-partitioning: the fraction of the way from the weights
+     * in use to the measured speeds (both as shares of their sums) that a
+     * re-partition goes; 0 or from 1 up: all the way. */
+    double step;
 };
 struct sched_prof_out {
     int repartition;

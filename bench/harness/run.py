@@ -103,7 +103,8 @@ STAT_KEYS = ['read_faults', 'write_faults', 'pages_fetched', 'twins', 'diffs',
              'diff_bytes', 'diff_runs', 'notices_sent', 'notices_applied',
              'invalidations', 'barriers', 'forks', 'dsm_atomics', 'fault_ns',
              'barrier_ns', 'puts', 'put_bytes', 'gets', 'get_bytes',
-             'comm_atomics', 'notifies', 'wait_ns', 'sleeps', 'region_ns']
+             'comm_atomics', 'notifies', 'wait_ns', 'sleeps', 'region_ns',
+             'remote_faults', 'migrations', 'migrate_bytes']
 
 GOALS = [
     # (id, kernel, class or None, what, threshold, text)

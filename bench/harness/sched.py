@@ -51,8 +51,11 @@ def profiled_loops(path):
 def one(runner, k, c, sched, idx, slowed, rep, transport):
     """One run; the schedule through OMP_SCHEDULE (Runner copies
     os.environ).  'profiled@,8,1' is OMP_SCHEDULE=profiled with
-    OMPDSM_PROFILED='*=,8,1' (eval_size 8, eval_skip 1)."""
-    kind, _, over = sched.partition('@')
+    OMPDSM_PROFILED='*=,8,1' (eval_size 8, eval_skip 1); a '+POLICY' suffix
+    ('profiled+faults') sets OMPDSM_MIGRATION=POLICY (default off)."""
+    sched_only, _, mig = sched.partition('+')
+    os.environ['OMPDSM_MIGRATION'] = mig or 'off'
+    kind, _, over = sched_only.partition('@')
     os.environ['OMP_SCHEDULE'] = kind
     if over:
         os.environ['OMPDSM_PROFILED'] = '*=' + over
@@ -104,6 +107,8 @@ def summarize(runs, kernels, schedules):
                     'ratios': ratios,
                     'faults': med([x.get('read_faults', 0) + x.get('write_faults', 0) for x in st]),
                     'barriers': med([x.get('barriers') for x in st]),
+                    'migrations': med([x.get('migrations', 0) for x in st]),
+                    'moved': med([x.get('migrate_bytes', 0) for x in st]),
                     'measured': med([sum(l['measurements'] for l in p) for p in prof]) if any(prof) else None,
                     'executions': med([sum(l['executions'] for l in p) for p in prof]) if any(prof) else None,
                     'vectors': [[l['vector'] for l in p][:3] for p in prof][:1],
@@ -125,8 +130,8 @@ def markdown(doc):
                  doc['date'], doc['slow'], doc['load_before'], doc['load_after'],
                  doc['reps'], doc['transport']))
     L.append('')
-    L.append('| kernel | schedule | time homog. (s) | vs static | time node 1 slowed (s) | vs static | faults homog./slowed | barriers | profiled: executions, measured |')
-    L.append('|---|---|---|---|---|---|---|---|---|')
+    L.append('| kernel | schedule | time homog. (s) | vs static | time node 1 slowed (s) | vs static | faults homog./slowed | barriers | migrations homog./slowed | MiB moved slowed | profiled: executions, measured |')
+    L.append('|---|---|---|---|---|---|---|---|---|---|---|')
     for kc, cell in doc['summary'].items():
         for s in doc['schedules']:
             h, w = cell['%s/homo' % s], cell['%s/slow' % s]
@@ -134,10 +139,12 @@ def markdown(doc):
             if s.startswith('profiled') and w['executions'] is not None:
                 prof = '%d, %d' % (w['executions'], w['measured'])
             fails = h['failed'] + w['failed']
-            L.append('| %s | %s | %s | %s | %s | %s | %s / %s | %s | %s |%s' % (
+            L.append('| %s | %s | %s | %s | %s | %s | %s / %s | %s | %s / %s | %s | %s |%s' % (
                 kc, s, fmt(h['time']), fmt(h['vs_static']), fmt(w['time']),
                 fmt(w['vs_static']), fmt(h['faults'], 0), fmt(w['faults'], 0),
-                fmt(w['barriers'], 0), prof, (' ' + '; '.join(fails)) if fails else ''))
+                fmt(w['barriers'], 0), fmt(h['migrations'], 0), fmt(w['migrations'], 0),
+                fmt(None if w['moved'] is None else w['moved'] / 2**20, 1), prof,
+                (' ' + '; '.join(fails)) if fails else ''))
     L.append('')
     L.append('"vs static": median over repetitions of (static time / this time) '
              'of two runs made one after the other; above 1 is faster than static.')
@@ -212,7 +219,7 @@ def main(argv=None):
         logf.write(msg + '\n')
         logf.flush()
 
-    for v in ('OMP_SCHEDULE', 'OMPDSM_PROFILED'):
+    for v in ('OMP_SCHEDULE', 'OMPDSM_PROFILED', 'OMPDSM_MIGRATION'):
         os.environ.pop(v, None)
     bins = harness.Binaries(a.build, a.out, log)
     slow = slownode.SlowNode(a.slow_method, 5000, 10000, 1).setup()
@@ -234,6 +241,7 @@ def main(argv=None):
         slow.teardown()
         os.environ.pop('OMP_SCHEDULE', None)
         os.environ.pop('OMPDSM_PROFILED', None)
+        os.environ.pop('OMPDSM_MIGRATION', None)
     doc = {'command': command, 'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()),
            'load_before': load0, 'load_after': harness.loadavg()[0],
            'slow': slow.describe(), 'reps': a.reps, 'transport': a.transport,

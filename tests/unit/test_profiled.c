@@ -225,6 +225,42 @@ static void test_threshold(void **st)
     assert_int_equal(v2[1], 4);
 }
 
+/* Gradual re-partitioning: a step of 0.5 from an even split of two
+ * threads measured at 3:1 goes half the way, to shares 0.625 and 0.375;
+ * the predicted time is judged with the measured speeds; step 0 and 1
+ * go all the way. */
+static void test_step(void **st)
+{
+    (void)st;
+    const double s[2] = {3, 1}, eq[2] = {1, 1};
+    uint64_t vec[2];
+    double w[2];
+    struct sched_prof_in in = {0, 800, 0, 2, s, eq, 0.05, 0.5};
+    struct sched_prof_out out = {0, 0, 0, vec, w};
+    assert_int_equal(sched_profiled_decide(&in, &out), 0);
+    assert_true(out.repartition);
+    assert_int_equal(vec[0], 500);
+    assert_int_equal(vec[1], 300);
+    assert_true(fabs(w[0] - 0.625) < 1e-12 && fabs(w[1] - 0.375) < 1e-12);
+    assert_true(fabs(out.t_old - 400) < 1e-9); /* 400 iterations at speed 1 */
+    assert_true(fabs(out.t_new - 300) < 1e-9);
+    /* The next step starts from those weights: 0.625 + (0.75 - 0.625) / 2. */
+    in.cur_weight = w;
+    double w2[2];
+    out.weight = w2;
+    assert_int_equal(sched_profiled_decide(&in, &out), 0);
+    assert_true(fabs(w2[0] - 0.6875) < 1e-12);
+    assert_int_equal(vec[0], 550);
+    in.cur_weight = eq;
+    out.weight = w;
+    for (int k = 0; k < 2; k++) {
+        in.step = k; /* 0, then 1 */
+        assert_int_equal(sched_profiled_decide(&in, &out), 0);
+        assert_int_equal(vec[0], 600);
+        assert_int_equal(vec[1], 200);
+    }
+}
+
 static void test_edges(void **st)
 {
     (void)st;
@@ -452,6 +488,7 @@ int main(void)
         cmocka_unit_test(test_figure2_cyclic),
         cmocka_unit_test(test_figure2_block),
         cmocka_unit_test(test_threshold),
+        cmocka_unit_test(test_step),
         cmocka_unit_test(test_edges),
         cmocka_unit_test(test_huge),
         cmocka_unit_test(test_random_partition),
