@@ -121,6 +121,15 @@ void dsm_flush(void);
 /* Flush with a list: the listed range is guaranteed; the rest too (OpenMP
  * programs such as NPB LU rely on flush(flag) ordering their other data). */
 void dsm_flush_range(const void *p, size_t len);
+/* A volatile object [p, p+len) (OpenMP 3.0's volatile): read refetches its
+ * bytes from its home into this node's copy (as if a flush of the object
+ * came before the read), write sends them to the home at once (as if one
+ * came after the write); neither touches any other data.  A read that
+ * keeps seeing the same value yields the CPU now and then, since it is
+ * usually a spin loop waiting for another node.  Outside the heap, or on
+ * one node, only a fence. */
+void dsm_volatile_read(const volatile void *p, size_t len);
+void dsm_volatile_write(const volatile void *p, size_t len);
 /* Regions whose writes must be tracked cumulatively from a fork to the
  * join (a sub-team region: nodes outside it see its writes at the join). */
 void dsm_track_since_fork(int on);

@@ -335,6 +335,10 @@ void dsm_log_acquire(void);
 /* Sends the diff of page pg now if it is dirty here and not homed here;
  * its notice goes out with the next release. */
 void dsm_release_page(uint32_t pg);
+/* A fault is about to fetch page pg, invalidated here by a notice: if no
+ * other notice arrived since, later notices refetch the page instead of
+ * invalidating it, a few times (release.c, OMPDSM_ADAPTIVE_UPDATE). */
+void dsm_refetched(uint32_t pg);
 /* Releases and records the notices in the interval accumulator. */
 void dsm_release_interval(struct notice_list *published);
 

@@ -119,6 +119,7 @@ void dsm_page_access(uint32_t pg, int write)
          * checks this page without its lock cannot miss a fetch that might
          * read data older than the notices it applies. */
         __atomic_store_n(&dsm_g.state[pg], PG_FETCHING, __ATOMIC_SEQ_CST);
+        dsm_refetched(pg);
     }
     if (!write) {
         if (st == PG_INVALID) {

@@ -280,6 +280,60 @@ void dsm_track_since_fork(int on)
     pthread_mutex_unlock(&dsm_g.interval_lock);
 }
 
+/* ---- per-page choice between invalidating and updating a copy ----
+ * A page invalidated by a notice and faulted back before the next notice
+ * arrives (a page two nodes write between every barrier, a flag page) pays
+ * a fault, two mprotects and a whole-page get per interval; refetching it
+ * at the acquire costs the same get with no fault.  So such a page earns
+ * DSM_UPDATE_CREDIT updates; each update spends one, and once they are
+ * spent the page is invalidated again, which costs nothing more if the page
+ * has fallen out of use and earns new credit if it is faulted back at
+ * once.  A page that is not used again is refetched at most
+ * DSM_UPDATE_CREDIT times for nothing.  OMPDSM_ADAPTIVE_UPDATE=off
+ * invalidates always (under OMPDSM_PROTOCOL=update every copy is
+ * refetched anyway). */
+enum { DSM_UPDATE_CREDIT = 8 };
+static uint8_t *upd_credit;      /* per page: updates left */
+static uint32_t *upd_stale_gen;  /* per page: apply_gen + 1 at invalidation */
+static uint32_t apply_gen;       /* notice applications so far */
+static int upd_on;
+static pthread_once_t upd_once = PTHREAD_ONCE_INIT;
+
+static void upd_init(void)
+{
+    static const char *const onoff[] = {"on", "off"};
+    upd_on = ompdsm_env_choice("OMPDSM_ADAPTIVE_UPDATE", onoff, 2, 0) == 0 &&
+             !dsm_g.update_protocol;
+    if (!upd_on)
+        return;
+    upd_credit = dsm_table(dsm_g.npages, "update credit");
+    upd_stale_gen = dsm_table((size_t)dsm_g.npages * sizeof *upd_stale_gen,
+                              "invalidation generation");
+}
+
+void dsm_refetched(uint32_t pg)
+{
+    pthread_once(&upd_once, upd_init);
+    if (!upd_on)
+        return;
+    uint32_t g = __atomic_load_n(&upd_stale_gen[pg], __ATOMIC_RELAXED);
+    if (g && g == __atomic_load_n(&apply_gen, __ATOMIC_RELAXED))
+        __atomic_store_n(&upd_credit[pg], DSM_UPDATE_CREDIT, __ATOMIC_RELAXED);
+    __atomic_store_n(&upd_stale_gen[pg], 0, __ATOMIC_RELAXED);
+}
+
+/* Whether a stale valid copy of pg is refetched rather than invalidated;
+ * spends a credit (page lock held). */
+static int upd_take(uint32_t pg)
+{
+    if (dsm_g.update_protocol)
+        return 1;
+    if (!upd_on || !upd_credit[pg])
+        return 0;
+    upd_credit[pg]--;
+    return 1;
+}
+
 /* Makes the valid copies among pages [pg, pg+n) stale: none is homed here,
  * all lie within one stripe block (DSM_PLOCK_STRIPES).  Under the page locks: a dirty
  * page (another thread wrote it since this acquire released) first sends
@@ -313,12 +367,17 @@ static void stale_run(uint32_t pg, uint32_t n)
         while (k + m < n && dsm_g.state[pg + k + m] == PG_RO)
             m++;
         uint32_t s0 = pg + k;
-        if (dsm_g.update_protocol) {
-            for (uint32_t j = 0; j < m;) {
-                int home = dsm_home(s0 + j);
-                uint32_t h = 1;
-                while (j + h < m && dsm_home(s0 + j + h) == home)
-                    h++;
+        /* Split the stretch into runs refetched (one get per home) and
+         * runs invalidated (one mprotect). */
+        for (uint32_t j = 0; j < m;) {
+            int upd = upd_take(s0 + j);
+            uint32_t h = 1;
+            int home = upd ? dsm_home(s0 + j) : -1;
+            while (j + h < m && (upd ? dsm_home(s0 + j + h) == home &&
+                                           upd_take(s0 + j + h)
+                                     : !(upd_on && upd_credit[s0 + j + h])))
+                h++;
+            if (upd) {
                 dsm_mark_fetch(s0 + j, h, home);
                 int rc = comm_get(home, DSM_REG_HEAP, page_off(s0 + j),
                                   page_sys(s0 + j), (size_t)h << dsm_g.page_shift);
@@ -327,13 +386,18 @@ static void stale_run(uint32_t pg, uint32_t n)
                                  s0 + j, s0 + j + h - 1, home);
                 DSM_STAT(pages_fetched, h);
                 DSM_STAT(updates, h);
-                j += h;
+            } else {
+                uint32_t gen = __atomic_load_n(&apply_gen, __ATOMIC_RELAXED) + 1;
+                for (uint32_t q = 0; q < h; q++) {
+                    dsm_g.state[s0 + j + q] = PG_INVALID;
+                    if (upd_on)
+                        __atomic_store_n(&upd_stale_gen[s0 + j + q], gen,
+                                         __ATOMIC_RELAXED);
+                }
+                dsm_protect(s0 + j, h, PROT_NONE);
+                DSM_STAT(invalidations, h);
             }
-        } else {
-            for (uint32_t j = 0; j < m; j++)
-                dsm_g.state[s0 + j] = PG_INVALID;
-            dsm_protect(s0, m, PROT_NONE);
-            DSM_STAT(invalidations, m);
+            j += h;
         }
         k += m;
     }
@@ -389,12 +453,16 @@ static void stale_range(uint32_t pg, uint32_t n)
 void dsm_apply_notices(const struct notice *v, size_t n)
 {
     int me = dsm_g.rank;
+    pthread_once(&upd_once, upd_init);
     for (size_t i = 0; i < n; i++) {
         if (v[i].writer == me)
             continue; /* only we wrote it: our copy is what the home has */
         DSM_STAT(notices_applied, 1);
         stale_range(v[i].page, v[i].npages);
     }
+    /* A fault from here to the next application follows this one's
+     * invalidations at once (dsm_refetched). */
+    __atomic_fetch_add(&apply_gen, 1, __ATOMIC_RELAXED);
 }
 
 void dsm_invalidate_all(void)
@@ -599,4 +667,114 @@ void dsm_flush_range(const void *p, size_t len)
     (void)p;
     (void)len;
     dsm_flush();
+}
+
+/* ---- volatile objects ---- */
+
+/* Calls fn on each piece of [p, p+len) that lies within one heap page. */
+static void vol_pieces(const volatile void *p, size_t len,
+                       void (*fn)(uint32_t pg, size_t off, size_t n))
+{
+    const char *a = (const char *)p, *end = a + len;
+    while (a < end) {
+        uint32_t pg = page_of(a);
+        size_t off = (size_t)(a - page_app(pg));
+        size_t n = dsm_g.page_size - off;
+        if (n > (size_t)(end - a))
+            n = (size_t)(end - a);
+        fn(pg, off, n);
+        a += n;
+    }
+}
+
+/* Refetches bytes [off, off+n) of page pg from its home into this node's
+ * copy, and into its twin when the page is dirty, so that the next diff
+ * does not take the home's value for a write of ours.  An invalid copy is
+ * fetched whole (the read would fault anyway). */
+static void vol_refetch(uint32_t pg, size_t off, size_t n)
+{
+    int home = dsm_home(pg);
+    if (home == dsm_g.rank)
+        return; /* the home's copy is the master: diffs land in it */
+    for (;;) {
+        uint8_t st = __atomic_load_n(&dsm_g.state[pg], __ATOMIC_ACQUIRE);
+        if (st == PG_INVALID || st == PG_FETCHING) {
+            dsm_page_access(pg, 0);
+            continue;
+        }
+        pthread_mutex_lock(page_lock(pg));
+        st = dsm_g.state[pg];
+        if (st == PG_RO || st == PG_DIRTY) {
+            char buf[256], *b = n <= sizeof buf ? buf : malloc(n);
+            if (!b)
+                ompdsm_fatal("out of memory refetching %zu volatile bytes", n);
+            if (comm_get(home, DSM_REG_HEAP, page_off(pg) + off, b, n) < 0)
+                ompdsm_fatal("refetch of a volatile object (page %u) from "
+                             "node %d failed", pg, home);
+            memcpy(page_sys(pg) + off, b, n);
+            if (st == PG_DIRTY && dsm_g.twin[pg])
+                memcpy((char *)dsm_g.twin[pg] + off, b, n);
+            if (b != buf)
+                free(b);
+            pthread_mutex_unlock(page_lock(pg));
+            return;
+        }
+        pthread_mutex_unlock(page_lock(pg));
+    }
+}
+
+/* Sends bytes [off, off+n) of page pg to its home now, and makes the twin
+ * agree, so that a later diff does not send them again (over a newer
+ * value another node wrote through meanwhile). */
+static void vol_write_through(uint32_t pg, size_t off, size_t n)
+{
+    int home = dsm_home(pg);
+    if (home == dsm_g.rank)
+        return; /* written in place into the master copy */
+    pthread_mutex_lock(page_lock(pg));
+    if (dsm_g.state[pg] == PG_DIRTY && dsm_g.twin[pg])
+        memcpy((char *)dsm_g.twin[pg] + off, page_sys(pg) + off, n);
+    if (comm_put(home, DSM_REG_HEAP, page_off(pg) + off, page_sys(pg) + off,
+                 n) < 0 ||
+        comm_fence(home) < 0)
+        ompdsm_fatal("write-through of a volatile object (page %u) to node %d "
+                     "failed", pg, home);
+    pthread_mutex_unlock(page_lock(pg));
+}
+
+/* A spin loop on a volatile object must let the writer run when there are
+ * more nodes than cores: after VOL_SPINS reads of one object that saw the
+ * same bytes, each further such read yields. */
+enum { VOL_SPINS = 64 };
+static __thread const volatile void *vol_last;
+static __thread uint64_t vol_last_val;
+static __thread unsigned vol_same;
+
+void dsm_volatile_read(const volatile void *p, size_t len)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (dsm_g.solo || !dsm_g.started || !dsm_in_heap((const void *)p) || !len)
+        return;
+    vol_pieces(p, len, vol_refetch);
+    if (len <= 8) {
+        uint64_t v = 0;
+        memcpy(&v, (const void *)p, len);
+        if (p == vol_last && v == vol_last_val) {
+            if (++vol_same > VOL_SPINS)
+                sched_yield();
+        } else {
+            vol_last = p;
+            vol_last_val = v;
+            vol_same = 0;
+        }
+    }
+}
+
+void dsm_volatile_write(const volatile void *p, size_t len)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (dsm_g.solo || !dsm_g.started || !dsm_in_heap((const void *)p) || !len)
+        return;
+    vol_pieces(p, len, vol_write_through);
+    vol_last = NULL;
 }

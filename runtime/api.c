@@ -121,3 +121,14 @@ RT_API void OMPDSM_flush_range(const void *p, unsigned long size)
 {
     dsm_flush_range(p, size);
 }
+
+RT_API void *OMPDSM_volatile_read(const volatile void *p, unsigned long size)
+{
+    dsm_volatile_read(p, size);
+    return (void *)p;
+}
+
+RT_API void OMPDSM_volatile_write(const volatile void *p, unsigned long size)
+{
+    dsm_volatile_write(p, size);
+}

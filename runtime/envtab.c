@@ -134,6 +134,8 @@ static const struct rt_env_var vars[] = {
      "diff granule of large globals", NULL},
     {"OMPDSM_HOME_EXCLUSIVE", RT_ENV_NODE, "on", "on|off",
      "home pages no other node fetched stay writable across releases", NULL},
+    {"OMPDSM_ADAPTIVE_UPDATE", RT_ENV_NODE, "on", "on|off",
+     "refetch at the acquire the copies faulted back after invalidation", NULL},
     {"OMPDSM_READAHEAD", RT_ENV_NODE, "3", "0..255",
      "invalid pages fetched after a read fault", NULL},
     {"OMPDSM_HOME_POLICY", RT_ENV_NODE, "block", "block|first",

@@ -265,6 +265,15 @@ void OMPDSM_critical_end(const char *name);
 /* flush; flush(list) passes each item's address and size. */
 void OMPDSM_flush(void);
 void OMPDSM_flush_range(const void *p, unsigned long size);
+/* Accesses to volatile objects (OpenMP 3.0: a read behaves as if a flush
+ * of the object came before it, a write as if one came after it).
+ * ompcc turns a read of a volatile shared object x into
+ * (*(__typeof__(x) *)OMPDSM_volatile_read(&x, sizeof(x))): the object's
+ * bytes are refetched from its home, and p is returned; and a write into
+ * ({ __typeof__(x) v = (x = e); OMPDSM_volatile_write(&x, sizeof(x)); v; }):
+ * the bytes are written through to the home at once. */
+void *OMPDSM_volatile_read(const volatile void *p, unsigned long size);
+void OMPDSM_volatile_write(const volatile void *p, unsigned long size);
 
 /* atomic: `x op= expr` and friends.  type and op codes below; operand
  * points to the value of expr converted to x's type.  reversed != 0 for

@@ -514,6 +514,7 @@ static void rewrite_refs(tu *t)
                      t->vars.v[r->var].name);
             continue;
         }
+        name = rewrite_volatile(t, r, name);
         if (strlen(name) != r->e - r->b || strncmp(name, t->text + r->b, r->e - r->b))
             edit_add(t, r->b, r->e, name, 10);
         else

@@ -84,3 +84,51 @@ char *render_str(tu *t, unsigned b, unsigned e)
     render(t, b, e, &s);
     return sb_take(&s);
 }
+
+/* ---- volatile objects ----
+ * OpenMP 3.0: a read of a volatile object behaves as if a flush of that
+ * object came right before it, a write as if one came right after it.
+ * On a DSM a plain read of a shared volatile would keep reading this
+ * node's copy (a spin loop on a flag another node writes would never
+ * end), and a plain write would reach the home only at the next release.
+ * So a read refetches the object from its home first, and a write is
+ * written through to the home at once; the runtime does nothing for
+ * objects outside the shared heap.  Volatile arrays and members of
+ * volatile structures are not handled: only variables of volatile
+ * scalar or structure type. */
+
+static int is_volatile_var(tu *t, int v)
+{
+    CXType ty = clang_getCanonicalType(t->vars.v[v].type);
+    return clang_isVolatileQualifiedType(ty) && ty.kind != CXType_ConstantArray &&
+           ty.kind != CXType_IncompleteArray && ty.kind != CXType_VariableArray;
+}
+
+char *rewrite_volatile(tu *t, const ref *r, char *name)
+{
+    int child, p;
+    if (r->node < 0 || r->var < 0 || !is_volatile_var(t, r->var) ||
+        (r->access & ACC_ADDR))
+        return name;
+    if (r->access & ACC_WRITE) {
+        child = r->node;
+        p = t->nodes.v[child].parent;
+        while (p >= 0 && t->nodes.v[p].kind == CXCursor_ParenExpr)
+            p = t->nodes.v[p].parent;
+        if (p >= 0) {
+            edit_add(t, t->nodes.v[p].b, t->nodes.v[p].b,
+                     xasprintf("({ __typeof__(%s) __ompdsm_vv = (", name), 20);
+            edit_add(t, t->nodes.v[p].e, t->nodes.v[p].e,
+                     xasprintf("); OMPDSM_volatile_write(&%s, sizeof(%s)); "
+                               "__ompdsm_vv; })", name, name), 20);
+        }
+    }
+    if (!(r->access & ACC_READ))
+        return name;
+    {
+        char *w = xasprintf("(*(__typeof__(%s) *)OMPDSM_volatile_read(&%s, "
+                            "sizeof(%s)))", name, name, name);
+        free(name);
+        return w;
+    }
+}

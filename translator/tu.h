@@ -282,6 +282,11 @@ void edit_add(tu *t, unsigned b, unsigned e, char *text, int prio);
  * markers follow edits that add or remove lines */
 void render(tu *t, unsigned b, unsigned e, sbuf *out);
 char *render_str(tu *t, unsigned b, unsigned e);
+/* The text for reference r to a volatile variable (name: how the code
+ * names it there; taken over): a read becomes a refetch from the home and
+ * a write gets a write-through after its assignment (edits added here);
+ * any other reference keeps name. */
+char *rewrite_volatile(tu *t, const ref *r, char *name);
 
 /* globals.c */
 void globals_classify(tu *t);

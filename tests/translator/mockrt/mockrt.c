@@ -557,6 +557,22 @@ void OMPDSM_flush_range(const void *p, unsigned long size)
     __sync_synchronize();
 }
 
+/* Threads of one process share memory: a volatile access needs only the
+ * fence its flush implies. */
+void *OMPDSM_volatile_read(const volatile void *p, unsigned long size)
+{
+    (void)size;
+    __sync_synchronize();
+    return (void *)p;
+}
+
+void OMPDSM_volatile_write(const volatile void *p, unsigned long size)
+{
+    (void)p;
+    (void)size;
+    __sync_synchronize();
+}
+
 /* ------------------------------------------------------------------------
  * atomic and reductions
  * ------------------------------------------------------------------------ */

@@ -1,0 +1,140 @@
+/* tests/dsm/locktrans.c - transitivity of lock and flush handoffs, and
+ * one lock under contention.
+ *
+ * Chain: in round r node k, once handed the turn by node k-1, checks that
+ * it sees x[j] == r for every j < k, writes x[k] = r and hands the turn to
+ * node k+1.  Node k+1 synchronises only with node k, so it sees node 0's
+ * write only if handoffs are transitive (A writes x, releases lock 1; B
+ * acquires 1, releases 2; C acquires 2 and must see x).  Phase 1 hands
+ * the turn through locks (turn k under lock k), phase 2 alternates locks
+ * and flush handoffs (flag written after a flush, read in a flush loop).
+ * Phase 3: every node in turn takes one lock ten times alone, then all
+ * nodes increment a counter under that lock, half the time polling with
+ * dsm_trylock; the counter must come out exact. */
+#include "dsmtest.h"
+
+#include <sched.h>
+#include <string.h>
+
+enum { MAXN = 64, ROUNDS = 6, BURSTS = 30, ALONE = 10 };
+
+struct g {
+    int64_t x[MAXN];             /* data: x[k] written by node k */
+    char pad0[1 << 16];
+    int64_t turn[MAXN];          /* turn[k]: round handed to node k */
+    char pad1[1 << 16];
+    volatile int64_t flag[MAXN]; /* flush handoffs */
+    char pad2[1 << 16];
+    int64_t counter;
+};
+
+static struct g *g;
+
+static uint32_t lk(int k) { return T_LOCK_BASE + 100 + (uint32_t)k; }
+
+static void wait_turn_lock(int k, int64_t r)
+{
+    for (;;) {
+        dsm_lock(lk(k));
+        int64_t t = g->turn[k];
+        dsm_unlock(lk(k));
+        if (t == r)
+            return;
+        if (t > r) {
+            T_FAIL("turn of node %d is %lld in round %lld", k, (long long)t,
+                   (long long)r);
+            return;
+        }
+        sched_yield();
+    }
+}
+
+static void give_turn_lock(int k, int64_t r)
+{
+    dsm_lock(lk(k));
+    g->turn[k] = r;
+    dsm_unlock(lk(k));
+}
+
+static void wait_turn_flush(int k, int64_t r)
+{
+    while (g->flag[k] != r)
+        dsm_flush();
+    dsm_flush();
+}
+
+static void give_turn_flush(int k, int64_t r)
+{
+    dsm_flush();
+    g->flag[k] = r;
+    dsm_flush();
+}
+
+static void chain(int phase, int64_t r)
+{
+    int k = T_rank, n = T_size;
+    int via_flush = phase == 2 && k % 2 == 1; /* how node k gets its turn */
+    if (k > 0) {
+        if (via_flush)
+            wait_turn_flush(k, r);
+        else
+            wait_turn_lock(k, r);
+    }
+    for (int j = 0; j < k; j++)
+        if (g->x[j] != r)
+            T_FAIL("phase %d round %lld: x[%d] = %lld (not transitive)", phase,
+                   (long long)r, j, (long long)g->x[j]);
+    g->x[k] = r;
+    if (k + 1 < n) {
+        if (phase == 2 && (k + 1) % 2 == 1)
+            give_turn_flush(k + 1, r);
+        else
+            give_turn_lock(k + 1, r);
+    } else {
+        dsm_release();
+    }
+}
+
+int main(void)
+{
+    t_start(sizeof *g, (void **)&g);
+    if (T_size > MAXN) {
+        printf("locktrans: at most %d nodes\n", MAXN);
+        return 2;
+    }
+    int64_t r = 0;
+    for (int phase = 1; phase <= 2; phase++)
+        for (int i = 0; i < ROUNDS; i++) {
+            chain(phase, ++r);
+            t_barrier();
+        }
+    /* Phase 3 */
+    uint32_t c = T_LOCK_BASE + 50;
+    for (int k = 0; k < T_size; k++) {
+        if (k == T_rank)
+            for (int i = 0; i < ALONE; i++) {
+                dsm_lock(c);
+                g->counter++;
+                dsm_unlock(c);
+            }
+        t_barrier();
+    }
+    for (int i = 0; i < BURSTS; i++) {
+        if (i % 2) {
+            while (!dsm_trylock(c))
+                sched_yield();
+        } else {
+            dsm_lock(c);
+        }
+        g->counter++;
+        dsm_unlock(c);
+        if (i % 7 == 0)
+            sched_yield();
+    }
+    t_barrier();
+    int64_t want = (int64_t)T_size * (ALONE + BURSTS);
+    if (g->counter != want)
+        T_FAIL("counter %lld, want %lld", (long long)g->counter,
+               (long long)want);
+    return t_finish();
+}
