@@ -295,6 +295,7 @@ RT_API int OMPDSM_main(int argc, char **argv, char **envp,
     rt_env_init(comm_size());
     dsm_init();
     setup_rt_region();
+    rt_task_setup();
     if (comm_connect() < 0)
         ompdsm_fatal("cannot connect the nodes");
     setup_units();
