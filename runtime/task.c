@@ -34,6 +34,8 @@
 
 enum { TQ_SLOTS = 256, TQ_CTRS = 4096, TQ_DATA = 480 };
 enum { ST_EMPTY = 0, ST_FULL = 1, ST_TAKEN = 2 };
+#define CTR_REMOTE (1ULL << 32)
+#define CTR_PENDING(v) ((v) & (CTR_REMOTE - 1))
 
 struct tq_desc {
     uint64_t fn;
@@ -48,7 +50,9 @@ struct tq_area {
     volatile uint64_t arrive;         /* node 0's: arrivals at the team's
                                          barriers in this region */
     volatile uint64_t state[TQ_SLOTS];
-    volatile uint64_t ctr[TQ_CTRS];   /* children not yet completed */
+    volatile uint64_t ctr[TQ_CTRS];   /* children not yet completed (low
+                                         32 bits), completed on another
+                                         node (high 32 bits) */
     struct tq_desc slot[TQ_SLOTS];
 };
 
@@ -125,8 +129,11 @@ static int ctr_alloc(void)
  * drained barrier frees them all. */
 static void ctx_end(struct task_ctx *c)
 {
-    if (c->ctr >= 0 && __atomic_load_n(&tq->ctr[c->ctr], __ATOMIC_ACQUIRE) == 0)
+    if (c->ctr >= 0 &&
+        CTR_PENDING(__atomic_load_n(&tq->ctr[c->ctr], __ATOMIC_ACQUIRE)) == 0) {
+        __atomic_store_n(&tq->ctr[c->ctr], 0, __ATOMIC_RELAXED);
         ctr_free[nfree++] = c->ctr;
+    }
 }
 
 static void run_fn(void (*fn)(void *), void *data, int final)
@@ -158,10 +165,12 @@ static void run_desc(struct tq_desc *d, int stolen)
         if (node == comm_rank()) {
             __atomic_fetch_sub(&tq->ctr[idx], 1, __ATOMIC_RELEASE);
         } else {
+            /* one child fewer, one more that ran elsewhere: the parent's
+             * taskwait must acquire */
             uint64_t old;
             dsm_release();
             COMM_CHECK(comm_fetch_add(node, RT_REG_TASK, off_of(&tq->ctr[idx]),
-                                      (uint64_t)-1, &old));
+                                      CTR_REMOTE - 1, &old));
         }
     }
     n_completed++;
@@ -320,13 +329,18 @@ RT_API void OMPDSM_taskwait(void)
     unsigned idle = 0;
     if (c->ctr < 0)
         return; /* no child was deferred: all ran already */
-    while (__atomic_load_n(&tq->ctr[c->ctr], __ATOMIC_ACQUIRE)) {
+    uint64_t v;
+    while (CTR_PENDING(v = __atomic_load_n(&tq->ctr[c->ctr], __ATOMIC_ACQUIRE))) {
         if (run_one())
             idle = 0;
         else
             backoff(&idle);
     }
-    dsm_acquire();
+    if (v >= CTR_REMOTE) {
+        /* (no child is out: nothing else writes the word now) */
+        __atomic_store_n(&tq->ctr[c->ctr], 0, __ATOMIC_RELAXED);
+        dsm_acquire();
+    }
 }
 
 /* ---- barriers ---- */
