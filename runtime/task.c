@@ -347,7 +347,11 @@ RT_API void OMPDSM_taskwait(void)
 
 RT_API void OMPDSM_task_region(void)
 {
-    tasks_on = 1;
+    /* Only a region every member starts (a nested region, run by one
+     * thread inside the team's region, would make this node alone wait
+     * for arrivals at the outer team's barriers). */
+    if (rt_self.level == 1 && rt_self.nthreads > 1)
+        tasks_on = 1;
 }
 
 void rt_task_region_start(void)
