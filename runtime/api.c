@@ -111,11 +111,6 @@ RT_API double omp_get_wtick(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-RT_API void OMPDSM_taskwait(void)
-{
-    /* Tasks run undeferred by the encountering thread: nothing to wait for. */
-}
-
 RT_API void OMPDSM_flush(void) { dsm_flush(); }
 RT_API void OMPDSM_flush_range(const void *p, unsigned long size)
 {

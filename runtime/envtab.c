@@ -175,6 +175,10 @@ static const struct rt_env_var vars[] = {
     {"OMPDSM_PROFILED_DRIFT", RT_ENV_NODE, "0.2", "fraction",
      "drift from the prediction that makes a profiled loop measure again", NULL},
     {"OMPDSM_THREADS_PER_NODE", RT_ENV_NODE, "1", "1", "threads per node", show_tpn},
+    {"OMPDSM_TASK_QUEUE", RT_ENV_NODE, "16", "0..256",
+     "queued tasks per node beyond which new tasks run undeferred", NULL},
+    {"OMPDSM_TASK_TINY_US", RT_ENV_NODE, "20", "microseconds",
+     "tasks measured shorter run undeferred unless the queue is empty", NULL},
 
     {"OMPDSM_RANK", RT_ENV_SET, "", "", "this node's number", NULL},
     {"OMPDSM_SIZE", RT_ENV_SET, "", "", "number of nodes", NULL},

@@ -300,6 +300,7 @@ RT_API int OMPDSM_main(int argc, char **argv, char **envp,
     rt_stats_install(); /* before the DSM's SIGSEGV handler, which chains */
     dsm_init();
     setup_rt_region();
+    rt_task_setup();
     if (comm_connect() < 0)
         ompdsm_fatal("cannot connect the nodes");
     setup_units();

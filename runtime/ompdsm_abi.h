@@ -318,9 +318,35 @@ void OMPDSM_reduce(const OMPDSM_red *items, int n);
  * start; nothing else is needed from the runtime. */
 
 /* ------------------------------------------------------------------------
- * Tasks (run undeferred by the encountering thread for now)
- * ------------------------------------------------------------------------ */
+ * Tasks
+ * ------------------------------------------------------------------------
+ * ompcc outlines a task's block into fn and packs its data environment
+ * into a struct (the values of its firstprivate variables, the addresses
+ * of the shared ones, all in the shared heap):
+ *
+ *   { struct __ompdsm_tframe_N __ompdsm_fr; ...fill...;
+ *     OMPDSM_task(__ompdsm_task_N, &__ompdsm_fr, sizeof __ompdsm_fr,
+ *                 __alignof__(__ompdsm_fr), flags); }
+ *
+ * The runtime either runs fn(data) at once (undeferred: if(false),
+ * final, a team of one, the cut-off) or copies the size bytes into a
+ * descriptor that any thread of the team, on any node, may run later; a
+ * task ompcc cannot outline runs in place as a block.  taskwait waits for
+ * the children of the current task; barriers complete every task. */
+enum {
+    OMPDSM_TASK_IF_FALSE = 1,  /* if clause false: undeferred */
+    OMPDSM_TASK_FINAL = 2,     /* final clause true: it and its descendants
+                                  run undeferred */
+    OMPDSM_TASK_UNTIED = 4,    /* untied (run as tied) */
+    OMPDSM_TASK_MERGEABLE = 8, /* mergeable (accepted) */
+};
+void OMPDSM_task(void (*fn)(void *), void *data, unsigned long size,
+                 unsigned long align, int flags);
 void OMPDSM_taskwait(void);
+/* Called by every thread at the start of a region whose unit creates
+ * tasks: at this region's barriers a thread with nothing else to do
+ * takes tasks until the whole team has arrived, instead of blocking. */
+void OMPDSM_task_region(void);
 
 #ifdef __cplusplus
 }

@@ -223,7 +223,7 @@ int rt_ext_combine(void *ctx, struct comm_buf *acc, const void *in,
     (void)ctx;
     struct comm_buf out = {0};
     int rc = 0;
-    static const uint32_t kinds[] = {RT_REC_RED, RT_REC_COPYPRIV};
+    static const uint32_t kinds[] = {RT_REC_RED, RT_REC_COPYPRIV, RT_REC_TASK};
     for (size_t k = 0; k < OMPDSM_ARRAY_LEN(kinds) && !rc; k++) {
         size_t la = 0, lb = 0;
         const void *a = acc->len ? rt_ext_find(acc->data, acc->len, kinds[k], &la) : NULL;
@@ -236,6 +236,15 @@ int rt_ext_combine(void *ctx, struct comm_buf *acc, const void *in,
         }
         if (kinds[k] == RT_REC_COPYPRIV) {
             rc = rt_ext_append(&out, kinds[k], a, la);
+            continue;
+        }
+        if (kinds[k] == RT_REC_TASK) {
+            unsigned char sum[16];
+            if (la != sizeof sum || lb != sizeof sum)
+                return -EINVAL;
+            memcpy(sum, a, sizeof sum);
+            rt_task_combine(sum, b);
+            rc = rt_ext_append(&out, kinds[k], sum, sizeof sum);
             continue;
         }
         struct rt_red_item *m = malloc(la ? la : 1);
@@ -269,10 +278,13 @@ int rt_ext_at_root(void *ctx, struct comm_buf *acc)
             rt_red_apply(&x);
         }
     }
-    /* Only copyprivate data travels down. */
+    /* Only copyprivate data and task counts travel down. */
     struct comm_buf out = {0};
     const void *cp = rt_ext_find(acc->data, acc->len, RT_REC_COPYPRIV, &len);
     if (cp && rt_ext_append(&out, RT_REC_COPYPRIV, cp, len) < 0)
+        return -ENOMEM;
+    const void *tk = rt_ext_find(acc->data, acc->len, RT_REC_TASK, &len);
+    if (tk && rt_ext_append(&out, RT_REC_TASK, tk, len) < 0)
         return -ENOMEM;
     comm_buf_free(acc);
     *acc = out;

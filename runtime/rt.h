@@ -13,7 +13,7 @@
 #include "omp.h"
 
 /* The runtime's comm region: work-share slots and ordered counters. */
-enum { RT_REG_AREA = DSM_REG_NEXT };
+enum { RT_REG_AREA = DSM_REG_NEXT, RT_REG_TASK = DSM_REG_NEXT + 1 };
 
 #define RT_API __attribute__((visibility("default")))
 
@@ -142,7 +142,7 @@ void rt_red_combine(int type, int op, void *acc, const void *in);
 /* Applies *shared = *shared op value (the root, or a team of one). */
 void rt_red_apply(const struct rt_red_item *it);
 /* The barrier payload of the runtime: records {u32 kind, u32 len, bytes}. */
-enum { RT_REC_RED = 1, RT_REC_COPYPRIV = 2, RT_REC_PROF = 3 };
+enum { RT_REC_RED = 1, RT_REC_COPYPRIV = 2, RT_REC_PROF = 3, RT_REC_TASK = 4 };
 int rt_ext_combine(void *ctx, struct comm_buf *acc, const void *in,
                    size_t inlen);
 int rt_ext_at_root(void *ctx, struct comm_buf *acc);
@@ -219,11 +219,37 @@ extern const char *rt_prof_counters_why;
 struct rt_stats {
     uint64_t regions, team_barriers, loops, singles, criticals;
     uint64_t region_ns;
+    /* tasks met, deferred to a queue, deferred ones this node ran from its
+     * own queue, took from another node's, and its own run elsewhere */
+    uint64_t tasks_created, tasks_deferred, tasks_local, tasks_stolen, tasks_remote;
 };
 extern struct rt_stats rt_st;
 #define RT_STAT(f, v) __atomic_fetch_add(&rt_st.f, (v), __ATOMIC_RELAXED)
 void rt_stats_report(void);
 /* OMPDSM_STATS: a node ended by a signal prints its own counters */
 void rt_stats_install(void);
+
+/* ---- task.c ---- */
+/* Creates and registers this node's task region (before comm_connect). */
+void rt_task_setup(void);
+/* Adds this node's counts of deferred tasks to a barrier's payload. */
+void rt_task_append(struct comm_buf *up);
+/* Sums two RT_REC_TASK records into acc (rt_ext_combine). */
+void rt_task_combine(void *acc, const void *in);
+/* After a barrier over g whose result is *down: while the team's tasks
+ * are not all complete, runs tasks (member: the team thread state to run
+ * them as, NULL on a node outside the team) and meets again.  Returns the
+ * extra barriers held. */
+int rt_task_rounds(struct comm_group g, struct comm_buf *down,
+                   struct rt_thread *member);
+/* Region start (every member, before the region's function) and end
+ * (every node, after the join). */
+void rt_task_region_start(void);
+void rt_task_region_end(void);
+/* Before a barrier of the team `member` is a thread of: in a region that
+ * creates tasks, runs tasks until every member has arrived. */
+void rt_task_arrive(struct rt_thread *member);
+/* Fills in the counters derived at the end (tasks_remote). */
+void rt_task_stats(struct rt_stats *s);
 
 #endif

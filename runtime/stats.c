@@ -39,6 +39,8 @@ static const struct {
     COL(comm, sends), COL(comm, send_bytes), COL(comm, wait_ns), COL(comm, sleeps),
     COL(rt, regions), COL(rt, team_barriers), COL(rt, loops), COL(rt, singles),
     COL(rt, criticals), COL(rt, region_ns),
+    COL(rt, tasks_created), COL(rt, tasks_deferred), COL(rt, tasks_local),
+    COL(rt, tasks_stolen), COL(rt, tasks_remote),
 };
 
 static uint64_t get(const struct row *r, size_t i)
@@ -451,6 +453,7 @@ void rt_stats_report(void)
     struct row mine;
     memset(&mine, 0, sizeof mine);
     memcpy(&mine.rt, &rt_st, sizeof rt_st);
+    rt_task_stats(&mine.rt);
     dsm_stats_get(&mine.dsm);
     comm_stats_get(&mine.comm);
     int n = comm_size();

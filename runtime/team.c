@@ -23,9 +23,11 @@ void rt_ws_where(uint64_t seq, int *node, uint64_t *off)
     *off = offsetof(struct rt_area, ws) + (seq % RT_WS_SLOTS) * 8;
 }
 
-/* Runs the region's function on this node as thread `tid` of the team. */
+/* Runs the region's function on this node as thread `tid` of the team;
+ * *team receives the thread's team state, for running tasks at the join. */
 static void run_member(OMPDSM_region *r, void *frame, int nthreads, int tid,
-                       uint64_t ws_base, struct comm_group g)
+                       uint64_t ws_base, struct comm_group g,
+                       struct rt_thread *team)
 {
     struct rt_thread saved = rt_self;
     rt_self.tid = tid;
@@ -40,8 +42,12 @@ static void run_member(OMPDSM_region *r, void *frame, int nthreads, int tid,
     rt_self.red = NULL;
     rt_self.nred = rt_self.capred = 0;
     rt_self.ordered_loop = NULL;
+    rt_task_region_start();
     r->fn(frame);
     struct rt_thread after = rt_self;
+    *team = after;
+    team->red = NULL;
+    team->nred = team->capred = 0;
     rt_self = saved;
     rt_self.red = after.red;
     rt_self.nred = after.nred;
@@ -50,18 +56,25 @@ static void run_member(OMPDSM_region *r, void *frame, int nthreads, int tid,
 }
 
 /* The join: every node, members or not, meets on channel 0 with the
- * members' pending reductions. */
-static void join(void)
+ * members' pending reductions, and again while tasks are left (members
+ * run them as their team thread `team`; NULL on other nodes). */
+static void join(struct rt_thread *team)
 {
-    struct comm_buf up = {0};
+    struct comm_buf up = {0}, down = {0};
+    if (team)
+        rt_task_arrive(team);
     if (rt_self.nred)
         rt_ext_append(&up, RT_REC_RED, rt_self.red,
                       (size_t)rt_self.nred * sizeof(struct rt_red_item));
+    rt_task_append(&up);
     struct dsm_sync_ext ext = {up.data, up.len, rt_ext_combine, rt_ext_at_root,
-                               NULL, NULL};
+                               NULL, &down};
     dsm_barrier(COMM_WORLD, &ext);
     rt_world_barriers++;
     comm_buf_free(&up);
+    rt_world_barriers += (uint64_t)rt_task_rounds(COMM_WORLD, &down, team);
+    comm_buf_free(&down);
+    rt_task_region_end();
     free(rt_self.red);
     rt_self.red = NULL;
     rt_self.nred = rt_self.capred = 0;
@@ -71,15 +84,16 @@ void rt_team_run(OMPDSM_region *r, void *frame, int nthreads, uint64_t ws_base)
 {
     int me = comm_rank();
     int sub = nthreads < comm_size();
+    struct rt_thread team;
     if (me < nthreads) {
         struct comm_group g = {sub ? 1 : 0, nthreads};
         if (sub)
             dsm_track_since_fork(1);
-        run_member(r, frame, nthreads, me, ws_base, g);
+        run_member(r, frame, nthreads, me, ws_base, g, &team);
         if (sub)
             dsm_track_since_fork(0);
     }
-    join();
+    join(me < nthreads ? &team : NULL);
 }
 
 /* A team of one: the encountering thread runs the region itself. */
@@ -139,12 +153,13 @@ RT_API void OMPDSM_parallel(OMPDSM_region *region, void *frame,
         dsm_track_since_fork(1);
     /* Every thread gets its own copy of the frame, this one too. */
     void *copy = frame_copy(frame, frame_size);
+    struct rt_thread team;
     run_member(region, copy, nthreads, 0, base,
-               (struct comm_group){sub ? 1 : 0, nthreads});
+               (struct comm_group){sub ? 1 : 0, nthreads}, &team);
     free(copy);
     if (sub)
         dsm_track_since_fork(0);
-    join();
+    join(&team);
     RT_STAT(region_ns, ompdsm_now_ns() - t0);
 }
 
@@ -158,14 +173,16 @@ void rt_team_barrier(const void *cp, size_t cplen, int cp_executor,
         rt_self.nred = 0;
         return;
     }
+    rt_task_arrive(&rt_self);
     struct comm_buf up = {0}, down = {0};
     if (rt_self.nred)
         rt_ext_append(&up, RT_REC_RED, rt_self.red,
                       (size_t)rt_self.nred * sizeof(struct rt_red_item));
     if (cp && cp_executor)
         rt_ext_append(&up, RT_REC_COPYPRIV, cp, cplen);
+    rt_task_append(&up);
     struct dsm_sync_ext ext = {up.data, up.len, rt_ext_combine, rt_ext_at_root,
-                               NULL, cp_out ? &down : NULL};
+                               NULL, &down};
     dsm_barrier(rt_self.group, &ext);
     if (rt_self.group.chan == 0)
         rt_world_barriers++;
@@ -178,6 +195,9 @@ void rt_team_barrier(const void *cp, size_t cplen, int cp_executor,
                          "thread, got %zu", cplen, p ? n : 0);
         memcpy(cp_out, p, n);
     }
+    int extra = rt_task_rounds(rt_self.group, &down, &rt_self);
+    if (rt_self.group.chan == 0)
+        rt_world_barriers += (uint64_t)extra;
     comm_buf_free(&up);
     comm_buf_free(&down);
 }

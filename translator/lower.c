@@ -662,6 +662,10 @@ void lower_construct(tu *t, int k)
         edit_add(t, c->b, c->e, xstrdup(""), 0);
         return;
     }
+    if (c->dir == DIR_TASK && outline_task(t, k) == 0) {
+        sb_free(&o);
+        return;
+    }
     if (c->dir != DIR_THREADPRIVATE && c->dir != DIR_IGNORED &&
         c->dir != DIR_TASKYIELD)
         lower_comment(t, k, &o);
@@ -725,7 +729,7 @@ void lower_construct(tu *t, int k)
     case DIR_TASK:
         if (c->c_if) {
             char *e = render_str(t, c->c_if->args[0].b, c->c_if->args[0].e);
-            sb_printf(&o, " (void)(%s); /* tasks run undeferred */\n", e);
+            sb_printf(&o, " (void)(%s); /* this task runs in place */\n", e);
             free(e);
         }
         i = privates_open(t, k, &o);

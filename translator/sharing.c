@@ -226,14 +226,15 @@ static int escapes(tu *t, int n)
     }
 }
 
-/* Functions that start a parallel region, directly or through the
- * functions they call (calls of functions not defined here, other than
+/* Functions that start a parallel region or a task (which another node
+ * may run), directly or through the functions they call (calls of functions not defined here, other than
  * the C library's, count as such). */
 static void reaching_regions(tu *t, char *reach)
 {
     int i, changed;
     for (i = 0; i < t->cons.n; i++)
-        if (t->cons.v[i].func >= 0 && con_is_region(&t->cons.v[i]))
+        if (t->cons.v[i].func >= 0 && (con_is_region(&t->cons.v[i]) ||
+                                       t->cons.v[i].dir == DIR_TASK))
             reach[t->cons.v[i].func] = 1;
     do {
         changed = 0;
@@ -290,6 +291,39 @@ static void promote_escaping(tu *t)
         v->promoted = 1;
     }
     free(reach);
+}
+
+/* A local that a task shares lives in the shared heap, so that the task
+ * can run on another node (outline_task captures its address). */
+static void promote_task_shared(tu *t)
+{
+    for (int i = 0; i < t->refs.n; i++) {
+        ref r = t->refs.v[i];
+        var *v = &t->vars.v[r.var];
+        int k, found = 0, stop;
+        if (r.start < 0 || v->promoted || (v->kind != VK_LOCAL && v->kind != VK_PARAM) ||
+            v->threadprivate || v->tls || ast_var_vm(t, r.var) != VM_NONE)
+            continue;
+        for (k = r.start; k >= 0; k = t->cons.v[k].parent) {
+            construct *c = &t->cons.v[k];
+            if (declared_inside(t, r.var, k) || con_privatizes(c, r.var) || con_is_region(c))
+                break;
+            if (c->dir == DIR_TASK)
+                found = 1;
+        }
+        if (!found)
+            continue;
+        walk(t, r.var, r.start, &stop, 0);
+        if (stop != STOP_DECL)
+            continue;
+        v = &t->vars.v[r.var];
+        if (v->kind == VK_LOCAL &&
+            (v->declstmt < 0 ||
+             t->nodes.v[t->nodes.v[v->declstmt].parent].kind != CXCursor_CompoundStmt ||
+             clang_Cursor_getStorageClass(t->nodes.v[v->decls.v[0]].c) == CX_SC_Register))
+            continue;
+        v->promoted = 1;
+    }
 }
 
 static void clause_needs(tu *t, int k)
@@ -414,6 +448,7 @@ int sharing_analyse(tu *t)
         }
     }
     promote_escaping(t);
+    promote_task_shared(t);
     /* modes, innermost regions first; a region's needs become uses of the
      * enclosing region or promote the variable where it is declared */
     for (k = t->cons.n - 1; k >= 0; k--) {

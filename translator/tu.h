@@ -295,6 +295,9 @@ void globals_tables(tu *t);
 
 /* outline.c */
 void outline_region(tu *t, int k);
+/* Outlines a task so that any node can run it (OMPDSM_task); -1 when it
+ * must run in place (lower_construct then lowers it as a block). */
+int outline_task(tu *t, int k);
 
 /* lower.c */
 void lower_construct(tu *t, int k);

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""bench/harness/tasks.py - the task kernels (bench/kernels fib, nqueens,
+producer) side by side in one run: gcc -fopenmp with 1 thread, ompdsm on
+1 node and on 2 nodes (shm), repetitions interleaved (rep 1 of every
+configuration, then rep 2, ...) so that load drifts hit all alike; the
+median time of each, the ratios 1 node / 2 nodes (speed-up) and native /
+1 node, and the load average before and after.
+
+usage: tasks.py --build BUILD [--class S] [--reps 3] [--kernels fib,nqueens,producer]
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+
+def run(cmd, env):
+    r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=600)
+    out = r.stdout.decode()
+    m = re.search(r"^Time = ([0-9.]+)", out, re.M)
+    if r.returncode != 0 or not m or "Verification = SUCCESSFUL" not in out:
+        sys.exit("failed: %s\n%s%s" % (" ".join(cmd), out, r.stderr.decode()))
+    return float(m.group(1))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", required=True, help="the meson build directory")
+    ap.add_argument("--class", dest="cls", default="S", help="S or W")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--kernels", default="fib,nqueens,producer")
+    a = ap.parse_args()
+    kdir = os.path.join(a.build, "bench", "kernels")
+    run_cmd = os.path.join(a.build, "ompdsmrun")
+    base = {k: v for k, v in os.environ.items()
+            if not k.startswith(("OMP_", "OMPDSM_", "GOMP_"))}
+    configs = [("native1", lambda b: [b + ".native"], dict(OMP_NUM_THREADS="1")),
+               ("ompdsm1", lambda b: [run_cmd, "-np", "1", b], dict(OMPDSM_TRANSPORT="shm")),
+               ("ompdsm2", lambda b: [run_cmd, "-np", "2", b], dict(OMPDSM_TRANSPORT="shm"))]
+    kernels = a.kernels.split(",")
+    times = {(k, c[0]): [] for k in kernels for c in configs}
+    load0 = os.getloadavg()
+    for _ in range(a.reps):
+        for k in kernels:
+            b = os.path.join(kdir, "%s.%s" % (k, a.cls))
+            for name, cmd, extra in configs:
+                env = dict(base, **extra)
+                times[(k, name)].append(run(cmd(b), env))
+    load1 = os.getloadavg()
+    print("load average before %.2f %.2f %.2f, after %.2f %.2f %.2f" % (load0 + load1))
+    print("| kernel | gcc 1 thread (s) | ompdsm 1 node (s) | ompdsm 2 nodes (s) | "
+          "2 nodes vs 1 node | 1 node vs gcc 1 thread |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for k in kernels:
+        n1, d1, d2 = (statistics.median(times[(k, c)]) for c in ("native1", "ompdsm1", "ompdsm2"))
+        print("| %s.%s | %.3f | %.3f | %.3f | %.2fx | %.2fx |" % (k, a.cls, n1, d1, d2, d1 / d2,
+                                                                n1 / d1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,466 @@
+/* runtime/task.c - explicit tasks: deferred tasks queued per node, taken
+ * by idle nodes at taskwait and barriers (own queue first, then stealing
+ * from other nodes with remote atomics), the cut-off that runs tasks
+ * undeferred, and the barrier rounds that complete every task.
+ *
+ * A deferred task is a descriptor in this node's task region
+ * (RT_REG_TASK): the outlined function (valid on every node: the same
+ * binary at the same address), the data ompcc packed (firstprivate
+ * copies, addresses of shared variables, which are shared-heap addresses),
+ * and where its parent's children counter lives.  The region is not the
+ * shared heap: descriptors travel with one get, without page faults.
+ *
+ * A slot's state word goes EMPTY -> FULL (the owner, after writing the
+ * descriptor) -> TAKEN (whoever claims it, by compare-and-swap, local or
+ * remote) -> EMPTY (the claimer, after copying it out).  Only the owner
+ * writes descriptors, and only into EMPTY slots.
+ *
+ * Consistency at task boundaries, not per access: the creator releases
+ * before it publishes a task; a node that steals one acquires before
+ * running it; a task whose parent is on another node releases before it
+ * decrements the parent's counter; taskwait acquires after the counter
+ * reached zero.  Barriers complete every task: each carries the team's
+ * counts of deferred tasks created and completed, and while they differ
+ * the members run what they find and meet again. */
+#include "rt.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { TQ_SLOTS = 256, TQ_CTRS = 4096, TQ_DATA = 480 };
+enum { ST_EMPTY = 0, ST_FULL = 1, ST_TAKEN = 2 };
+#define CTR_REMOTE (1ULL << 32)
+#define CTR_PENDING(v) ((v) & (CTR_REMOTE - 1))
+
+struct tq_desc {
+    uint64_t fn;
+    uint64_t parent;  /* (node + 1) << 32 | counter index; 0: none */
+    uint32_t size, flags;
+    uint64_t pad;
+    unsigned char data[TQ_DATA];
+} __attribute__((aligned(16)));
+
+struct tq_area {
+    volatile uint64_t count;          /* FULL slots (approximately) */
+    volatile uint64_t arrive;         /* node 0's: arrivals at the team's
+                                         barriers in this region */
+    volatile uint64_t state[TQ_SLOTS];
+    volatile uint64_t ctr[TQ_CTRS];   /* children not yet completed (low
+                                         32 bits), completed on another
+                                         node (high 32 bits) */
+    struct tq_desc slot[TQ_SLOTS];
+};
+
+/* A task being executed on this node: where its children counter is. */
+struct task_ctx {
+    int ctr;    /* index in tq->ctr, -1 until it defers a child */
+    int final;  /* its descendants run undeferred */
+};
+
+static struct tq_area *tq;
+static __thread struct task_ctx implicit_ctx = {-1, 0};
+static __thread struct task_ctx *cur;
+static uint64_t n_created, n_completed; /* deferred, since the last drain */
+static int ctr_next, ctr_free[TQ_CTRS], nfree;
+static unsigned push_at;
+static unsigned rng;
+static uint64_t queue_max, tiny_ns;
+static int tasks_on;    /* this region's unit creates tasks */
+static uint64_t bar_b;  /* barriers of this region with an arrival phase */
+
+/* Mean duration of each task function, sampled, for the cut-off. */
+enum { FN_TAB = 64, FN_SAMPLE_EVERY = 16, FN_MIN_SAMPLES = 4 };
+static struct fn_time {
+    uint64_t fn, calls, samples, ns;
+} fn_tab[FN_TAB];
+
+static struct fn_time *fn_time_of(uint64_t fn)
+{
+    unsigned h = (unsigned)((fn >> 4) * 2654435761u) % FN_TAB;
+    for (unsigned i = 0; i < FN_TAB; i++) {
+        struct fn_time *e = &fn_tab[(h + i) % FN_TAB];
+        if (e->fn == fn || !e->fn) {
+            e->fn = fn;
+            return e;
+        }
+    }
+    return NULL;
+}
+
+static uint64_t off_of(const volatile void *p)
+{
+    return (uint64_t)((const char *)p - (const char *)tq);
+}
+
+void rt_task_setup(void)
+{
+    size_t len = OMPDSM_ALIGN_UP(sizeof(struct tq_area), (size_t)4096);
+    int fd = memfd_create("ompdsm-task", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)len) < 0)
+        ompdsm_fatal("memfd for the task region: %s", strerror(errno));
+    tq = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (tq == MAP_FAILED)
+        ompdsm_fatal("mmap of the task region: %s", strerror(errno));
+    COMM_CHECK(comm_register(RT_REG_TASK, tq, len, fd));
+    rng = 12345u + 7919u * (unsigned)comm_rank();
+    queue_max = ompdsm_env_u64("OMPDSM_TASK_QUEUE", 16, 0, TQ_SLOTS, 0);
+    tiny_ns = 1000 * ompdsm_env_u64("OMPDSM_TASK_TINY_US", 20, 0, 1000000, 0);
+}
+
+static struct task_ctx *current(void)
+{
+    return cur ? cur : &implicit_ctx;
+}
+
+static int ctr_alloc(void)
+{
+    if (nfree)
+        return ctr_free[--nfree];
+    return ctr_next < TQ_CTRS ? ctr_next++ : -1;
+}
+
+/* A finished task gives its counter back once no child can touch it any
+ * more; a counter with children still out stays taken until the next
+ * drained barrier frees them all. */
+static void ctx_end(struct task_ctx *c)
+{
+    if (c->ctr >= 0 &&
+        CTR_PENDING(__atomic_load_n(&tq->ctr[c->ctr], __ATOMIC_ACQUIRE)) == 0) {
+        __atomic_store_n(&tq->ctr[c->ctr], 0, __ATOMIC_RELAXED);
+        ctr_free[nfree++] = c->ctr;
+    }
+}
+
+static void run_fn(void (*fn)(void *), void *data, int final)
+{
+    struct task_ctx c = {-1, final}, *saved = cur;
+    struct fn_time *ft = fn_time_of((uint64_t)(uintptr_t)fn);
+    int sample = ft && ft->calls++ % FN_SAMPLE_EVERY == 0;
+    uint64_t t0 = sample ? ompdsm_now_ns() : 0;
+    cur = &c;
+    fn(data);
+    cur = saved;
+    if (sample) {
+        ft->ns += ompdsm_now_ns() - t0;
+        ft->samples++;
+    }
+    ctx_end(&c);
+}
+
+/* Runs a descriptor copied out of a queue. */
+static void run_desc(struct tq_desc *d, int stolen)
+{
+    if (stolen)
+        dsm_acquire();
+    run_fn((void (*)(void *))(uintptr_t)d->fn, d->data,
+           !!(d->flags & OMPDSM_TASK_FINAL));
+    if (d->parent) {
+        int node = (int)(d->parent >> 32) - 1;
+        uint32_t idx = (uint32_t)d->parent;
+        if (node == comm_rank()) {
+            __atomic_fetch_sub(&tq->ctr[idx], 1, __ATOMIC_RELEASE);
+        } else {
+            /* one child fewer, one more that ran elsewhere: the parent's
+             * taskwait must acquire */
+            uint64_t old;
+            dsm_release();
+            COMM_CHECK(comm_fetch_add(node, RT_REG_TASK, off_of(&tq->ctr[idx]),
+                                      CTR_REMOTE - 1, &old));
+        }
+    }
+    n_completed++;
+}
+
+/* Claims a FULL slot of this node's queue, newest first (depth first,
+ * like a recursive program run serially). */
+static int take_local(struct tq_desc *out)
+{
+    if (!__atomic_load_n(&tq->count, __ATOMIC_ACQUIRE))
+        return 0;
+    for (unsigned j = 1; j <= TQ_SLOTS; j++) {
+        unsigned i = (push_at + TQ_SLOTS - j) % TQ_SLOTS;
+        uint64_t exp = ST_FULL;
+        if (tq->state[i] != ST_FULL ||
+            !__atomic_compare_exchange_n(&tq->state[i], &exp, ST_TAKEN, 0,
+                                         __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+            continue;
+        memcpy(out, &tq->slot[i], sizeof *out);
+        __atomic_fetch_sub(&tq->count, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&tq->state[i], ST_EMPTY, __ATOMIC_RELEASE);
+        return 1;
+    }
+    return 0;
+}
+
+/* Claims one task from node v's queue, scanning from a random slot. */
+static int steal_from(int v, struct tq_desc *out)
+{
+    uint64_t cnt, st[TQ_SLOTS], old;
+    COMM_CHECK(comm_get(v, RT_REG_TASK, off_of(&tq->count), &cnt, sizeof cnt));
+    if (!cnt)
+        return 0;
+    COMM_CHECK(comm_get(v, RT_REG_TASK, off_of(tq->state), st, sizeof st));
+    unsigned start = (rng = rng * 1103515245u + 12345u) >> 8;
+    for (unsigned j = 0; j < TQ_SLOTS; j++) {
+        unsigned i = (start + j) % TQ_SLOTS;
+        if (st[i] != ST_FULL)
+            continue;
+        COMM_CHECK(comm_cas(v, RT_REG_TASK, off_of(&tq->state[i]), ST_FULL,
+                            ST_TAKEN, &old));
+        if (old != ST_FULL)
+            continue;
+        COMM_CHECK(comm_get(v, RT_REG_TASK, off_of(&tq->slot[i]), out, sizeof *out));
+        COMM_CHECK(comm_fetch_add(v, RT_REG_TASK, off_of(&tq->count),
+                                  (uint64_t)-1, &old));
+        COMM_CHECK(comm_cas(v, RT_REG_TASK, off_of(&tq->state[i]), ST_TAKEN,
+                            ST_EMPTY, &old));
+        return 1;
+    }
+    return 0;
+}
+
+/* Runs one queued task of the team: this node's first, then another
+ * node's, starting from a random one.  0 when none was found. */
+static int run_one(void)
+{
+    struct tq_desc d;
+    int nodes = rt_self.group.nodes, me = comm_rank();
+    if (take_local(&d)) {
+        RT_STAT(tasks_local, 1);
+        run_desc(&d, 0);
+        return 1;
+    }
+    if (nodes <= 1)
+        return 0;
+    int first = (int)((rng = rng * 1103515245u + 12345u) >> 8) % nodes;
+    for (int k = 0; k < nodes; k++) {
+        int v = (first + k) % nodes;
+        if (v != me && steal_from(v, &d)) {
+            RT_STAT(tasks_stolen, 1);
+            run_desc(&d, 1);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Waiting with nothing to run: spin a little, then sleep in growing
+ * steps up to a millisecond, looking for work between them. */
+static void backoff(unsigned *idle)
+{
+    unsigned n = ++*idle;
+    if (n < 16) {
+        sched_yield();
+        return;
+    }
+    long us = n < 26 ? 1L << (n - 16) : 1000;
+    struct timespec ts = {0, (us > 1000 ? 1000 : us) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* Should a task of fn be deferred now?  Not when this node's queue holds
+ * queue_max tasks already (idle nodes have enough to take), nor when
+ * tasks of fn measured tiny and the queue is not empty (a descriptor and
+ * a steal would cost more than the task). */
+static int worth_deferring(uint64_t fn)
+{
+    uint64_t q = __atomic_load_n(&tq->count, __ATOMIC_RELAXED);
+    if (q >= queue_max)
+        return 0;
+    if (!q)
+        return 1;
+    struct fn_time *ft = fn_time_of(fn);
+    return !ft || ft->samples < FN_MIN_SAMPLES || ft->ns / ft->samples >= tiny_ns;
+}
+
+static int push(void (*fn)(void *), const void *data, unsigned long size,
+                int flags)
+{
+    struct task_ctx *c = current();
+    unsigned i, j;
+    for (j = 0; j < TQ_SLOTS; j++) {
+        i = (push_at + j) % TQ_SLOTS;
+        if (tq->state[i] == ST_EMPTY)
+            break;
+    }
+    if (j == TQ_SLOTS)
+        return 0;
+    if (c->ctr < 0 && (c->ctr = ctr_alloc()) < 0)
+        return 0;
+    struct tq_desc *d = &tq->slot[i];
+    d->fn = (uint64_t)(uintptr_t)fn;
+    d->parent = ((uint64_t)(comm_rank() + 1) << 32) | (uint32_t)c->ctr;
+    d->size = (uint32_t)size;
+    d->flags = (uint32_t)flags;
+    memcpy(d->data, data, size);
+    __atomic_fetch_add(&tq->ctr[c->ctr], 1, __ATOMIC_RELAXED);
+    n_created++;
+    /* the creator's writes before the task are the task's to see */
+    dsm_release();
+    __atomic_fetch_add(&tq->count, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&tq->state[i], ST_FULL, __ATOMIC_RELEASE);
+    push_at = (i + 1) % TQ_SLOTS;
+    return 1;
+}
+
+RT_API void OMPDSM_task(void (*fn)(void *), void *data, unsigned long size,
+                        unsigned long align, int flags)
+{
+    RT_STAT(tasks_created, 1);
+    if (current()->final)
+        flags |= OMPDSM_TASK_FINAL;
+    if (!(flags & (OMPDSM_TASK_IF_FALSE | OMPDSM_TASK_FINAL)) &&
+        rt_self.nthreads > 1 && size <= TQ_DATA && align <= 16 &&
+        worth_deferring((uint64_t)(uintptr_t)fn) && push(fn, data, size, flags)) {
+        RT_STAT(tasks_deferred, 1);
+        return;
+    }
+    run_fn(fn, data, !!(flags & OMPDSM_TASK_FINAL));
+}
+
+RT_API void OMPDSM_taskwait(void)
+{
+    struct task_ctx *c = current();
+    unsigned idle = 0;
+    if (c->ctr < 0)
+        return; /* no child was deferred: all ran already */
+    uint64_t v;
+    while (CTR_PENDING(v = __atomic_load_n(&tq->ctr[c->ctr], __ATOMIC_ACQUIRE))) {
+        if (run_one())
+            idle = 0;
+        else
+            backoff(&idle);
+    }
+    if (v >= CTR_REMOTE) {
+        /* (no child is out: nothing else writes the word now) */
+        __atomic_store_n(&tq->ctr[c->ctr], 0, __ATOMIC_RELAXED);
+        dsm_acquire();
+    }
+}
+
+/* ---- barriers ---- */
+
+RT_API void OMPDSM_task_region(void)
+{
+    /* Only a region every member starts (a nested region, run by one
+     * thread inside the team's region, would make this node alone wait
+     * for arrivals at the outer team's barriers). */
+    if (rt_self.level == 1 && rt_self.nthreads > 1)
+        tasks_on = 1;
+}
+
+void rt_task_region_start(void)
+{
+    tasks_on = 0;
+    bar_b = 0;
+}
+
+void rt_task_region_end(void)
+{
+    /* every member is past its last arrival; the next region's first one
+     * comes after node 0's next fork */
+    if (comm_rank() == 0)
+        __atomic_store_n(&tq->arrive, 0, __ATOMIC_RELAXED);
+    tasks_on = 0;
+}
+
+void rt_task_arrive(struct rt_thread *member)
+{
+    if (!tasks_on || member->nthreads <= 1)
+        return;
+    uint64_t target = ++bar_b * (uint64_t)member->group.nodes, seen;
+    unsigned idle = 0;
+    struct rt_thread saved = rt_self;
+    COMM_CHECK(comm_fetch_add(0, RT_REG_TASK, off_of(&tq->arrive), 1, &seen));
+    rt_self = *member;
+    for (;;) {
+        if (comm_rank() == 0)
+            seen = __atomic_load_n(&tq->arrive, __ATOMIC_ACQUIRE);
+        else
+            COMM_CHECK(comm_get(0, RT_REG_TASK, off_of(&tq->arrive), &seen, sizeof seen));
+        if (seen >= target)
+            break;
+        if (run_one())
+            idle = 0;
+        else
+            backoff(&idle);
+    }
+    *member = rt_self;
+    rt_self = saved;
+}
+
+struct task_rec {
+    uint64_t created, completed;
+};
+
+void rt_task_append(struct comm_buf *up)
+{
+    if (!n_created && !n_completed)
+        return;
+    struct task_rec r = {n_created, n_completed};
+    if (rt_ext_append(up, RT_REC_TASK, &r, sizeof r) < 0)
+        ompdsm_fatal("out of memory for a barrier's task counts");
+}
+
+void rt_task_combine(void *acc, const void *in)
+{
+    struct task_rec a, b;
+    memcpy(&a, acc, sizeof a);
+    memcpy(&b, in, sizeof b);
+    a.created += b.created;
+    a.completed += b.completed;
+    memcpy(acc, &a, sizeof a);
+}
+
+/* Do the team's counts in a barrier's result say tasks are left?  When
+ * none are, every counter is free again. */
+static int tasks_left(const struct comm_buf *down)
+{
+    size_t len;
+    const void *p = rt_ext_find(down->data, down->len, RT_REC_TASK, &len);
+    struct task_rec r;
+    if (!p || len != sizeof r)
+        return 0;
+    memcpy(&r, p, sizeof r);
+    if (r.created != r.completed)
+        return 1;
+    n_created = n_completed = 0;
+    ctr_next = nfree = 0;
+    implicit_ctx.ctr = -1;
+    return 0;
+}
+
+int rt_task_rounds(struct comm_group g, struct comm_buf *down,
+                   struct rt_thread *member)
+{
+    int rounds = 0;
+    while (tasks_left(down)) {
+        if (member) {
+            struct rt_thread saved = rt_self;
+            rt_self = *member;
+            while (run_one())
+                ;
+            *member = rt_self;
+            rt_self = saved;
+        }
+        struct comm_buf up = {0};
+        comm_buf_free(down);
+        rt_task_append(&up);
+        struct dsm_sync_ext ext = {up.data, up.len, rt_ext_combine, rt_ext_at_root,
+                                   NULL, down};
+        dsm_barrier(g, &ext);
+        comm_buf_free(&up);
+        rounds++;
+    }
+    return rounds;
+}
+
+void rt_task_stats(struct rt_stats *s)
+{
+    s->tasks_remote = s->tasks_deferred - s->tasks_local;
+}

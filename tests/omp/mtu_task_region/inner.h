@@ -1,0 +1,1 @@
+int inner_sum(int n);
