@@ -45,6 +45,7 @@ static void send_diff(uint32_t pg, int home)
     DSM_STAT(diffs, 1);
     DSM_STAT(diff_runs, n);
     DSM_STAT(diff_bytes, bytes);
+    dsm_pagestat_diff(pg, runs, n);
     dsm_g.twin[pg] = NULL;
     dsm_twin_free(twin);
 }

@@ -101,8 +101,13 @@ RT_API void OMPDSM_taskwait(void)
     /* Tasks run undeferred by the encountering thread: nothing to wait for. */
 }
 
-RT_API void OMPDSM_flush(void) { dsm_flush(); }
+RT_API void OMPDSM_flush(void)
+{
+    rt_diag_flush(RT_CALLER);
+    dsm_flush();
+}
 RT_API void OMPDSM_flush_range(const void *p, unsigned long size)
 {
+    rt_diag_flush(RT_CALLER);
     dsm_flush_range(p, size);
 }

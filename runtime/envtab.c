@@ -142,6 +142,8 @@ static const struct rt_env_var vars[] = {
      "per-node statistics at exit", NULL},
     {"OMPDSM_TRACE", RT_ENV_NODE, "unset", "comm,coll,dsm,fault,lock,rt,sched,boot|all",
      "debug trace on stderr", NULL},
+    {"OMPDSM_DEADLOCK_S", RT_ENV_NODE, "5", "seconds (0: off)",
+     "report a deadlock once every thread waited this long, unchanged", NULL},
     {"OMPDSM_SPIN_US", RT_ENV_NODE, "50, or 2 with more local nodes than cores",
      "microseconds", "spin before sleeping on a futex", NULL},
     {"OMPDSM_TREE_FANOUT", RT_ENV_NODE, "4", "2..16",

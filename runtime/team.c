@@ -40,7 +40,9 @@ static void run_member(OMPDSM_region *r, void *frame, int nthreads, int tid,
     rt_self.red = NULL;
     rt_self.nred = rt_self.capred = 0;
     rt_self.ordered_loop = NULL;
+    rt_diag_region(r->name);
     r->fn(frame);
+    rt_diag_region(NULL);
     struct rt_thread after = rt_self;
     rt_self = saved;
     rt_self.red = after.red;
@@ -51,8 +53,9 @@ static void run_member(OMPDSM_region *r, void *frame, int nthreads, int tid,
 
 /* The join: every node, members or not, meets on channel 0 with the
  * members' pending reductions. */
-static void join(void)
+static void join(const OMPDSM_region *r)
 {
+    rt_wait_begin(RT_WAIT_JOIN, NULL, NULL, 0, r->name, ~0ull);
     struct comm_buf up = {0};
     if (rt_self.nred)
         rt_ext_append(&up, RT_REC_RED, rt_self.red,
@@ -65,6 +68,7 @@ static void join(void)
     free(rt_self.red);
     rt_self.red = NULL;
     rt_self.nred = rt_self.capred = 0;
+    rt_wait_end();
 }
 
 void rt_team_run(OMPDSM_region *r, void *frame, int nthreads, uint64_t ws_base)
@@ -79,7 +83,7 @@ void rt_team_run(OMPDSM_region *r, void *frame, int nthreads, uint64_t ws_base)
         if (sub)
             dsm_track_since_fork(0);
     }
-    join();
+    join(r);
 }
 
 /* A team of one: the encountering thread runs the region itself. */
@@ -144,7 +148,7 @@ RT_API void OMPDSM_parallel(OMPDSM_region *region, void *frame,
     free(copy);
     if (sub)
         dsm_track_since_fork(0);
-    join();
+    join(region);
     RT_STAT(region_ns, ompdsm_now_ns() - t0);
 }
 
@@ -184,7 +188,9 @@ void rt_team_barrier(const void *cp, size_t cplen, int cp_executor,
 
 RT_API void OMPDSM_barrier(void)
 {
+    rt_wait_begin(RT_WAIT_BARRIER, RT_CALLER, NULL, 0, NULL, ~0ull);
     rt_team_barrier(NULL, 0, 0, NULL);
+    rt_wait_end();
 }
 
 RT_API int OMPDSM_master(void)

@@ -15,6 +15,7 @@
 
 const char launch_usage[] =
     "usage: ompdsmrun -np N [options] [--] PROGRAM [ARGS...]\n"
+    "       ompdsmrun --status [PID]\n"
     "Runs N nodes of PROGRAM (an ompdsm program, or any executable) on this "
     "host,\nor on the hosts of --hostfile or -H.\n"
     "\n"
@@ -34,7 +35,11 @@ const char launch_usage[] =
     "                          (default: core if N <= CPUs, else none)\n"
     "  --timeout SEC           end the job after SEC seconds, exit status "
     "124\n"
+    "  (a deadlock ends the job with status 125: OMPDSM_DEADLOCK_S)\n"
     "  --tag-output            prefix every output line with \"[node K] \"\n"
+    "  --status [PID]          print where every thread of a running job "
+    "waits\n"
+    "                          (the only job of yours, or ompdsmrun PID's)\n"
     "  -h, --help              this text\n"
     "  -V, --version           print the version\n"
     "\n"
@@ -138,6 +143,19 @@ int launch_parse_opts(int argc, char **argv, struct launch_opts *o, char *err,
     o->bind = LAUNCH_BIND_AUTO;
     if (errlen)
         err[0] = 0;
+    /* Not a job: asks a running one where its threads are. */
+    if (argc >= 2 && (!strcmp(argv[1], "--status") ||
+                      !strncmp(argv[1], "--status=", 9))) {
+        o->action = LAUNCH_STATUS;
+        if (argv[1][8] == '=')
+            o->status_of = argv[1] + 9;
+        else if (argc >= 3)
+            o->status_of = argv[2];
+        if (argc > (argv[1][8] == '=' ? 2 : 3))
+            return launch_errf(err, errlen, "--status takes at most the pid "
+                               "of an ompdsmrun, nothing else");
+        return 0;
+    }
 
     for (; i < argc; i++) {
         const char *a = argv[i];
