@@ -180,7 +180,7 @@ int comm_boot_allgather(const void *mine, size_t len, void *all)
     return rc;
 }
 
-int comm_report_state(const void *buf, size_t len)
+int comm_report(uint32_t type, const void *buf, size_t len)
 {
     if (boot.kind != BOOT_LAUNCHER || boot.fd < 0)
         return -ENOTSUP;
@@ -195,7 +195,7 @@ int comm_report_state(const void *buf, size_t len)
     /* One send for header and body: a stopped launcher with a full socket
      * costs us a skipped report, not a thread stuck holding the lock. */
     unsigned char msg[sizeof(struct boot_hdr) + BOOT_STATE_MAX];
-    struct boot_hdr h = {BOOT_STATE, (uint32_t)len};
+    struct boot_hdr h = {type, (uint32_t)len};
     memcpy(msg, &h, sizeof h);
     memcpy(msg + sizeof h, buf, len);
     size_t total = sizeof h + len, done = 0;

@@ -43,6 +43,9 @@ enum boot_msg_type {
      * changes otherwise.  The launcher judges deadlock from these and
      * prints them for a status request (docs/diagnostics.md). */
     BOOT_STATE = 6,
+    /* node -> launcher: struct boot_sample, once a second, only when the
+     * launcher asked (OMPDSM_MONITOR=1, ompdsmrun --monitor). */
+    BOOT_SAMPLE = 7,
 };
 
 struct boot_hdr {
@@ -91,6 +94,14 @@ struct boot_thread {
     uint64_t waited_ms;   /* how long it has waited */
     char what[96];        /* "barrier", "omp_set_lock(lock 3)" */
     char where[160];      /* "foo.c:42" when the node knows it */
+};
+
+/* Counters since the node started (times in ns of its monotonic clock). */
+struct boot_sample {
+    uint64_t t_ns;
+    uint64_t barrier_ns, lock_ns, fault_ns;
+    uint64_t faults;      /* read and write faults */
+    uint64_t bytes;       /* put, get and sent bytes */
 };
 
 #define BOOT_STATE_MAX                                                         \

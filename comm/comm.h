@@ -225,11 +225,11 @@ void comm_stats_get(struct comm_stats *out);
 void comm_traffic(uint64_t *tx, uint64_t *rx);
 
 /* ---- diagnostics to the launcher ---- */
-/* Sends a BOOT_STATE message (comm/boot_proto.h: struct boot_state and what
- * follows it) to ompdsmrun.  Never blocks for long: when the connection is
- * busy (an allgather, a full socket) it sends nothing and returns -EAGAIN.
+/* Sends a BOOT_STATE or BOOT_SAMPLE message (comm/boot_proto.h) to
+ * ompdsmrun.  Never blocks for long: when the connection is busy (an
+ * allgather, a full socket) it sends nothing and returns -EAGAIN.
  * -ENOTSUP when the node was not started by ompdsmrun. */
-int comm_report_state(const void *buf, size_t len);
+int comm_report(uint32_t type, const void *buf, size_t len);
 
 /* Makes a failed comm call fatal with its reason already printed. */
 #define COMM_CHECK(call)                                                       \

@@ -43,6 +43,7 @@ struct wait_slot {
     const void *flush_pc;
     uint64_t flush_ns;
     const char *region;    /* parallel region running, or NULL */
+    uint64_t done_ns[2];   /* finished waits: barrier-like, lock-like */
 };
 
 static struct wait_slot slots[DIAG_SLOTS];
@@ -96,12 +97,21 @@ void rt_wait_begin(int kind, const void *pc, const char *file, int line,
     slot_write_end(s);
 }
 
+/* Barriers, joins, loop ends and the wait for a fork count as barrier
+ * time in the monitor; locks, critical and ordered as lock time. */
+static int lock_like(int kind)
+{
+    return kind == RT_WAIT_LOCK || kind == RT_WAIT_NEST_LOCK ||
+           kind == RT_WAIT_CRITICAL || kind == RT_WAIT_ORDERED;
+}
+
 void rt_wait_end(void)
 {
     struct wait_slot *s = slot();
     if (--s->depth)
         return;
     slot_write_begin(s);
+    s->done_ns[lock_like(s->kind)] += ompdsm_now_ns() - s->since_ns;
     s->kind = RT_WAIT_NONE;
     slot_write_end(s);
 }
@@ -254,6 +264,7 @@ static void fill_thread(struct boot_thread *t, const struct wait_slot *c,
 }
 
 static struct {
+    int monitor; /* OMPDSM_MONITOR=1: samples for ompdsmrun --monitor */
     int deadlock_ms;
     int period_ms;
     unsigned char buf[BOOT_STATE_MAX];
@@ -306,23 +317,69 @@ static size_t sample(struct boot_state *st)
     return sizeof *st + (size_t)n * sizeof *t + st->nheld * sizeof *h;
 }
 
+/* ompdsmrun --monitor: this node's counters, once a second.  Wait times
+ * come from the slots, the wait in progress included, so that a long
+ * barrier shows while it lasts. */
+static void send_sample(void)
+{
+    struct dsm_stats d;
+    struct comm_stats c;
+    dsm_stats_get(&d);
+    comm_stats_get(&c);
+    uint64_t now = ompdsm_now_ns(), w[2] = {0, 0};
+    int n = __atomic_load_n(&nslots, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n && i < DIAG_SLOTS; i++) {
+        struct wait_slot c2;
+        for (int tries = 0; tries < 1000; tries++) {
+            uint64_t s0 = __atomic_load_n(&slots[i].seq, __ATOMIC_ACQUIRE);
+            memcpy(&c2, &slots[i], sizeof c2);
+            __atomic_thread_fence(__ATOMIC_ACQUIRE);
+            if (!(s0 & 1) &&
+                __atomic_load_n(&slots[i].seq, __ATOMIC_RELAXED) == s0)
+                break;
+        }
+        w[0] += c2.done_ns[0];
+        w[1] += c2.done_ns[1];
+        if (c2.kind != RT_WAIT_NONE && c2.kind != RT_WAIT_FLUSH &&
+            now > c2.since_ns)
+            w[lock_like(c2.kind)] += now - c2.since_ns;
+    }
+    struct boot_sample s = {
+        .t_ns = now,
+        .barrier_ns = w[0],
+        .lock_ns = w[1],
+        .fault_ns = d.fault_ns,
+        .faults = d.read_faults + d.write_faults,
+        .bytes = c.put_bytes + c.get_bytes + c.send_bytes,
+    };
+    comm_report(BOOT_SAMPLE, &s, sizeof s);
+}
+
 static void *diag_main(void *arg)
 {
     (void)arg;
-    uint64_t last_moves = ~0ull;
+    uint64_t last_moves = ~0ull, last_sample = ompdsm_now_ns();
     uint32_t last_blocked = 2;
+    /* The first sample at once: a share needs two. */
+    if (diag.monitor)
+        send_sample();
     for (;;) {
         struct timespec ts = {diag.period_ms / 1000,
                               (long)(diag.period_ms % 1000) * 1000000L};
         while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
             ;
+        if (diag.monitor &&
+            ompdsm_now_ns() - last_sample >= 990ull * 1000 * 1000) {
+            last_sample = ompdsm_now_ns();
+            send_sample();
+        }
         struct boot_state st;
         size_t len = sample(&st);
         if (!st.blocked && st.moves == last_moves &&
             st.blocked == last_blocked)
             continue;
         memcpy(diag.buf, &st, sizeof st);
-        int rc = comm_report_state(diag.buf, len);
+        int rc = comm_report(BOOT_STATE, diag.buf, len);
         if (rc == -ENOTSUP)
             return NULL;
         if (rc == 0) {
@@ -345,8 +402,10 @@ void rt_diag_start(void)
      * second, so that a waiting node costs next to nothing. */
     int p = diag.deadlock_ms / 4;
     diag.period_ms = p <= 0 ? 1000 : p < 50 ? 50 : p > 1000 ? 1000 : p;
+    const char *m = getenv("OMPDSM_MONITOR");
+    diag.monitor = m && !strcmp(m, "1");
     dl_iterate_phdr(find_main, NULL);
-    if (comm_size() < 2)
+    if (comm_size() < 2 && !diag.monitor)
         return;
     pthread_t th;
     pthread_attr_t a;

@@ -144,6 +144,8 @@ static const struct rt_env_var vars[] = {
      "debug trace on stderr", NULL},
     {"OMPDSM_DEADLOCK_S", RT_ENV_NODE, "5", "seconds (0: off)",
      "report a deadlock once every thread waited this long, unchanged", NULL},
+    {"OMPDSM_MONITOR", RT_ENV_NODE, "unset", "1",
+     "send counters once a second (set by ompdsmrun --monitor)", NULL},
     {"OMPDSM_SPIN_US", RT_ENV_NODE, "50, or 2 with more local nodes than cores",
      "microseconds", "spin before sleeping on a futex", NULL},
     {"OMPDSM_TREE_FANOUT", RT_ENV_NODE, "4", "2..16",

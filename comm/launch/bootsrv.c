@@ -317,6 +317,11 @@ static int hdr_check(struct launch_job *job, struct boot_conn *c)
             return proto_error(job, c, "FINI with a %u-byte body (expected "
                                "none)", len);
         return 0;
+    case BOOT_SAMPLE:
+        if (len != sizeof(struct boot_sample))
+            return proto_error(job, c, "SAMPLE of %u bytes (expected %zu)",
+                               len, sizeof(struct boot_sample));
+        break;
     case BOOT_STATE:
         if (len > BOOT_STATE_MAX)
             return proto_error(job, c, "STATE of %u bytes (at most %zu)", len,
@@ -409,6 +414,9 @@ static void msg_done(struct launch_job *job, struct boot_conn *c, int idx)
         break;
     case BOOT_ABORT:
         on_abort(job, c);
+        break;
+    case BOOT_SAMPLE:
+        launch_diag_sample(job, &job->nodes[c->rank], c->body);
         break;
     case BOOT_STATE: {
         char why[160];

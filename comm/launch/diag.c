@@ -567,3 +567,134 @@ int launch_status_main(const char *which)
     close(fd);
     return fflush(stdout) == 0 ? 0 : 1;
 }
+
+/* ---- ompdsmrun --monitor ---- */
+
+void launch_diag_sample(struct launch_job *job, struct launch_node *node,
+                        const unsigned char *body)
+{
+    (void)job;
+    node->mon[0] = node->mon[1];
+    memcpy(&node->mon[1], body, sizeof node->mon[1]);
+    if (node->nmon < 2)
+        node->nmon++;
+}
+
+int launch_monitor_open(struct launch_job *job)
+{
+    job->mon_out = NULL;
+    job->mon_next = 0;
+    job->mon_lines = 0;
+    if (!job->opts.monitor || !job->opts.monitor_file)
+        return 0;
+    job->mon_out = fopen(job->opts.monitor_file, "w");
+    if (!job->mon_out) {
+        fprintf(stderr, "ompdsmrun: --monitor=%s: %s\n",
+                job->opts.monitor_file, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+void launch_monitor_close(struct launch_job *job)
+{
+    if (job->mon_out) {
+        fclose(job->mon_out);
+        job->mon_out = NULL;
+    }
+}
+
+struct share {
+    double compute, barrier, lock, fault, faults_s, bytes_s;
+};
+
+/* A node's last second from its last two samples; 0 if it has none. */
+static int node_share(const struct launch_node *node, struct share *s)
+{
+    if (node->nmon < 2)
+        return 0;
+    const struct boot_sample *a = &node->mon[0], *b = &node->mon[1];
+    double dt = (double)(b->t_ns - a->t_ns);
+    if (dt <= 0)
+        return 0;
+    s->barrier = (double)(b->barrier_ns - a->barrier_ns) / dt;
+    s->lock = (double)(b->lock_ns - a->lock_ns) / dt;
+    s->fault = (double)(b->fault_ns - a->fault_ns) / dt;
+    double busy = s->barrier + s->lock + s->fault;
+    if (busy > 1) { /* several threads, or clocks read at other times */
+        s->barrier /= busy;
+        s->lock /= busy;
+        s->fault /= busy;
+        busy = 1;
+    }
+    s->compute = 1 - busy;
+    s->faults_s = (double)(b->faults - a->faults) * 1e9 / dt;
+    s->bytes_s = (double)(b->bytes - a->bytes) * 1e9 / dt;
+    return 1;
+}
+
+int launch_monitor_tick(struct launch_job *job, double now)
+{
+    if (!job->opts.monitor || job->ending)
+        return -1;
+    if (job->mon_next == 0)
+        job->mon_next = now + 1.0;
+    if (now < job->mon_next) {
+        double ms = (job->mon_next - now) * 1000.0;
+        return (int)ms + 1;
+    }
+    job->mon_next += 1.0;
+    if (job->mon_next < now)
+        job->mon_next = now + 1.0;
+    double t = now - job->start;
+    if (job->mon_out) {
+        for (int k = 0; k < job->n; k++) {
+            struct share s;
+            if (!node_share(&job->nodes[k], &s))
+                continue;
+            fprintf(job->mon_out, "{\"t\": %.3f, \"node\": %d, \"compute\": "
+                    "%.4f, \"barrier\": %.4f, \"lock\": %.4f, \"fault\": "
+                    "%.4f, \"faults_per_s\": %.1f, \"bytes_per_s\": %.1f}\n",
+                    t, k, s.compute, s.barrier, s.lock, s.fault, s.faults_s,
+                    s.bytes_s);
+        }
+        fflush(job->mon_out);
+        return 1000;
+    }
+    /* Plain ANSI: up to the previous frame, each line cleared; nothing
+     * else changes the terminal, so it is left as it was. */
+    struct sbuf b = {0};
+    if (job->mon_lines)
+        sb_printf(&b, "\033[%dA", job->mon_lines);
+    sb_printf(&b, "\r\033[Kompdsmrun: monitor at %.0f s (C compute, B barrier, "
+              "L lock, F fault)\n", t);
+    int lines = 1;
+    enum { W = 40 };
+    for (int k = 0; k < job->n && lines < 65; k++, lines++) {
+        struct share s;
+        char bar[W + 1];
+        if (!node_share(&job->nodes[k], &s)) {
+            sb_printf(&b, "\r\033[Knode %-4d (no samples)\n", k);
+            continue;
+        }
+        int nb = (int)(s.barrier * W + 0.5), nl = (int)(s.lock * W + 0.5);
+        int nf = (int)(s.fault * W + 0.5);
+        if (nb + nl + nf > W)
+            nb = W - nl - nf > 0 ? W - nl - nf : 0;
+        int nc = W - nb - nl - nf;
+        int i = 0;
+        for (int x = 0; x < nc; x++) bar[i++] = 'C';
+        for (int x = 0; x < nb; x++) bar[i++] = 'B';
+        for (int x = 0; x < nl; x++) bar[i++] = 'L';
+        for (int x = 0; x < nf; x++) bar[i++] = 'F';
+        bar[i] = 0;
+        sb_printf(&b, "\r\033[Knode %-4d [%s] %3.0f%% compute %8.0f faults/s "
+                  "%8.1f MB/s\n", k, bar, s.compute * 100, s.faults_s,
+                  s.bytes_s / 1e6);
+    }
+    if (b.p)
+        launch_outq_put(2, b.p, b.len);
+    free(b.p);
+    job->mon_lines = lines;
+    return 1000;
+}

@@ -13,6 +13,7 @@
 
 #include <poll.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -71,6 +72,8 @@ struct launch_opts {
     double timeout;        /* seconds; 0 = none */
     int tag_output;        /* prefix each relayed line with "[node K] " */
     const char *status_of; /* --status PID; NULL: the only job */
+    int monitor;           /* --monitor: live bars (or monitor_file) */
+    const char *monitor_file; /* --monitor=FILE: JSON lines */
     char **prog_argv;      /* points into argv: program, its args, NULL */
     int prog_argc;
 };
@@ -262,6 +265,8 @@ struct launch_node {
                            * from another host may still be on its way) */
     double reaped_at;     /* when it was reaped (an agent drains its
                            * output for LAUNCH_DRAIN_S at most) */
+    struct boot_sample mon[2]; /* its last two samples (--monitor) */
+    int nmon;
     unsigned char *diag;  /* its last BOOT_STATE body (diag.c), or NULL */
     size_t diag_len;
     double diag_at;       /* when it came */
@@ -325,6 +330,9 @@ struct launch_job {
     /* diagnostics (diag.c) */
     int diag_reported;       /* the deadlock was reported */
     int status_fd;           /* listening status socket, or -1 */
+    FILE *mon_out;           /* --monitor=FILE */
+    double mon_next;         /* next frame or sample line */
+    int mon_lines;           /* lines of the last frame drawn */
     char status_path[256];
 };
 
@@ -473,6 +481,15 @@ void launch_diag_status(struct launch_job *job);
 int launch_diag_listen(struct launch_job *job);
 void launch_diag_accept(struct launch_job *job);
 void launch_diag_close(struct launch_job *job);
+/* A node's BOOT_SAMPLE (--monitor). */
+void launch_diag_sample(struct launch_job *job, struct launch_node *node,
+                        const unsigned char *body);
+/* --monitor: opens the file, or nothing; 0 or -1 (reason printed). */
+int launch_monitor_open(struct launch_job *job);
+/* Draws a frame or writes the samples when due; returns the ms until the
+ * next, or -1 when there is no monitor. */
+int launch_monitor_tick(struct launch_job *job, double now);
+void launch_monitor_close(struct launch_job *job);
 /* Main of ompdsmrun --status [PID]; returns the exit status. */
 int launch_status_main(const char *which);
 

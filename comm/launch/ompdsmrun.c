@@ -346,6 +346,9 @@ static void run(struct launch_job *job)
                 wait = ms_until(end, now);
         }
         check_suspects(job, now);
+        int mw = launch_monitor_tick(job, now);
+        if (mw >= 0 && (wait < 0 || mw < wait))
+            wait = mw;
         int lw = launch_links_check(job, now);
         if (lw >= 0 && (wait < 0 || lw < wait))
             wait = lw;
@@ -556,6 +559,8 @@ int main(int argc, char **argv)
     if (launch_relay_init(job) < 0)
         return 1;
     launch_diag_listen(job);
+    if (launch_monitor_open(job) < 0)
+        return 1;
     rc = launch_spawn(job, &status);
     if (rc < 0) {
         launch_diag_close(job);
@@ -570,6 +575,7 @@ int main(int argc, char **argv)
 
     run(job);
     launch_diag_close(job);
+    launch_monitor_close(job);
 
     /* Agents still connected are cut off, and their rsh reaped. */
     launch_links_close(job, 1);
