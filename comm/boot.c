@@ -180,6 +180,42 @@ int comm_boot_allgather(const void *mine, size_t len, void *all)
     return rc;
 }
 
+int comm_report(uint32_t type, const void *buf, size_t len)
+{
+    if (boot.kind != BOOT_LAUNCHER || boot.fd < 0)
+        return -ENOTSUP;
+    if (len > BOOT_STATE_MAX)
+        return -EMSGSIZE;
+    if (pthread_mutex_trylock(&boot.lock) != 0)
+        return -EAGAIN;
+    if (boot.fd < 0) {
+        pthread_mutex_unlock(&boot.lock);
+        return -ENOTSUP;
+    }
+    /* One send for header and body: a stopped launcher with a full socket
+     * costs us a skipped report, not a thread stuck holding the lock. */
+    unsigned char msg[sizeof(struct boot_hdr) + BOOT_STATE_MAX];
+    struct boot_hdr h = {type, (uint32_t)len};
+    memcpy(msg, &h, sizeof h);
+    memcpy(msg + sizeof h, buf, len);
+    size_t total = sizeof h + len, done = 0;
+    int rc = 0;
+    ssize_t n;
+    do
+        n = send(boot.fd, msg, total, MSG_NOSIGNAL | MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        rc = errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
+    else
+        done = (size_t)n;
+    /* Part of it went: the rest must follow, or the stream is broken. */
+    if (!rc && done < total) {
+        rc = send_all(msg + done, total - done);
+    }
+    pthread_mutex_unlock(&boot.lock);
+    return rc;
+}
+
 uint32_t comm_boot_local_addr(void)
 {
     return boot.local_addr;

@@ -37,6 +37,15 @@ enum boot_msg_type {
     /* node -> launcher: the node is finishing normally; a close of the
      * connection after this is not a failure. */
     BOOT_FINI = 5,
+    /* node -> launcher: struct boot_state, nthreads struct boot_thread,
+     * nheld uint64_t lock ids.  Where each thread of the node is now; sent
+     * every BOOT_STATE_PERIOD while the node waits, and once whenever it
+     * changes otherwise.  The launcher judges deadlock from these and
+     * prints them for a status request (docs/diagnostics.md). */
+    BOOT_STATE = 6,
+    /* node -> launcher: struct boot_sample, once a second, only when the
+     * launcher asked (OMPDSM_MONITOR=1, ompdsmrun --monitor). */
+    BOOT_SAMPLE = 7,
 };
 
 struct boot_hdr {
@@ -61,6 +70,44 @@ struct boot_abort {
  * region), so 0 ends the job with status 0 instead of reading as a
  * failure without a status. */
 #define BOOT_ABORT_EXIT 1u
+
+enum { BOOT_STATE_THREADS_MAX = 64, BOOT_STATE_HELD_MAX = 64 };
+
+struct boot_state {
+    uint32_t blocked;     /* every thread of the node waits in the runtime */
+    uint32_t deadlock_ms; /* the node's OMPDSM_DEADLOCK_S; 0: off */
+    uint32_t period_ms;   /* how often it reports while it waits */
+    uint32_t nthreads;    /* struct boot_thread entries that follow */
+    uint32_t nheld;       /* then this many lock ids the node holds */
+    uint32_t pad;
+    uint64_t tx, rx;      /* comm_traffic() */
+    uint64_t moves;       /* changes of any thread's wait so far */
+};
+
+struct boot_thread {
+    uint32_t waiting;     /* 0: running (not waiting in the runtime) */
+    uint32_t has_lock;    /* lock below is the lock id waited for */
+    uint64_t lock;
+    uint64_t pc;          /* a code address of the program (its file's
+                           * offset for a position-independent one) to
+                           * turn into file:line; 0 if none */
+    uint64_t waited_ms;   /* how long it has waited */
+    char what[96];        /* "barrier", "omp_set_lock(lock 3)" */
+    char where[160];      /* "foo.c:42" when the node knows it */
+};
+
+/* Counters since the node started (times in ns of its monotonic clock). */
+struct boot_sample {
+    uint64_t t_ns;
+    uint64_t barrier_ns, lock_ns, fault_ns;
+    uint64_t faults;      /* read and write faults */
+    uint64_t bytes;       /* put, get and sent bytes */
+};
+
+#define BOOT_STATE_MAX                                                         \
+    (sizeof(struct boot_state) +                                               \
+     BOOT_STATE_THREADS_MAX * sizeof(struct boot_thread) +                     \
+     BOOT_STATE_HELD_MAX * sizeof(uint64_t))
 
 /* Largest message accepted (an allgather result of 4096 nodes x 16 KiB). */
 #define BOOT_MSG_MAX (64u * 1024 * 1024)

@@ -29,6 +29,31 @@ void comm_stats_get(struct comm_stats *out)
         dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 }
 
+/* Asynchronous operations between nodes (put, vectored put, notify, send):
+ * issued here, and carried out here for a peer.  A transport that writes
+ * the peer's memory within the call (shm, verbs) counts it carried out at
+ * once; tcp counts it where its service thread applies it.  Equal sums
+ * over every node mean nothing is in flight. */
+static uint64_t traffic_tx, traffic_rx;
+
+void comm_traffic(uint64_t *tx, uint64_t *rx)
+{
+    *rx = __atomic_load_n(&traffic_rx, __ATOMIC_ACQUIRE);
+    *tx = __atomic_load_n(&traffic_tx, __ATOMIC_ACQUIRE);
+}
+
+void comm_traffic_rx(void)
+{
+    __atomic_fetch_add(&traffic_rx, 1, __ATOMIC_RELEASE);
+}
+
+static void traffic_out(int peer)
+{
+    __atomic_fetch_add(&traffic_tx, 1, __ATOMIC_RELEASE);
+    if (comm_g.peer[peer].ops != &comm_tcp_ops)
+        comm_traffic_rx();
+}
+
 void comm_stats_add_wait(uint64_t ns, int slept)
 {
     STAT_ADD(wait_ns, ns);
@@ -489,6 +514,7 @@ int comm_put(int peer, int region, uint64_t off, const void *src, size_t len)
         memcpy(local_addr(region, off), src, len);
         return 0;
     }
+    traffic_out(peer);
     return comm_g.peer[peer].ops->put(comm_g.peer[peer].tr, peer, region, off, src, len);
 }
 
@@ -514,9 +540,11 @@ int comm_putv(int peer, int region, uint64_t base, const void *src,
         return 0;
     }
     const struct comm_tp *tp = &comm_g.peer[peer];
-    if (tp->ops->putv)
+    if (tp->ops->putv) {
+        traffic_out(peer);
         return tp->ops->putv(tp->tr, peer, region, base, src, runs, nruns);
-    for (size_t k = 0; k < nruns && !rc; k++)
+    }
+    for (size_t k = 0; k < nruns && !rc; k++, traffic_out(peer))
         rc = tp->ops->put(tp->tr, peer, region, base + runs[k].off,
                              (const char *)src + runs[k].off, runs[k].len);
     return rc;
@@ -602,6 +630,7 @@ int comm_notify(int peer, int region, uint64_t off, uint64_t value)
         comm_local_notify(region, off, value);
         return 0;
     }
+    traffic_out(peer);
     return comm_g.peer[peer].ops->notify(comm_g.peer[peer].tr, peer, region, off, value);
 }
 
@@ -649,6 +678,8 @@ void comm_dispatch(int src, int tag, const void *buf, size_t len)
         return;
     }
     fn(src, tag, buf, len, comm_g.handler_arg[tag]);
+    if (src != comm_g.rank)
+        comm_traffic_rx();
 }
 
 int comm_send(int peer, int tag, const void *buf, size_t len)
@@ -667,6 +698,8 @@ int comm_send(int peer, int tag, const void *buf, size_t len)
         comm_dispatch(peer, tag, buf, len);
         return 0;
     }
+    /* Received where the peer dispatches it (comm_dispatch). */
+    __atomic_fetch_add(&traffic_tx, 1, __ATOMIC_RELEASE);
     return comm_g.peer[peer].ops->send(comm_g.peer[peer].tr, peer, tag, buf, len);
 }
 

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "base.h"
+#include "boot_proto.h"
 
 /* Region ids: small integers that name a registered region on every node.
  * The comm layer owns COMM_REG_SYNC (doorbell, collective slots and spill);
@@ -216,6 +217,19 @@ struct comm_stats {
     uint64_t sleeps;      /* futex sleeps in comm_wait_* */
 };
 void comm_stats_get(struct comm_stats *out);
+/* Asynchronous operations (put, vectored put, notify, send) this node has
+ * issued to peers (*tx) and carried out for peers (*rx) so far.  Summed
+ * over every node, tx == rx when none is in flight; unchanged sums over a
+ * while with every thread waiting mean nothing moves (deadlock detection,
+ * runtime/diag.c). */
+void comm_traffic(uint64_t *tx, uint64_t *rx);
+
+/* ---- diagnostics to the launcher ---- */
+/* Sends a BOOT_STATE or BOOT_SAMPLE message (comm/boot_proto.h) to
+ * ompdsmrun.  Never blocks for long: when the connection is busy (an
+ * allgather, a full socket) it sends nothing and returns -EAGAIN.
+ * -ENOTSUP when the node was not started by ompdsmrun. */
+int comm_report(uint32_t type, const void *buf, size_t len);
 
 /* Makes a failed comm call fatal with its reason already printed. */
 #define COMM_CHECK(call)                                                       \

@@ -97,6 +97,9 @@ static int request_begin(struct comm_transport *t, struct tcp_peer *p,
     x->cur = *f;
     x->got = 0;
     x->dst = NULL;
+    /* Sends count where they are dispatched. */
+    if (f->op == TCP_OP_PUT || f->op == TCP_OP_PUTV || f->op == TCP_OP_NOTIFY)
+        comm_traffic_rx();
     switch (f->op) {
     case TCP_OP_PUT:
         if (comm_local_check(f->region, f->off, f->len, "tcp put", peer) < 0)

@@ -275,6 +275,9 @@ void comm_doorbell_ring_area(struct comm_sync_area *sync);
 /* Statistics counted outside comm.c: time waited in comm_wait_* and
  * whether the waiter slept (wait.c), collectives run (coll.c). */
 void comm_stats_add_wait(uint64_t ns, int slept);
+/* Counts one asynchronous operation from a peer carried out here
+ * (comm_traffic). */
+void comm_traffic_rx(void);
 void comm_stats_add_coll(int bcast);
 
 /* ---- host identity, tcp address and build ids (host.c) ---- */

@@ -186,4 +186,22 @@ struct dsm_stats {
 };
 void dsm_stats_get(struct dsm_stats *out);
 
+/* ---- pagestat.c: per-page counters for the thrashing report ---- */
+struct dsm_page_stat {
+    uint64_t addr;           /* the page's address */
+    uint32_t page;
+    uint32_t read_faults, write_faults;
+    uint32_t locked_writes;  /* write faults of a thread holding a lock */
+    uint32_t epochs;         /* barrier intervals with write faults */
+    uint32_t lo, hi;         /* bytes its diffs changed: [lo, hi); hi 0:
+                              * none (the home writes without diffs) */
+    uint32_t pad;
+    uint64_t diff_bytes;
+};
+/* Starts counting (OMPDSM_STATS); before dsm_start's first fault. */
+void dsm_pagestat_enable(void);
+/* This node's pages with the most faults, most first; returns how many
+ * (0 when not enabled). */
+int dsm_pagestat_top(struct dsm_page_stat *out, int max);
+
 #endif

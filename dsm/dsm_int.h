@@ -397,6 +397,11 @@ void dsm_mig_apply(const struct mig_move *m, size_t n);
 void dsm_alloc_init(void);
 /* Frees queued by other nodes become reusable at a barrier. */
 void dsm_alloc_at_barrier(void);
+/* pagestat.c: counts a fault or a diff of page pg (no-ops unless enabled). */
+void dsm_pagestat_fault(uint32_t pg, int write);
+void dsm_pagestat_diff(uint32_t pg, const struct comm_run *runs, size_t n);
+/* lock.c: locks the calling thread holds. */
+int dsm_lock_depth(void);
 int dsm_chunk_claim(uint32_t n, uint32_t *first);
 
 /* ---- statistics (stats.c) ---- */

@@ -156,6 +156,7 @@ void dsm_page_access(uint32_t pg, int write)
             for (uint32_t k = 1; k < n; k++)
                 pthread_mutex_unlock(page_lock(pg + k));
             DSM_STAT(read_faults, 1);
+            dsm_pagestat_fault(pg, 0);
             OMPDSM_TRACE(OMPDSM_TR_FAULT, "read fault page %u (+%u ahead) from "
                          "node %d", pg, n - 1, home);
         }
@@ -183,6 +184,7 @@ void dsm_page_access(uint32_t pg, int write)
         dsm_g.state[pg] = PG_DIRTY;
         dsm_protect(pg, 1, PROT_READ | PROT_WRITE);
         DSM_STAT(write_faults, 1);
+        dsm_pagestat_fault(pg, 1);
         OMPDSM_TRACE(OMPDSM_TR_FAULT, "write fault page %u (home %d)%s", pg,
                      home, st == PG_INVALID ? " after fetch" : "");
     }

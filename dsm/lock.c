@@ -24,6 +24,11 @@ static __thread struct {
 } held[HELD_MAX];
 static __thread int nheld;
 
+int dsm_lock_depth(void)
+{
+    return nheld;
+}
+
 static uint32_t qnode_get(void)
 {
     pthread_mutex_lock(&qlock);

@@ -46,6 +46,7 @@ static void send_diff(uint32_t pg, int home)
     DSM_STAT(diff_runs, n);
     DSM_STAT(diff_bytes, bytes);
     dsm_mig_bytes(pg, bytes);
+    dsm_pagestat_diff(pg, runs, n);
     dsm_g.twin[pg] = NULL;
     dsm_twin_free(twin);
 }

@@ -16,19 +16,25 @@
 RT_API void *OMPDSM_malloc(unsigned long size)
 {
     CALLER();
-    return dsm_malloc(size);
+    void *p = dsm_malloc(size);
+    rt_thrash_alloc(p, size, RT_CALLER);
+    return p;
 }
 RT_API void *OMPDSM_calloc(unsigned long n, unsigned long size)
 {
     CALLER();
-    return dsm_calloc(n, size);
+    void *p = dsm_calloc(n, size);
+    rt_thrash_alloc(p, n * size, RT_CALLER);
+    return p;
 }
 RT_API void *OMPDSM_realloc(void *p, unsigned long size)
 {
     if (p && !dsm_in_heap(p))
         return realloc(p, size); /* from the C library (strdup in libc, ...) */
     CALLER();
-    return dsm_realloc(p, size);
+    void *q = dsm_realloc(p, size);
+    rt_thrash_alloc(q, size, RT_CALLER);
+    return q;
 }
 RT_API void OMPDSM_free(void *p)
 {

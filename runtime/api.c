@@ -111,9 +111,14 @@ RT_API double omp_get_wtick(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-RT_API void OMPDSM_flush(void) { dsm_flush(); }
+RT_API void OMPDSM_flush(void)
+{
+    rt_diag_flush(RT_CALLER);
+    dsm_flush();
+}
 RT_API void OMPDSM_flush_range(const void *p, unsigned long size)
 {
+    rt_diag_flush(RT_CALLER);
     dsm_flush_range(p, size);
 }
 

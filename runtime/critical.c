@@ -7,10 +7,16 @@
 RT_API void OMPDSM_critical_start(const char *name)
 {
     RT_STAT(criticals, 1);
-    dsm_lock(rt_critical_id(name));
+    uint32_t id = rt_critical_id(name);
+    rt_wait_begin(RT_WAIT_CRITICAL, RT_CALLER, NULL, 0, name, id);
+    dsm_lock(id);
+    rt_wait_end();
+    rt_diag_lock_held(id, 1);
 }
 
 RT_API void OMPDSM_critical_end(const char *name)
 {
-    dsm_unlock(rt_critical_id(name));
+    uint32_t id = rt_critical_id(name);
+    rt_diag_lock_held(id, 0);
+    dsm_unlock(id);
 }

@@ -20,15 +20,25 @@ static uint32_t id_of(unsigned long long id, const char *what)
 
 RT_API void omp_set_lock(omp_lock_t *l)
 {
-    dsm_lock(id_of(l->_ompdsm_id, "omp_set_lock"));
+    uint32_t id = id_of(l->_ompdsm_id, "omp_set_lock");
+    rt_wait_begin(RT_WAIT_LOCK, RT_CALLER, NULL, 0, NULL, id);
+    dsm_lock(id);
+    rt_wait_end();
+    rt_diag_lock_held(id, 1);
 }
 RT_API void omp_unset_lock(omp_lock_t *l)
 {
-    dsm_unlock(id_of(l->_ompdsm_id, "omp_unset_lock"));
+    uint32_t id = id_of(l->_ompdsm_id, "omp_unset_lock");
+    rt_diag_lock_held(id, 0);
+    dsm_unlock(id);
 }
 RT_API int omp_test_lock(omp_lock_t *l)
 {
-    return dsm_trylock(id_of(l->_ompdsm_id, "omp_test_lock"));
+    uint32_t id = id_of(l->_ompdsm_id, "omp_test_lock");
+    int got = dsm_trylock(id);
+    if (got)
+        rt_diag_lock_held(id, 1);
+    return got;
 }
 
 RT_API void omp_init_nest_lock(omp_nest_lock_t *l)
@@ -45,7 +55,11 @@ RT_API void omp_set_nest_lock(omp_nest_lock_t *l)
         l->_ompdsm_count++;
         return;
     }
-    dsm_lock(id_of(l->_ompdsm_id, "omp_set_nest_lock"));
+    uint32_t id = id_of(l->_ompdsm_id, "omp_set_nest_lock");
+    rt_wait_begin(RT_WAIT_NEST_LOCK, RT_CALLER, NULL, 0, NULL, id);
+    dsm_lock(id);
+    rt_wait_end();
+    rt_diag_lock_held(id, 1);
     l->_ompdsm_owner = me();
     l->_ompdsm_count = 1;
 }
@@ -54,7 +68,9 @@ RT_API void omp_unset_nest_lock(omp_nest_lock_t *l)
 {
     if (--l->_ompdsm_count == 0) {
         l->_ompdsm_owner = 0;
-        dsm_unlock(id_of(l->_ompdsm_id, "omp_unset_nest_lock"));
+        uint32_t id = id_of(l->_ompdsm_id, "omp_unset_nest_lock");
+        rt_diag_lock_held(id, 0);
+        dsm_unlock(id);
     }
 }
 
@@ -62,8 +78,10 @@ RT_API int omp_test_nest_lock(omp_nest_lock_t *l)
 {
     if (l->_ompdsm_owner == me())
         return (int)++l->_ompdsm_count;
-    if (!dsm_trylock(id_of(l->_ompdsm_id, "omp_test_nest_lock")))
+    uint32_t id = id_of(l->_ompdsm_id, "omp_test_nest_lock");
+    if (!dsm_trylock(id))
         return 0;
+    rt_diag_lock_held(id, 1);
     l->_ompdsm_owner = me();
     l->_ompdsm_count = 1;
     return 1;

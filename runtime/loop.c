@@ -202,6 +202,8 @@ RT_API int OMPDSM_loop_last(OMPDSM_loop *loop)
 RT_API void OMPDSM_loop_end(OMPDSM_loop *loop, int nowait)
 {
     struct rt_loop *L = L_of(loop);
+    rt_wait_begin(RT_WAIT_LOOP_END, NULL, L->site ? L->site->file : NULL,
+                  L->site ? L->site->line : 0, NULL, ~0ull);
     if (rt_self.ordered_loop == L) {
         ordered_pass_skipped();
         rt_self.ordered_loop = NULL;
@@ -210,6 +212,7 @@ RT_API void OMPDSM_loop_end(OMPDSM_loop *loop, int nowait)
         prof_end(L, nowait);
     else if (!nowait)
         rt_team_barrier(NULL, 0, 0, NULL);
+    rt_wait_end();
 }
 
 /* ---- ordered ---- */
@@ -284,8 +287,10 @@ RT_API void OMPDSM_ordered_start(void)
     struct rt_loop *L = rt_self.ordered_loop;
     if (!L || L->nthreads <= 1)
         return;
+    rt_wait_begin(RT_WAIT_ORDERED, RT_CALLER, NULL, 0, NULL, ~0ull);
     ordered_wait(L);
     dsm_acquire();
+    rt_wait_end();
 }
 
 RT_API void OMPDSM_ordered_end(void)
@@ -316,14 +321,19 @@ RT_API int OMPDSM_single_start(void)
 
 RT_API void OMPDSM_single_end(int nowait)
 {
-    if (!nowait)
-        rt_team_barrier(NULL, 0, 0, NULL);
+    if (nowait)
+        return;
+    rt_wait_begin(RT_WAIT_SINGLE_END, RT_CALLER, NULL, 0, NULL, ~0ull);
+    rt_team_barrier(NULL, 0, 0, NULL);
+    rt_wait_end();
 }
 
 RT_API void OMPDSM_single_copyprivate(int executed, void *data,
                                       unsigned long size)
 {
+    rt_wait_begin(RT_WAIT_COPYPRIVATE, RT_CALLER, NULL, 0, NULL, ~0ull);
     rt_team_barrier(data, size, executed, data);
+    rt_wait_end();
 }
 
 /* ---- profiled ----

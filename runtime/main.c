@@ -159,6 +159,11 @@ static void ensure_no_aslr(char **argv)
     /* If that failed, carry on with randomisation. */
 }
 
+const OMPDSM_unit *rt_units(void)
+{
+    return units;
+}
+
 static void finish_node(int status)
 {
     rt_stats_report();
@@ -204,7 +209,9 @@ static void broadcast_shutdown(int status)
         pthread_create(&wd, NULL, shutdown_watchdog, NULL) == 0)
         pthread_detach(wd);
     dsm_fork_send(COMM_WORLD, &m, sizeof m);
-    /* The barrier pairing this fork, so the channel's rule holds. */
+    /* The barrier pairing this fork, so the channel's rule holds.  Not
+     * a wait for the deadlock detection: a mismatch here has its own,
+     * more telling diagnosis (the watchdog). */
     dsm_barrier(COMM_WORLD, NULL);
 }
 
@@ -233,7 +240,9 @@ void rt_worker_loop(void)
 {
     struct comm_buf b = {0};
     for (;;) {
+        rt_wait_begin(RT_WAIT_FORK, NULL, NULL, 0, NULL, ~0ull);
         dsm_fork_recv(COMM_WORLD, &b);
+        rt_wait_end();
         struct rt_fork_msg m;
         if (b.len < sizeof m)
             ompdsm_fatal("malformed fork message (%zu bytes)", b.len);
@@ -307,6 +316,8 @@ RT_API int OMPDSM_main(int argc, char **argv, char **envp,
     dsm_start();
     rt_display_env();
     rt_started = 1;
+    rt_diag_start();
+    rt_thrash_start();
     rt_self.nthreads = 1;
     rt_self.group = (struct comm_group){0, 1};
     on_exit(on_exit_handler, NULL);

@@ -6,6 +6,7 @@
 #define OMPDSM_RT_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include "comm/comm.h"
 #include "dsm/dsm.h"
 #include "sched/sched.h"
@@ -213,6 +214,66 @@ extern struct rt_prof_site *rt_prof_sites;
  * the reason in rt_prof_counters_why. */
 extern int rt_prof_counters;
 extern const char *rt_prof_counters_why;
+
+/* ---- diag.c: what each thread waits on (docs/diagnostics.md) ---- */
+enum rt_wait_kind {
+    RT_WAIT_NONE = 0, RT_WAIT_BARRIER, RT_WAIT_LOOP_END, RT_WAIT_SINGLE_END,
+    RT_WAIT_COPYPRIVATE, RT_WAIT_JOIN, RT_WAIT_FORK, RT_WAIT_LOCK,
+    RT_WAIT_NEST_LOCK, RT_WAIT_CRITICAL, RT_WAIT_ORDERED, RT_WAIT_FLUSH,
+};
+/* The calling thread enters (and leaves) a construct that may wait for
+ * other nodes: pc is the return address into the user's code (resolved to
+ * file:line by the launcher), or file:line a known site; name a critical
+ * section's or region's; lock the lock id waited for or ~0.  Nested calls
+ * keep the outermost. */
+void rt_wait_begin(int kind, const void *pc, const char *file, int line,
+                   const char *name, uint64_t lock);
+void rt_wait_end(void);
+/* A task run by a thread that waits (at a barrier, a join or taskwait) is
+ * user code, not a wait: the wait is set aside while it runs, so that a
+ * long task never looks like a deadlock. */
+struct rt_wait_saved {
+    int kind, depth, line;
+    const void *pc;
+    const char *file, *name;
+    uint64_t lock;
+};
+void rt_wait_suspend(struct rt_wait_saved *w);
+void rt_wait_resume(const struct rt_wait_saved *w);
+/* A flush from pc: repeated from the same place with nothing in between,
+ * the thread counts as spinning on a flag. */
+void rt_diag_flush(const void *pc);
+/* The parallel region the thread runs now (NULL: none). */
+void rt_diag_region(const char *name);
+/* This node now holds (or no longer holds) lock id. */
+void rt_diag_lock_held(uint64_t id, int now_held);
+/* Reads OMPDSM_DEADLOCK_S and starts the reporting thread. */
+void rt_diag_start(void);
+#define RT_CALLER __builtin_extract_return_addr(__builtin_return_address(0))
+/* The address of code at pc as the program's file numbers it (what
+ * addr2line -e PROGRAM takes; the instruction before a return address),
+ * or 0 when pc is not in the program itself. */
+uint64_t rt_program_pc(const void *pc);
+
+/* ---- thrash.c: the thrashing report by variable (OMPDSM_STATS) ---- */
+struct thrash_wire;
+struct rt_thrash {
+    struct thrash_wire *all; /* every node's top pages, named */
+    int nodes;
+};
+/* Starts the per-page counters when OMPDSM_STATS is set. */
+void rt_thrash_start(void);
+/* A block the program allocated in the shared heap, and the call's
+ * return address (named in the report). */
+void rt_thrash_alloc(const void *p, size_t size, const void *pc);
+/* Every node: gathers the nodes' top pages (collective); 0 or -1. */
+int rt_thrash_gather(struct rt_thrash *t);
+/* Node 0: the report as text, or as the JSON member "thrashing". */
+void rt_thrash_print(FILE *f, const struct rt_thrash *t);
+void rt_thrash_json(FILE *f, const struct rt_thrash *t);
+void rt_thrash_free(struct rt_thrash *t);
+/* main.c: the registered translation units. */
+const OMPDSM_unit *rt_units(void);
 
 /* ---- stats.c (the counters themselves live in team.c, which counts most
  * of them) ---- */

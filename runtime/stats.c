@@ -428,7 +428,8 @@ static void json_prof(FILE *f, const struct prof_wire *all, int ns)
 }
 
 static void write_json(FILE *f, const struct row *rows, int n,
-                       const struct prof_wire *prof, int ns)
+                       const struct prof_wire *prof, int ns,
+                       const struct rt_thrash *th)
 {
     fprintf(f, "{\n  \"nodes\": %d,\n  \"transport\": \"%s\",\n  \"per_node\": [\n",
             n, comm_transport_name());
@@ -441,6 +442,7 @@ static void write_json(FILE *f, const struct row *rows, int n,
     }
     fprintf(f, "  ]");
     json_prof(f, prof, ns);
+    rt_thrash_json(f, th);
     fprintf(f, "\n}\n");
 }
 
@@ -473,6 +475,9 @@ void rt_stats_report(void)
     if (prof_gather(&prof, &ns) < 0)
         ompdsm_warn("OMPDSM_STATS: the profiled loops' times could not be "
                     "gathered");
+    struct rt_thrash th;
+    if (rt_thrash_gather(&th) < 0)
+        ompdsm_warn("OMPDSM_STATS: the pages' faults could not be gathered");
     if (comm_rank() == 0) {
         size_t l = strlen(v);
         if (l > 5 && !strcmp(v + l - 5, ".json")) {
@@ -480,13 +485,14 @@ void rt_stats_report(void)
             if (!f) {
                 ompdsm_warn("OMPDSM_STATS: cannot write %s", v);
             } else {
-                write_json(f, all, n, prof, ns);
+                write_json(f, all, n, prof, ns, &th);
                 fclose(f);
             }
         } else if (!strcmp(v, "1")) {
             fflush(stdout);
             print_table(stderr, all, n);
             print_prof(stderr, prof, ns);
+            rt_thrash_print(stderr, &th);
         } else {
             ompdsm_warn("OMPDSM_STATS='%s' is not valid: use 1 or a file name "
                         "ending in .json", v);
@@ -494,4 +500,5 @@ void rt_stats_report(void)
     }
     free(all);
     free(prof);
+    rt_thrash_free(&th);
 }

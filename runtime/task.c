@@ -142,9 +142,12 @@ static void run_fn(void (*fn)(void *), void *data, int final)
     struct fn_time *ft = fn_time_of((uint64_t)(uintptr_t)fn);
     int sample = ft && ft->calls++ % FN_SAMPLE_EVERY == 0;
     uint64_t t0 = sample ? ompdsm_now_ns() : 0;
+    struct rt_wait_saved w;
+    rt_wait_suspend(&w);
     cur = &c;
     fn(data);
     cur = saved;
+    rt_wait_resume(&w);
     if (sample) {
         ft->ns += ompdsm_now_ns() - t0;
         ft->samples++;

@@ -43,7 +43,9 @@ static void run_member(OMPDSM_region *r, void *frame, int nthreads, int tid,
     rt_self.nred = rt_self.capred = 0;
     rt_self.ordered_loop = NULL;
     rt_task_region_start();
+    rt_diag_region(r->name);
     r->fn(frame);
+    rt_diag_region(NULL);
     struct rt_thread after = rt_self;
     *team = after;
     team->red = NULL;
@@ -58,11 +60,12 @@ static void run_member(OMPDSM_region *r, void *frame, int nthreads, int tid,
 /* The join: every node, members or not, meets on channel 0 with the
  * members' pending reductions, and again while tasks are left (members
  * run them as their team thread `team`; NULL on other nodes). */
-static void join(struct rt_thread *team)
+static void join(const OMPDSM_region *r, struct rt_thread *team)
 {
     struct comm_buf up = {0}, down = {0};
     if (team)
         rt_task_arrive(team);
+    rt_wait_begin(RT_WAIT_JOIN, NULL, NULL, 0, r->name, ~0ull);
     if (rt_self.nred)
         rt_ext_append(&up, RT_REC_RED, rt_self.red,
                       (size_t)rt_self.nred * sizeof(struct rt_red_item));
@@ -78,6 +81,7 @@ static void join(struct rt_thread *team)
     free(rt_self.red);
     rt_self.red = NULL;
     rt_self.nred = rt_self.capred = 0;
+    rt_wait_end();
 }
 
 void rt_team_run(OMPDSM_region *r, void *frame, int nthreads, uint64_t ws_base)
@@ -93,7 +97,7 @@ void rt_team_run(OMPDSM_region *r, void *frame, int nthreads, uint64_t ws_base)
         if (sub)
             dsm_track_since_fork(0);
     }
-    join(me < nthreads ? &team : NULL);
+    join(r, me < nthreads ? &team : NULL);
 }
 
 /* A team of one: the encountering thread runs the region itself. */
@@ -159,7 +163,7 @@ RT_API void OMPDSM_parallel(OMPDSM_region *region, void *frame,
     free(copy);
     if (sub)
         dsm_track_since_fork(0);
-    join(&team);
+    join(region, &team);
     RT_STAT(region_ns, ompdsm_now_ns() - t0);
 }
 
@@ -204,7 +208,9 @@ void rt_team_barrier(const void *cp, size_t cplen, int cp_executor,
 
 RT_API void OMPDSM_barrier(void)
 {
+    rt_wait_begin(RT_WAIT_BARRIER, RT_CALLER, NULL, 0, NULL, ~0ull);
     rt_team_barrier(NULL, 0, 0, NULL);
+    rt_wait_end();
 }
 
 RT_API int OMPDSM_master(void)

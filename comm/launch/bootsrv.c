@@ -317,6 +317,16 @@ static int hdr_check(struct launch_job *job, struct boot_conn *c)
             return proto_error(job, c, "FINI with a %u-byte body (expected "
                                "none)", len);
         return 0;
+    case BOOT_SAMPLE:
+        if (len != sizeof(struct boot_sample))
+            return proto_error(job, c, "SAMPLE of %u bytes (expected %zu)",
+                               len, sizeof(struct boot_sample));
+        break;
+    case BOOT_STATE:
+        if (len > BOOT_STATE_MAX)
+            return proto_error(job, c, "STATE of %u bytes (at most %zu)", len,
+                               (size_t)BOOT_STATE_MAX);
+        break;
     default:
         return proto_error(job, c, "sent message type %u, which is not one "
                            "a node may send", type);
@@ -405,6 +415,16 @@ static void msg_done(struct launch_job *job, struct boot_conn *c, int idx)
     case BOOT_ABORT:
         on_abort(job, c);
         break;
+    case BOOT_SAMPLE:
+        launch_diag_sample(job, &job->nodes[c->rank], c->body);
+        break;
+    case BOOT_STATE: {
+        char why[160];
+        if (launch_diag_state(job, &job->nodes[c->rank], c->body, c->hdr.len,
+                              why, sizeof why) < 0)
+            proto_error(job, c, "%s", why);
+        break;
+    }
     case BOOT_FINI:
         c->fini = 1;
         job->nodes[c->rank].fini = 1;

@@ -13,6 +13,7 @@
 
 #include <poll.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -36,6 +37,8 @@
 #define LAUNCH_OUT_FLUSH_FAILED_S 1.0
 /* Longest ABORT message accepted. */
 #define LAUNCH_ABORT_MSG_MAX (64 * 1024)
+/* Exit status of a job ended because it deadlocked (docs/ompdsmrun.md). */
+#define LAUNCH_DEADLOCK_STATUS 125
 
 /* ---- options (opts.c) ---- */
 enum launch_bind {
@@ -44,7 +47,9 @@ enum launch_bind {
     LAUNCH_BIND_NONE,
 };
 
-enum launch_action { LAUNCH_RUN, LAUNCH_HELP, LAUNCH_VERSION, LAUNCH_AGENT };
+enum launch_action {
+    LAUNCH_RUN, LAUNCH_HELP, LAUNCH_VERSION, LAUNCH_AGENT, LAUNCH_STATUS,
+};
 
 enum launch_map { LAUNCH_MAP_SLOT, LAUNCH_MAP_NODE };
 
@@ -66,6 +71,9 @@ struct launch_opts {
     enum launch_bind bind;
     double timeout;        /* seconds; 0 = none */
     int tag_output;        /* prefix each relayed line with "[node K] " */
+    const char *status_of; /* --status PID; NULL: the only job */
+    int monitor;           /* --monitor: live bars (or monitor_file) */
+    const char *monitor_file; /* --monitor=FILE: JSON lines */
     char **prog_argv;      /* points into argv: program, its args, NULL */
     int prog_argc;
 };
@@ -257,6 +265,12 @@ struct launch_node {
                            * from another host may still be on its way) */
     double reaped_at;     /* when it was reaped (an agent drains its
                            * output for LAUNCH_DRAIN_S at most) */
+    struct boot_sample mon[2]; /* its last two samples (--monitor) */
+    int nmon;
+    unsigned char *diag;  /* its last BOOT_STATE body (diag.c), or NULL */
+    size_t diag_len;
+    double diag_at;       /* when it came */
+    double diag_since;    /* >0: it has waited, unchanged, since then */
 };
 
 enum stdin_state {
@@ -313,13 +327,20 @@ struct launch_job {
     int links_killed;        /* the agents' connections cut */
     double start, kill_at, drain_at;
     int nsuspects;
+    /* diagnostics (diag.c) */
+    int diag_reported;       /* the deadlock was reported */
+    int status_fd;           /* listening status socket, or -1 */
+    FILE *mon_out;           /* --monitor=FILE */
+    double mon_next;         /* next frame or sample line */
+    int mon_lines;           /* lines of the last frame drawn */
+    char status_path[256];
 };
 
 /* poll set rebuilt each loop iteration; ref says what each entry is. */
 enum launch_fd_kind {
     LFD_SIGNAL, LFD_LISTEN, LFD_CONN, LFD_OUT, LFD_ERR, LFD_STDIN,
     LFD_NODE0_IN, LFD_WAKE, LFD_LINK_TO, LFD_LINK_FROM, LFD_LINK_ERR,
-    LFD_PARENT,
+    LFD_PARENT, LFD_STATUS,
 };
 
 struct launch_pollset {
@@ -445,6 +466,32 @@ void launch_outq_woken(void);
 /* Waits until the queues are written, or deadline (ompdsm_now() time; 0 for
  * none) passes; returns a terminating signal that came meanwhile, or 0. */
 int launch_outq_finish(struct launch_job *job, double deadline);
+
+/* diag.c */
+/* A node's BOOT_STATE body: kept, and the job judged for a deadlock; 0, or
+ * -EPROTO/-ENOMEM with the reason in why. */
+int launch_diag_state(struct launch_job *job, struct launch_node *node,
+                      const unsigned char *body, size_t len, char *why,
+                      size_t whylen);
+/* Ends the job as deadlocked if every node's reports say so. */
+void launch_diag_check(struct launch_job *job);
+/* Prints where every thread is (SIGUSR1). */
+void launch_diag_status(struct launch_job *job);
+/* The status socket: listens (a warning if it cannot), answers, removes. */
+int launch_diag_listen(struct launch_job *job);
+void launch_diag_accept(struct launch_job *job);
+void launch_diag_close(struct launch_job *job);
+/* A node's BOOT_SAMPLE (--monitor). */
+void launch_diag_sample(struct launch_job *job, struct launch_node *node,
+                        const unsigned char *body);
+/* --monitor: opens the file, or nothing; 0 or -1 (reason printed). */
+int launch_monitor_open(struct launch_job *job);
+/* Draws a frame or writes the samples when due; returns the ms until the
+ * next, or -1 when there is no monitor. */
+int launch_monitor_tick(struct launch_job *job, double now);
+void launch_monitor_close(struct launch_job *job);
+/* Main of ompdsmrun --status [PID]; returns the exit status. */
+int launch_status_main(const char *which);
 
 /* bootsrv.c */
 /* Listens on bind_host (numeric or name, port chosen by the kernel) and

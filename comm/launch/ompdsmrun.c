@@ -221,6 +221,8 @@ static void on_signal(struct launch_job *job, int sig)
         launch_relay_stdin_recheck(job);
         break;
     case SIGUSR1:
+        launch_diag_status(job);
+        break;
     case SIGUSR2: {
         /* Passed on, it would kill every node of a program that does not
          * handle it; received, it must not end the job either. */
@@ -344,6 +346,9 @@ static void run(struct launch_job *job)
                 wait = ms_until(end, now);
         }
         check_suspects(job, now);
+        int mw = launch_monitor_tick(job, now);
+        if (mw >= 0 && (wait < 0 || mw < wait))
+            wait = mw;
         int lw = launch_links_check(job, now);
         if (lw >= 0 && (wait < 0 || lw < wait))
             wait = lw;
@@ -400,6 +405,8 @@ static void run(struct launch_job *job)
 
         ps.n = 0;
         launch_pollset_add(&ps, job->sigfd, POLLIN, LFD_SIGNAL, 0);
+        if (job->status_fd >= 0)
+            launch_pollset_add(&ps, job->status_fd, POLLIN, LFD_STATUS, 0);
         launch_boot_add_fds(job, &ps);
         launch_relay_add_fds(job, &ps);
         launch_links_add_fds(job, &ps);
@@ -425,6 +432,9 @@ static void run(struct launch_job *job)
             switch (kind) {
             case LFD_SIGNAL:
                 read_signals(job);
+                break;
+            case LFD_STATUS:
+                launch_diag_accept(job);
                 break;
             case LFD_LISTEN:
             case LFD_CONN:
@@ -464,6 +474,9 @@ int main(int argc, char **argv)
         printf("ompdsmrun (ompdsm) %s\n", OMPDSM_VERSION);
         return 0;
     }
+    if (job->opts.action == LAUNCH_STATUS)
+        return launch_status_main(job->opts.status_of);
+    job->status_fd = -1;
     if (job->opts.action == LAUNCH_AGENT)
         return launch_agent_main(job);
     if (launch_find_program(job->opts.prog_argv[0], &job->prog_path, err,
@@ -545,9 +558,14 @@ int main(int argc, char **argv)
         return 1;
     if (launch_relay_init(job) < 0)
         return 1;
+    launch_diag_listen(job);
+    if (launch_monitor_open(job) < 0)
+        return 1;
     rc = launch_spawn(job, &status);
-    if (rc < 0)
+    if (rc < 0) {
+        launch_diag_close(job);
         return status;
+    }
     /* After our own nodes: an agent that fails at once must not race
      * with forking them. */
     if (launch_links_start(job) < 0) {
@@ -556,6 +574,8 @@ int main(int argc, char **argv)
     launch_outq_start();
 
     run(job);
+    launch_diag_close(job);
+    launch_monitor_close(job);
 
     /* Agents still connected are cut off, and their rsh reaped. */
     launch_links_close(job, 1);

@@ -15,6 +15,7 @@
 
 const char launch_usage[] =
     "usage: ompdsmrun -np N [options] [--] PROGRAM [ARGS...]\n"
+    "       ompdsmrun --status [PID]\n"
     "Runs N nodes of PROGRAM (an ompdsm program, or any executable) on this "
     "host,\nor on the hosts of --hostfile or -H.\n"
     "\n"
@@ -34,7 +35,13 @@ const char launch_usage[] =
     "                          (default: core if N <= CPUs, else none)\n"
     "  --timeout SEC           end the job after SEC seconds, exit status "
     "124\n"
+    "  (a deadlock ends the job with status 125: OMPDSM_DEADLOCK_S)\n"
     "  --tag-output            prefix every output line with \"[node K] \"\n"
+    "  --monitor[=FILE]        per-node bars once a second on stderr (or JSON\n"
+    "                          lines into FILE; plot: ompdsm-monitor-plot.py)\n"
+    "  --status [PID]          print where every thread of a running job "
+    "waits\n"
+    "                          (the only job of yours, or ompdsmrun PID's)\n"
     "  -h, --help              this text\n"
     "  -V, --version           print the version\n"
     "\n"
@@ -95,7 +102,7 @@ static int parse_seconds(const char *s, double *out)
 enum opt_id {
     OPT_NP, OPT_BIND, OPT_TIMEOUT, OPT_TAG, OPT_HELP, OPT_VERSION,
     OPT_HOSTFILE, OPT_HOSTS, OPT_MAP_BY, OPT_NPERNODE, OPT_OVERSUB, OPT_X,
-    OPT_AGENT,
+    OPT_AGENT, OPT_MONITOR,
 };
 
 static const struct {
@@ -113,6 +120,7 @@ static const struct {
     {"--map-by", OPT_MAP_BY, 1}, {"-npernode", OPT_NPERNODE, 1},
     {"--npernode", OPT_NPERNODE, 1}, {"--oversubscribe", OPT_OVERSUB, 0},
     {"-x", OPT_X, 1},            {"--agent", OPT_AGENT, 0},
+    {"--monitor", OPT_MONITOR, 2}, /* 2: a value only as --monitor=FILE */
 };
 
 /* An environment variable's name, optionally followed by =value. */
@@ -138,6 +146,19 @@ int launch_parse_opts(int argc, char **argv, struct launch_opts *o, char *err,
     o->bind = LAUNCH_BIND_AUTO;
     if (errlen)
         err[0] = 0;
+    /* Not a job: asks a running one where its threads are. */
+    if (argc >= 2 && (!strcmp(argv[1], "--status") ||
+                      !strncmp(argv[1], "--status=", 9))) {
+        o->action = LAUNCH_STATUS;
+        if (argv[1][8] == '=')
+            o->status_of = argv[1] + 9;
+        else if (argc >= 3)
+            o->status_of = argv[2];
+        if (argc > (argv[1][8] == '=' ? 2 : 3))
+            return launch_errf(err, errlen, "--status takes at most the pid "
+                               "of an ompdsmrun, nothing else");
+        return 0;
+    }
 
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -167,7 +188,7 @@ int launch_parse_opts(int argc, char **argv, struct launch_opts *o, char *err,
         if (k == OMPDSM_ARRAY_LEN(options))
             return launch_errf(err, errlen, "unknown option '%s' (see ompdsmrun "
                         "--help)", a);
-        if (options[k].has_value && !val) {
+        if (options[k].has_value == 1 && !val) {
             if (i + 1 >= argc)
                 return launch_errf(err, errlen, "option %s needs a value", name);
             val = argv[++i];
@@ -208,6 +229,13 @@ int launch_parse_opts(int argc, char **argv, struct launch_opts *o, char *err,
             break;
         case OPT_TAG:
             o->tag_output = 1;
+            break;
+        case OPT_MONITOR:
+            if (o->monitor++)
+                return launch_errf(err, errlen, "--monitor is given twice");
+            if (val && !*val)
+                return launch_errf(err, errlen, "--monitor= needs a file name");
+            o->monitor_file = val;
             break;
         case OPT_HELP:
             o->action = LAUNCH_HELP;

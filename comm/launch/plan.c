@@ -168,7 +168,7 @@ out:
 int launch_plan_env(struct launch_job *job, char *err, size_t errlen)
 {
     /* -x: every node gets VAR=value, here and elsewhere. */
-    job->env_extra = calloc((size_t)job->opts.nxvars + 1, sizeof(char *));
+    job->env_extra = calloc((size_t)job->opts.nxvars + 2, sizeof(char *));
     if (!job->env_extra)
         return launch_errf(err, errlen, "out of memory");
     for (int i = 0; i < job->opts.nxvars; i++) {
@@ -185,6 +185,13 @@ int launch_plan_env(struct launch_job *job, char *err, size_t errlen)
             if (e)
                 sprintf(e, "%s=%s", x, v);
         }
+        if (!e)
+            return launch_errf(err, errlen, "out of memory");
+        job->env_extra[job->nenv_extra++] = e;
+    }
+    /* The nodes send samples only when asked: no cost otherwise. */
+    if (job->opts.monitor) {
+        char *e = strdup("OMPDSM_MONITOR=1");
         if (!e)
             return launch_errf(err, errlen, "out of memory");
         job->env_extra[job->nenv_extra++] = e;

@@ -421,8 +421,8 @@ def test_tree():
             check(parent == {1: 0, 2: 1, 3: 0, 4: 3},
                   "agent tree: host -> host of the ompdsmrun that started "
                   "it: %s" % parent)
-            # SIGUSR1 is ignored by the launcher: no node (which would
-            # die of it) gets it, the job carries on.
+            # SIGUSR1 makes the launcher print where every node is; no
+            # node (which would die of it) gets it, the job carries on.
             os.kill(p.pid, signal.SIGUSR1)
             time.sleep(0.5)
             check(p.poll() is None, "SIGUSR1 ended the job")
@@ -431,8 +431,10 @@ def test_tree():
             os.kill(p.pid, signal.SIGINT)
             rc, out, err = finish(p, 20)
             check(rc == 130, "SIGINT: status %d %r" % (rc, err))
-            check("received SIGUSR1; ignored" in err,
-                  "no note about SIGUSR1: %r" % err)
+            check(re.search(r"ompdsmrun: job \S+, 10 nodes, running for",
+                            err) and
+                  all("ompdsmrun: node %d: " % k in err for k in range(10)),
+                  "no status naming every node after SIGUSR1: %r" % err)
             check(time.monotonic() - t0 < 6, "SIGINT took %.1f s" %
                   (time.monotonic() - t0))
         finally:

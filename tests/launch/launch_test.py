@@ -417,15 +417,19 @@ def test_stop_cont():
 
 
 def test_usr1():
-    """SIGUSR1 and SIGUSR2 to the launcher are ignored with a note: the
-    nodes (which do not handle them, so would die of them) carry on."""
+    """SIGUSR1 to the launcher prints where every node is (here: programs
+    that never speak the bootstrap protocol, so "no report"); SIGUSR2 is
+    ignored with a note.  The nodes (which do not handle either, so would
+    die of them) carry on."""
     m = marker()
     j = Job(["-np", "3", TESTNODE, "sleep", m])
     pids = j.node_pids(3)
-    for sig in (signal.SIGUSR1, signal.SIGUSR2):
-        j.p.send_signal(sig)
-        j.wait_lines(r"^ompdsmrun: received %s; ignored" % sig.name, 1,
-                     stream="err")
+    j.p.send_signal(signal.SIGUSR1)
+    j.wait_lines(r"^ompdsmrun: job \S+, 3 nodes, running for", 1, stream="err")
+    for r in range(3):
+        j.wait_lines(r"^ompdsmrun: node %d: no report" % r, 1, stream="err")
+    j.p.send_signal(signal.SIGUSR2)
+    j.wait_lines(r"^ompdsmrun: received SIGUSR2; ignored", 1, stream="err")
     time.sleep(0.3)
     check(j.p.poll() is None, "the job ended: status %s stderr %r" %
           (j.p.poll(), j.err))

@@ -1,0 +1,444 @@
+/* runtime/diag.c - what each thread of this node waits on, reported to the
+ * launcher for its deadlock detection and status (docs/diagnostics.md).
+ *
+ * A thread records "what and where" when it enters a construct that can
+ * wait for other nodes (barrier, lock, critical, ordered, the end of a
+ * region, the next fork) and clears it on the way out: a few stores into
+ * its own slot, under a sequence number so that the reporter never reads a
+ * half-written record.  A thread running user code, sleeping or reading a
+ * file is not waiting in the runtime.  A small thread samples the slots
+ * every period and sends the node's state to ompdsmrun: every period while
+ * all its threads wait (so that a stopped node goes stale), once on any
+ * other change.  The launcher compares the states of all nodes over two
+ * reports (runtime's waits and the comm layer's message counts unchanged,
+ * messages sent == received): the cheap global test of a deadlock. */
+#include "rt.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { DIAG_SLOTS = BOOT_STATE_THREADS_MAX };
+
+/* A flush called again from the same place within this time, with nothing
+ * else in between, is a spin on a flag. */
+#define FLUSH_SPIN_GAP_NS (100ull * 1000 * 1000)
+
+struct wait_slot {
+    uint64_t seq;          /* odd while the record changes */
+    int kind;              /* RT_WAIT_*; RT_WAIT_NONE: running */
+    int depth;             /* nested waits: the outermost is reported */
+    const void *pc;        /* return address into the caller */
+    const char *file;      /* or a known site */
+    int line;
+    const char *name;      /* critical name, region name */
+    uint64_t lock;         /* lock id waited for, or ~0 */
+    uint64_t since_ns;
+    /* flush spin detection (touched by the owner only) */
+    const void *flush_pc;
+    uint64_t flush_ns;
+    const char *region;    /* parallel region running, or NULL */
+    uint64_t done_ns[2];   /* finished waits: barrier-like, lock-like */
+};
+
+static struct wait_slot slots[DIAG_SLOTS];
+static int nslots;
+static __thread struct wait_slot *self_slot;
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t held[BOOT_STATE_HELD_MAX];
+static int nheld;
+static uint64_t main_lo, main_hi, main_bias; /* the program's code */
+
+static struct wait_slot *slot(void)
+{
+    if (OMPDSM_LIKELY(self_slot != NULL))
+        return self_slot;
+    int i = __atomic_fetch_add(&nslots, 1, __ATOMIC_ACQ_REL);
+    if (i >= DIAG_SLOTS) {
+        /* Untracked: this node can then never look blocked. */
+        static struct wait_slot spare;
+        return &spare;
+    }
+    self_slot = &slots[i];
+    return self_slot;
+}
+
+static void slot_write_begin(struct wait_slot *s)
+{
+    __atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void slot_write_end(struct wait_slot *s)
+{
+    __atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
+}
+
+void rt_wait_begin(int kind, const void *pc, const char *file, int line,
+                   const char *name, uint64_t lock)
+{
+    struct wait_slot *s = slot();
+    if (s->depth++)
+        return;
+    slot_write_begin(s);
+    s->kind = kind;
+    s->pc = pc;
+    s->file = file;
+    s->line = line;
+    s->name = name;
+    s->lock = lock;
+    s->since_ns = ompdsm_now_ns();
+    s->flush_pc = NULL;
+    slot_write_end(s);
+}
+
+/* Barriers, joins, loop ends and the wait for a fork count as barrier
+ * time in the monitor; locks, critical and ordered as lock time. */
+static int lock_like(int kind)
+{
+    return kind == RT_WAIT_LOCK || kind == RT_WAIT_NEST_LOCK ||
+           kind == RT_WAIT_CRITICAL || kind == RT_WAIT_ORDERED;
+}
+
+void rt_wait_end(void)
+{
+    struct wait_slot *s = slot();
+    if (--s->depth)
+        return;
+    slot_write_begin(s);
+    s->done_ns[lock_like(s->kind)] += ompdsm_now_ns() - s->since_ns;
+    s->kind = RT_WAIT_NONE;
+    slot_write_end(s);
+}
+
+void rt_wait_suspend(struct rt_wait_saved *w)
+{
+    struct wait_slot *s = slot();
+    w->depth = s->depth;
+    if (!s->depth)
+        return;
+    w->kind = s->kind;
+    w->pc = s->pc;
+    w->file = s->file;
+    w->line = s->line;
+    w->name = s->name;
+    w->lock = s->lock;
+    s->depth = 1;
+    rt_wait_end();
+}
+
+void rt_wait_resume(const struct rt_wait_saved *w)
+{
+    if (!w->depth)
+        return;
+    rt_wait_begin(w->kind, w->pc, w->file, w->line, w->name, w->lock);
+    slot()->depth = w->depth;
+}
+
+void rt_diag_flush(const void *pc)
+{
+    struct wait_slot *s = slot();
+    if (s->depth)
+        return;
+    uint64_t now = ompdsm_now_ns();
+    if (s->kind == RT_WAIT_FLUSH && s->pc == pc) {
+        /* Still spinning: only the time of the last flush moves, which
+         * the reporter reads without the sequence (a stale value only
+         * delays the verdict). */
+        __atomic_store_n(&s->flush_ns, now, __ATOMIC_RELAXED);
+        return;
+    }
+    if (s->flush_pc == pc && now - s->flush_ns < FLUSH_SPIN_GAP_NS) {
+        slot_write_begin(s);
+        s->kind = RT_WAIT_FLUSH;
+        s->pc = pc;
+        s->file = NULL;
+        s->name = NULL;
+        s->lock = ~0ull;
+        s->since_ns = s->flush_ns;
+        slot_write_end(s);
+    }
+    s->flush_pc = pc;
+    __atomic_store_n(&s->flush_ns, now, __ATOMIC_RELAXED);
+}
+
+void rt_diag_region(const char *name)
+{
+    struct wait_slot *s = slot();
+    slot_write_begin(s);
+    s->region = name;
+    slot_write_end(s);
+}
+
+void rt_diag_lock_held(uint64_t id, int now_held)
+{
+    pthread_mutex_lock(&held_lock);
+    if (now_held) {
+        if (nheld < BOOT_STATE_HELD_MAX)
+            held[nheld++] = id;
+    } else {
+        for (int i = nheld - 1; i >= 0; i--)
+            if (held[i] == id) {
+                held[i] = held[--nheld];
+                break;
+            }
+    }
+    pthread_mutex_unlock(&held_lock);
+}
+
+/* ---- the reporter ---- */
+
+static const char *kind_name(int kind)
+{
+    switch (kind) {
+    case RT_WAIT_BARRIER: return "barrier";
+    case RT_WAIT_LOOP_END: return "implicit barrier at the end of the loop";
+    case RT_WAIT_SINGLE_END: return "implicit barrier at the end of single";
+    case RT_WAIT_COPYPRIVATE: return "copyprivate barrier at the end of single";
+    case RT_WAIT_JOIN: return "end of parallel region";
+    case RT_WAIT_FORK: return "waiting for node 0's next parallel region";
+    case RT_WAIT_LOCK: return "omp_set_lock";
+    case RT_WAIT_NEST_LOCK: return "omp_set_nest_lock";
+    case RT_WAIT_CRITICAL: return "critical";
+    case RT_WAIT_ORDERED: return "ordered";
+    case RT_WAIT_FLUSH: return "flush (spinning, no change seen)";
+    default: return "running";
+    }
+}
+
+static int find_main(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    /* The first object is the program itself. */
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uint64_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (!main_lo || lo < main_lo)
+            main_lo = lo;
+        if (lo + ph->p_memsz > main_hi)
+            main_hi = lo + ph->p_memsz;
+    }
+    main_bias = info->dlpi_addr;
+    return 1;
+}
+
+/* The program's address of pc, which addr2line resolves in its file: a
+ * call instruction ends just before the return address. */
+uint64_t rt_program_pc(const void *pc)
+{
+    uint64_t a = (uint64_t)(uintptr_t)pc;
+    if (!a || a <= main_lo || a > main_hi)
+        return 0;
+    return a - 1 - main_bias;
+}
+
+static void fill_thread(struct boot_thread *t, const struct wait_slot *c,
+                        uint64_t now)
+{
+    memset(t, 0, sizeof *t);
+    t->waiting = c->kind != RT_WAIT_NONE;
+    if (!t->waiting) {
+        if (c->region)
+            snprintf(t->what, sizeof t->what, "running");
+        else
+            snprintf(t->what, sizeof t->what, "running (serial part)");
+        if (c->region)
+            snprintf(t->where, sizeof t->where, "in parallel region %s",
+                     c->region);
+        return;
+    }
+    t->waited_ms = now > c->since_ns ? (now - c->since_ns) / 1000000 : 0;
+    t->pc = rt_program_pc(c->pc);
+    const char *k = kind_name(c->kind);
+    switch (c->kind) {
+    case RT_WAIT_LOCK:
+    case RT_WAIT_NEST_LOCK:
+        snprintf(t->what, sizeof t->what, "%s(lock %llu)", k,
+                 (unsigned long long)c->lock);
+        break;
+    case RT_WAIT_CRITICAL:
+        if (c->name)
+            snprintf(t->what, sizeof t->what, "critical(%s)", c->name);
+        else
+            snprintf(t->what, sizeof t->what, "critical");
+        break;
+    case RT_WAIT_JOIN:
+        snprintf(t->what, sizeof t->what, "%s", k);
+        if (c->name)
+            snprintf(t->where, sizeof t->where, "%s", c->name);
+        break;
+    default:
+        snprintf(t->what, sizeof t->what, "%s", k);
+        break;
+    }
+    if (c->lock != ~0ull) {
+        t->has_lock = 1;
+        t->lock = c->lock;
+    }
+    if (c->file && c->line > 0)
+        snprintf(t->where, sizeof t->where, "%s:%d", c->file, c->line);
+}
+
+static struct {
+    int monitor; /* OMPDSM_MONITOR=1: samples for ompdsmrun --monitor */
+    int deadlock_ms;
+    int period_ms;
+    unsigned char buf[BOOT_STATE_MAX];
+} diag;
+
+/* Fills diag.buf; returns its length. */
+static size_t sample(struct boot_state *st)
+{
+    uint64_t now = ompdsm_now_ns();
+    int n = __atomic_load_n(&nslots, __ATOMIC_ACQUIRE);
+    if (n > DIAG_SLOTS)
+        n = DIAG_SLOTS;
+    memset(st, 0, sizeof *st);
+    st->deadlock_ms = (uint32_t)diag.deadlock_ms;
+    st->period_ms = (uint32_t)diag.period_ms;
+    comm_traffic(&st->tx, &st->rx);
+    st->blocked = n > 0;
+    struct boot_thread *t = (struct boot_thread *)(diag.buf + sizeof *st);
+    for (int i = 0; i < n; i++) {
+        struct wait_slot c;
+        uint64_t s0;
+        for (int tries = 0;; tries++) {
+            s0 = __atomic_load_n(&slots[i].seq, __ATOMIC_ACQUIRE);
+            memcpy(&c, &slots[i], sizeof c);
+            __atomic_thread_fence(__ATOMIC_ACQUIRE);
+            if (!(s0 & 1) &&
+                __atomic_load_n(&slots[i].seq, __ATOMIC_RELAXED) == s0)
+                break;
+            if (tries > 1000) {
+                c.kind = RT_WAIT_NONE; /* moving: not blocked */
+                break;
+            }
+        }
+        /* A flush that has not come back for a while is computing. */
+        if (c.kind == RT_WAIT_FLUSH &&
+            now - __atomic_load_n(&slots[i].flush_ns, __ATOMIC_RELAXED) >
+                FLUSH_SPIN_GAP_NS * 5)
+            c.kind = RT_WAIT_NONE;
+        st->moves += s0;
+        fill_thread(&t[i], &c, now);
+        if (!t[i].waiting)
+            st->blocked = 0;
+    }
+    st->nthreads = (uint32_t)n;
+    uint64_t *h = (uint64_t *)(t + n);
+    pthread_mutex_lock(&held_lock);
+    st->nheld = (uint32_t)nheld;
+    memcpy(h, held, (size_t)nheld * sizeof *h);
+    pthread_mutex_unlock(&held_lock);
+    return sizeof *st + (size_t)n * sizeof *t + st->nheld * sizeof *h;
+}
+
+/* ompdsmrun --monitor: this node's counters, once a second.  Wait times
+ * come from the slots, the wait in progress included, so that a long
+ * barrier shows while it lasts. */
+static void send_sample(void)
+{
+    struct dsm_stats d;
+    struct comm_stats c;
+    dsm_stats_get(&d);
+    comm_stats_get(&c);
+    uint64_t now = ompdsm_now_ns(), w[2] = {0, 0};
+    int n = __atomic_load_n(&nslots, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n && i < DIAG_SLOTS; i++) {
+        struct wait_slot c2;
+        for (int tries = 0; tries < 1000; tries++) {
+            uint64_t s0 = __atomic_load_n(&slots[i].seq, __ATOMIC_ACQUIRE);
+            memcpy(&c2, &slots[i], sizeof c2);
+            __atomic_thread_fence(__ATOMIC_ACQUIRE);
+            if (!(s0 & 1) &&
+                __atomic_load_n(&slots[i].seq, __ATOMIC_RELAXED) == s0)
+                break;
+        }
+        w[0] += c2.done_ns[0];
+        w[1] += c2.done_ns[1];
+        if (c2.kind != RT_WAIT_NONE && c2.kind != RT_WAIT_FLUSH &&
+            now > c2.since_ns)
+            w[lock_like(c2.kind)] += now - c2.since_ns;
+    }
+    struct boot_sample s = {
+        .t_ns = now,
+        .barrier_ns = w[0],
+        .lock_ns = w[1],
+        .fault_ns = d.fault_ns,
+        .faults = d.read_faults + d.write_faults,
+        .bytes = c.put_bytes + c.get_bytes + c.send_bytes,
+    };
+    comm_report(BOOT_SAMPLE, &s, sizeof s);
+}
+
+static void *diag_main(void *arg)
+{
+    (void)arg;
+    uint64_t last_moves = ~0ull, last_sample = ompdsm_now_ns();
+    uint32_t last_blocked = 2;
+    /* The first sample at once: a share needs two. */
+    if (diag.monitor)
+        send_sample();
+    for (;;) {
+        struct timespec ts = {diag.period_ms / 1000,
+                              (long)(diag.period_ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+            ;
+        if (diag.monitor &&
+            ompdsm_now_ns() - last_sample >= 990ull * 1000 * 1000) {
+            last_sample = ompdsm_now_ns();
+            send_sample();
+        }
+        struct boot_state st;
+        size_t len = sample(&st);
+        if (!st.blocked && st.moves == last_moves &&
+            st.blocked == last_blocked)
+            continue;
+        memcpy(diag.buf, &st, sizeof st);
+        int rc = comm_report(BOOT_STATE, diag.buf, len);
+        if (rc == -ENOTSUP)
+            return NULL;
+        if (rc == 0) {
+            last_moves = st.moves;
+            last_blocked = st.blocked;
+        }
+    }
+    return NULL;
+}
+
+void rt_diag_start(void)
+{
+    const char *v = getenv("OMPDSM_DEADLOCK_S");
+    double d = 5.0;
+    if (v && *v && rt_parse_fraction(v, &d) < 0)
+        ompdsm_fatal("OMPDSM_DEADLOCK_S='%s' is not valid: expected seconds "
+                     "(such as 5 or 0.5; 0 turns deadlock detection off)", v);
+    diag.deadlock_ms = d > 0 && d * 1000 < 1 ? 1 : (int)(d * 1000);
+    /* Two reports fit in the time the state must last, and at most one a
+     * second, so that a waiting node costs next to nothing. */
+    int p = diag.deadlock_ms / 4;
+    diag.period_ms = p <= 0 ? 1000 : p < 50 ? 50 : p > 1000 ? 1000 : p;
+    const char *m = getenv("OMPDSM_MONITOR");
+    diag.monitor = m && !strcmp(m, "1");
+    dl_iterate_phdr(find_main, NULL);
+    if (comm_size() < 2 && !diag.monitor)
+        return;
+    pthread_t th;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    /* Its buffer is static: a small stack suffices. */
+    pthread_attr_setstacksize(&a, 64 * 1024);
+    if (pthread_create(&th, &a, diag_main, NULL) != 0)
+        ompdsm_warn("cannot start the diagnostics thread: no deadlock "
+                    "detection or status on this node");
+    pthread_attr_destroy(&a);
+}
