@@ -185,6 +185,26 @@ static int post_chain(struct comm_transport *t, int peer, struct verbs_chain *ch
     return 0;
 }
 
+/* Posts a chain that reads from staging slot s, which the completion
+ * frees; on failure the slot is freed here. */
+static int post_staged(struct comm_transport *t, int peer,
+                       struct verbs_chain *ch, int s)
+{
+    struct verbs_op *op = calloc(1, sizeof *op);
+    if (!op) {
+        slots_free(t, 1ull << s);
+        return -ENOMEM;
+    }
+    op->owned = 1;
+    op->slots = 1ull << s;
+    int rc = post_chain(t, peer, ch, op);
+    if (rc < 0) {
+        slots_free(t, op->slots);
+        free(op);
+    }
+    return rc;
+}
+
 /* The remote address of [off, off+len) in peer's region, bounds checked
  * against the size every node registered. */
 static int remote(int peer, int region, uint64_t off, size_t len,
@@ -222,17 +242,7 @@ int verbs_put(struct comm_transport *t, int peer, int region,
         struct verbs_chain ch = {.n = 0};
         verbs_wr_write(&ch, stage, t->ctx->stage_mr->lkey, raddr + done, rkey,
                        run.len);
-        struct verbs_op *op = calloc(1, sizeof *op);
-        if (!op) {
-            slots_free(t, 1ull << s);
-            return -ENOMEM;
-        }
-        op->owned = 1;
-        op->slots = 1ull << s;
-        if ((rc = post_chain(t, peer, &ch, op)) < 0) {
-            slots_free(t, op->slots);
-            free(op);
-        }
+        rc = post_staged(t, peer, &ch, s);
     }
     return rc;
 }
@@ -255,17 +265,7 @@ int verbs_putv(struct comm_transport *t, int peer, int region,
         struct verbs_chain ch = {.n = 0};
         verbs_wr_putv(&ch, stage, VERBS_SLOT, t->ctx->stage_mr->lkey, src, runs,
                       nruns, &next, &done, raddr, rkey);
-        struct verbs_op *op = calloc(1, sizeof *op);
-        if (!op) {
-            slots_free(t, 1ull << s);
-            return -ENOMEM;
-        }
-        op->owned = 1;
-        op->slots = 1ull << s;
-        if ((rc = post_chain(t, peer, &ch, op)) < 0) {
-            slots_free(t, op->slots);
-            free(op);
-        }
+        rc = post_staged(t, peer, &ch, s);
     }
     return rc;
 }

@@ -287,16 +287,23 @@ void rt_fork_send(int region, int nthreads, uint64_t ws_base, const void *frame,
     comm_buf_free(&b);
 }
 
+void *rt_region_map(int reg, size_t len, const char *name, const char *what)
+{
+    len = OMPDSM_ALIGN_UP(len, (size_t)4096);
+    int fd = memfd_create(name, MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)len) < 0)
+        ompdsm_fatal("memfd for the %s: %s", what, strerror(errno));
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED)
+        ompdsm_fatal("mmap of the %s: %s", what, strerror(errno));
+    COMM_CHECK(comm_register(reg, p, len, fd));
+    return p;
+}
+
 static void setup_rt_region(void)
 {
-    size_t len = OMPDSM_ALIGN_UP(rt_area_len(comm_size()), (size_t)4096);
-    int fd = memfd_create("ompdsm-rt", MFD_CLOEXEC);
-    if (fd < 0 || ftruncate(fd, (off_t)len) < 0)
-        ompdsm_fatal("memfd for the runtime region: %s", strerror(errno));
-    rt_area = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (rt_area == MAP_FAILED)
-        ompdsm_fatal("mmap of the runtime region: %s", strerror(errno));
-    COMM_CHECK(comm_register(RT_REG_AREA, rt_area, len, fd));
+    rt_area = rt_region_map(RT_REG_AREA, rt_area_len(comm_size()), "ompdsm-rt",
+                            "runtime region");
 }
 
 RT_API int OMPDSM_main(int argc, char **argv, char **envp,

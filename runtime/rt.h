@@ -119,6 +119,9 @@ static inline uint64_t rt_ws_gen(uint64_t seq)
 }
 
 /* ---- main.c ---- */
+/* Maps a shared memfd region of len bytes (rounded to pages) and registers
+ * it with comm as region reg; ends the job if it cannot. */
+void *rt_region_map(int reg, size_t len, const char *name, const char *what);
 extern int rt_started;
 /* Node 0's side of a fork: sends the region, the team size, the
  * work-share counter, the ICVs the team inherits and the frame to every

@@ -99,14 +99,8 @@ static uint64_t off_of(const volatile void *p)
 
 void rt_task_setup(void)
 {
-    size_t len = OMPDSM_ALIGN_UP(sizeof(struct tq_area), (size_t)4096);
-    int fd = memfd_create("ompdsm-task", MFD_CLOEXEC);
-    if (fd < 0 || ftruncate(fd, (off_t)len) < 0)
-        ompdsm_fatal("memfd for the task region: %s", strerror(errno));
-    tq = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (tq == MAP_FAILED)
-        ompdsm_fatal("mmap of the task region: %s", strerror(errno));
-    COMM_CHECK(comm_register(RT_REG_TASK, tq, len, fd));
+    tq = rt_region_map(RT_REG_TASK, sizeof(struct tq_area), "ompdsm-task",
+                       "task region");
     rng = 12345u + 7919u * (unsigned)comm_rank();
     queue_max = ompdsm_env_u64("OMPDSM_TASK_QUEUE", 16, 0, TQ_SLOTS, 0);
     tiny_ns = 1000 * ompdsm_env_u64("OMPDSM_TASK_TINY_US", 20, 0, 1000000, 0);
