@@ -114,11 +114,12 @@ static struct ibv_send_wr *wr_add(struct verbs_chain *c, enum ibv_wr_opcode op,
     return w;
 }
 
-struct ibv_send_wr *verbs_wr_read(struct verbs_chain *c, void *dst,
-                                  uint32_t lkey, uint64_t raddr,
-                                  uint32_t rkey, uint32_t len)
+static struct ibv_send_wr *wr_rdma(struct verbs_chain *c,
+                                   enum ibv_wr_opcode op, const void *local,
+                                   uint32_t lkey, uint64_t raddr,
+                                   uint32_t rkey, uint32_t len)
 {
-    struct ibv_send_wr *w = wr_add(c, IBV_WR_RDMA_READ, dst, lkey, len);
+    struct ibv_send_wr *w = wr_add(c, op, local, lkey, len);
     if (w) {
         w->wr.rdma.remote_addr = raddr;
         w->wr.rdma.rkey = rkey;
@@ -126,16 +127,18 @@ struct ibv_send_wr *verbs_wr_read(struct verbs_chain *c, void *dst,
     return w;
 }
 
+struct ibv_send_wr *verbs_wr_read(struct verbs_chain *c, void *dst,
+                                  uint32_t lkey, uint64_t raddr,
+                                  uint32_t rkey, uint32_t len)
+{
+    return wr_rdma(c, IBV_WR_RDMA_READ, dst, lkey, raddr, rkey, len);
+}
+
 struct ibv_send_wr *verbs_wr_write(struct verbs_chain *c, const void *src,
                                    uint32_t lkey, uint64_t raddr,
                                    uint32_t rkey, uint32_t len)
 {
-    struct ibv_send_wr *w = wr_add(c, IBV_WR_RDMA_WRITE, src, lkey, len);
-    if (w) {
-        w->wr.rdma.remote_addr = raddr;
-        w->wr.rdma.rkey = rkey;
-    }
-    return w;
+    return wr_rdma(c, IBV_WR_RDMA_WRITE, src, lkey, raddr, rkey, len);
 }
 
 struct ibv_send_wr *verbs_wr_fetch_add(struct verbs_chain *c, uint64_t *res,

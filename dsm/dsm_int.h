@@ -339,6 +339,9 @@ void dsm_release_page(uint32_t pg);
  * other notice arrived since, later notices refetch the page instead of
  * invalidating it, a few times (release.c, OMPDSM_ADAPTIVE_UPDATE). */
 void dsm_refetched(uint32_t pg);
+/* Appends pg to a growing page list (v, n, cap); ends the job when out of
+ * memory.  The caller holds whatever lock guards the list. */
+void dsm_page_list_push(uint32_t **v, size_t *n, size_t *cap, uint32_t pg);
 /* Releases and records the notices in the interval accumulator. */
 void dsm_release_interval(struct notice_list *published);
 

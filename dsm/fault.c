@@ -94,15 +94,7 @@ void dsm_fetch_page(uint32_t pg, int home)
 static void add_dirty(uint32_t pg)
 {
     pthread_mutex_lock(&dsm_g.dirty_lock);
-    if (dsm_g.ndirty == dsm_g.dirty_cap) {
-        size_t cap = dsm_g.dirty_cap ? dsm_g.dirty_cap * 2 : 1024;
-        uint32_t *d = realloc(dsm_g.dirty, cap * sizeof *d);
-        if (!d)
-            ompdsm_fatal("out of memory for the dirty page list");
-        dsm_g.dirty = d;
-        dsm_g.dirty_cap = cap;
-    }
-    dsm_g.dirty[dsm_g.ndirty++] = pg;
+    dsm_page_list_push(&dsm_g.dirty, &dsm_g.ndirty, &dsm_g.dirty_cap, pg);
     pthread_mutex_unlock(&dsm_g.dirty_lock);
 }
 

@@ -74,15 +74,7 @@ void dsm_mig_note_(uint32_t pg, uint32_t n, uint32_t amount)
         if (__atomic_fetch_add(&M.cnt[pg + k], amount, __ATOMIC_RELAXED))
             continue;
         pthread_mutex_lock(&M.lock);
-        if (M.nt == M.cap) {
-            size_t c = M.cap ? M.cap * 2 : 1024;
-            uint32_t *t = realloc(M.touched, c * sizeof *t);
-            if (!t)
-                ompdsm_fatal("out of memory for the migration counts");
-            M.touched = t;
-            M.cap = c;
-        }
-        M.touched[M.nt++] = pg + k;
+        dsm_page_list_push(&M.touched, &M.nt, &M.cap, pg + k);
         pthread_mutex_unlock(&M.lock);
     }
 }

@@ -90,7 +90,7 @@ static int fetched_since_notice(uint32_t pg)
     return __atomic_exchange_n(fetch_mark(pg), 1, __ATOMIC_SEQ_CST) == 0;
 }
 
-static void list_push(uint32_t **v, size_t *n, size_t *cap, uint32_t pg)
+void dsm_page_list_push(uint32_t **v, size_t *n, size_t *cap, uint32_t pg)
 {
     if (*n == *cap) {
         size_t c = *cap ? *cap * 2 : 256;
@@ -129,7 +129,7 @@ static void take_batch(uint32_t **pages, size_t *n, struct notice_list *extra)
             uint32_t pg = v[i];
             if (dsm_home(pg) == dsm_g.rank && dsm_g.state[pg] == PG_DIRTY &&
                 !fetched_since_notice(pg)) {
-                list_push(&ex, &nex, &excap, pg);
+                dsm_page_list_push(&ex, &nex, &excap, pg);
             } else {
                 v[w++] = pg;
             }
@@ -145,7 +145,7 @@ static void take_batch(uint32_t **pages, size_t *n, struct notice_list *extra)
         uint32_t pg = ex[i];
         if (__atomic_load_n(fetch_mark(pg), __ATOMIC_RELAXED) == 0 &&
             fetched_since_notice(pg))
-            list_push(&v, &nv, &cap, pg);
+            dsm_page_list_push(&v, &nv, &cap, pg);
         else
             ex[keep++] = pg;
     }
@@ -157,7 +157,7 @@ static void take_batch(uint32_t **pages, size_t *n, struct notice_list *extra)
          * both lists, or pages would stay writable with nobody checking
          * their marks. */
         for (size_t i = 0; i < dsm_g.nexcl; i++)
-            list_push(&ex, &nex, &excap, dsm_g.excl[i]);
+            dsm_page_list_push(&ex, &nex, &excap, dsm_g.excl[i]);
         free(dsm_g.excl);
     }
     dsm_g.excl = ex;
