@@ -10,30 +10,31 @@
 #include <unistd.h>
 
 /* Each entry point records the program's call (the return address) so
- * that a misused block can be named by where it was allocated. */
-#define CALLER() (dsm_alloc_caller = __builtin_return_address(0))
+ * that a misused block, or one the thrashing report names, can be named by
+ * where it was allocated; the value is the expression's. */
+#define CALLER() (dsm_alloc_caller = RT_CALLER)
 
 RT_API void *OMPDSM_malloc(unsigned long size)
 {
-    CALLER();
+    const void *pc = CALLER();
     void *p = dsm_malloc(size);
-    rt_thrash_alloc(p, size, RT_CALLER);
+    rt_thrash_alloc(p, size, pc);
     return p;
 }
 RT_API void *OMPDSM_calloc(unsigned long n, unsigned long size)
 {
-    CALLER();
+    const void *pc = CALLER();
     void *p = dsm_calloc(n, size);
-    rt_thrash_alloc(p, n * size, RT_CALLER);
+    rt_thrash_alloc(p, n * size, pc);
     return p;
 }
 RT_API void *OMPDSM_realloc(void *p, unsigned long size)
 {
     if (p && !dsm_in_heap(p))
         return realloc(p, size); /* from the C library (strdup in libc, ...) */
-    CALLER();
+    const void *pc = CALLER();
     void *q = dsm_realloc(p, size);
-    rt_thrash_alloc(q, size, RT_CALLER);
+    rt_thrash_alloc(q, size, pc);
     return q;
 }
 RT_API void OMPDSM_free(void *p)
