@@ -112,10 +112,17 @@ static int parent_read(struct launch_job *job)
     while (prx_len - off >= sizeof(struct agent_hdr)) {
         struct agent_hdr h;
         memcpy(&h, prx + off, sizeof h);
-        if (h.type != AG_SIGNAL || h.len != 2 * sizeof(int32_t))
+        if (h.type == AG_GATHER_RESULT ? h.len > AGENT_MSG_MAX
+                                       : h.type != AG_SIGNAL ||
+                                             h.len != 2 * sizeof(int32_t))
             return -1; /* not our launcher: stop everything */
         if (prx_len - off < sizeof h + h.len)
             break;
+        if (h.type == AG_GATHER_RESULT) {
+            launch_agboot_result(job, prx + off + sizeof h, h.len);
+            off += sizeof h + h.len;
+            continue;
+        }
         int32_t v[2];
         memcpy(v, prx + off + sizeof h, sizeof v);
         if (v[0] > 0 && v[0] < NSIG) {
@@ -140,6 +147,7 @@ static void report_exits(struct launch_job *job, double now, int *reported)
         int open = node->out.fd >= 0 || node->err.fd >= 0;
         if (open && now < node->reaped_at + LAUNCH_DRAIN_S)
             continue;
+        launch_agboot_drain(job, k);
         if (node->out.fd >= 0) {
             close(node->out.fd);
             node->out.fd = -1;
@@ -243,6 +251,7 @@ int launch_agent_main(struct launch_job *job)
         job->nodes[k].rank = me->ranks[k];
         job->nodes[k].local_rank = k;
         job->nodes[k].link = -1;
+        job->nodes[k].conn = -1;
     }
     int *sub = malloc((size_t)job->hosts.n * sizeof(int));
     if (!sub) {
@@ -254,6 +263,10 @@ int launch_agent_main(struct launch_job *job)
     launch_tree_split(sub, job->hosts.n - 1, job->fanout, add_link, job);
     free(sub);
 
+    if (launch_agboot_listen(job, err, sizeof err) < 0) {
+        fail_up(job, 1, "%s", err);
+        return 1;
+    }
     if (launch_setup_signals(job) < 0 || launch_raise_nofile(job) < 0 ||
         launch_cpus(job) < 0) {
         fail_up(job, 1, "agent: cannot set up (see its messages above)");
@@ -311,6 +324,7 @@ int launch_agent_main(struct launch_job *job)
         launch_pollset_add(&ps, 0, POLLIN, LFD_PARENT, 0);
         launch_relay_add_fds(job, &ps);
         launch_links_add_fds(job, &ps);
+        launch_agboot_add_fds(job, &ps);
         if (poll(ps.pfd, ps.n, wait) < 0) {
             if (errno == EINTR)
                 continue;
@@ -336,6 +350,10 @@ int launch_agent_main(struct launch_job *job)
             case LFD_LINK_ERR:
                 launch_link_event(job, kind, idx, re);
                 break;
+            case LFD_LISTEN:
+            case LFD_CONN:
+                launch_agboot_event(job, kind, idx, re);
+                break;
             default:
                 launch_relay_event(job, kind, idx, re);
                 break;
@@ -346,6 +364,7 @@ int launch_agent_main(struct launch_job *job)
     }
     free(ps.pfd);
     free(ps.ref);
+    launch_agboot_close(job);
     if (parent_gone) {
         orphaned(job);
         return 1;

@@ -5,6 +5,8 @@
  * result must not stall the launcher. */
 #include "launch.h"
 
+#include "comm/base.h"
+
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -106,7 +108,7 @@ static int proto_error(struct launch_job *job, const struct boot_conn *c,
 
 /* ---- send queues ---- */
 
-static struct boot_blob *blob_new(uint32_t type, size_t payload)
+struct boot_blob *launch_blob_new(uint32_t type, size_t payload)
 {
     struct boot_blob *b = malloc(sizeof *b + sizeof(struct boot_hdr) +
                                  payload);
@@ -119,7 +121,7 @@ static struct boot_blob *blob_new(uint32_t type, size_t payload)
     return b;
 }
 
-static void blob_unref(struct boot_blob *b)
+void launch_blob_unref(struct boot_blob *b)
 {
     if (b && --b->refs == 0)
         free(b);
@@ -148,7 +150,7 @@ static void conn_close(struct launch_job *job, struct boot_conn *c, int lost)
     while (c->outq) {
         struct boot_out *o = c->outq;
         c->outq = o->next;
-        blob_unref(o->blob);
+        launch_blob_unref(o->blob);
         free(o);
     }
     c->outq_tail = NULL;
@@ -183,7 +185,7 @@ static void conn_write(struct launch_job *job, struct boot_conn *c)
             c->outq = o->next;
             if (!c->outq)
                 c->outq_tail = NULL;
-            blob_unref(o->blob);
+            launch_blob_unref(o->blob);
             free(o);
         }
     }
@@ -231,7 +233,7 @@ static void round_complete(struct launch_job *job)
         struct launch_node *node = &job->nodes[k];
         node->gathered = 0;
         if (node->conn >= 0 && enqueue(&s->conns[node->conn], b) < 0) {
-            blob_unref(b);
+            launch_blob_unref(b);
             launch_fail(job, 1, "bootstrap: out of memory; ending the job");
             return;
         }
@@ -239,7 +241,17 @@ static void round_complete(struct launch_job *job)
     for (int k = 0; k < job->n; k++)
         if (job->nodes[k].conn >= 0)
             conn_write(job, &s->conns[job->nodes[k].conn]);
-    blob_unref(b);
+    /* The nodes behind agents: one answer per agent, passed down. */
+    if (job->nlinks)
+        launch_links_send(job, AG_GATHER_RESULT, b->data +
+                          sizeof(struct boot_hdr), b->len -
+                          sizeof(struct boot_hdr));
+    if (ompdsm_trace_mask & OMPDSM_TR_BOOT)
+        fprintf(stderr, "ompdsmrun: bootstrap: allgather round %u of %d "
+                "nodes done; %d connections accepted here, %d cards came "
+                "in %d frames from agents\n", s->round - 1, job->n,
+                s->accepted, s->via_cards, s->via_frames);
+    launch_blob_unref(b);
 }
 
 /* ---- receiving ---- */
@@ -288,7 +300,7 @@ static int hdr_check(struct launch_job *job, struct boot_conn *c)
                                "the same length)", len, s->round,
                                s->round_first, s->round_len);
         if (!s->round_started) {
-            s->result = blob_new(BOOT_ALLGATHER_RESULT,
+            s->result = launch_blob_new(BOOT_ALLGATHER_RESULT,
                                  (size_t)len * (size_t)job->n);
             if (!s->result)
                 return proto_error(job, c, "out of memory for allgather "
@@ -371,7 +383,10 @@ static void on_hello(struct launch_job *job, struct boot_conn *c, int idx)
     }
     c->rank = h.rank;
     node->hello = 1;
-    node->conn = idx;
+    if (idx >= 0)
+        node->conn = idx;
+    else
+        node->vconn = 1;
 }
 
 /* The message's text, made one printable line. */
@@ -519,6 +534,7 @@ static void boot_accept(struct launch_job *job)
                         strerror(errno));
             return;
         }
+        s->accepted++;
         int one = 1;
         /* Allgather rounds are latency-bound request/answer exchanges. */
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -595,9 +611,52 @@ void launch_boot_close_all(struct launch_job *job)
     free(s->conns);
     s->conns = NULL;
     s->nconns = 0;
-    blob_unref(s->result);
+    launch_blob_unref(s->result);
     s->result = NULL;
     if (s->listen_fd >= 0)
         close(s->listen_fd);
     s->listen_fd = -1;
+}
+
+void launch_boot_remote(struct launch_job *job, int rank, uint32_t type,
+                        const unsigned char *body, size_t len)
+{
+    struct launch_node *node = &job->nodes[rank];
+    struct boot_conn c;
+
+    if (job->ending)
+        return;
+    if (type == AG_BOOT_CLOSED) {
+        node->vconn = 0;
+        if (node->hello && !node->fini)
+            launch_suspect(job, node);
+        return;
+    }
+    memset(&c, 0, sizeof c);
+    c.fd = -1;
+    c.rank = node->hello ? rank : -1;
+    c.fini = node->fini;
+    snprintf(c.peer, sizeof c.peer, "node %d through the agent of host %s",
+             rank, job->hosts.h[node->host].name);
+    c.hdr.type = type;
+    c.hdr.len = (uint32_t)len;
+    if (len > BOOT_MSG_MAX) {
+        proto_error(job, &c, "message of %zu bytes exceeds the limit of %u "
+                    "(type %u)", len, BOOT_MSG_MAX, type);
+        return;
+    }
+    if (type == BOOT_HELLO && len == sizeof(struct boot_hello)) {
+        struct boot_hello h;
+        memcpy(&h, body, sizeof h);
+        /* An agent vouches for the rank it relays: it must agree. */
+        if (h.rank != rank) {
+            proto_error(job, &c, "HELLO claims rank %d", h.rank);
+            return;
+        }
+    }
+    if (hdr_check(job, &c) < 0)
+        return;
+    if (len)
+        memcpy(c.body, body, len);
+    msg_done(job, &c, -1);
 }

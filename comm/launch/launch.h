@@ -170,6 +170,8 @@ struct boot_conn {
 
 struct boot_srv {
     int listen_fd;
+    int accepted;              /* connections accepted (OMPDSM_TRACE=boot) */
+    int via_frames, via_cards; /* AG_GATHER frames and the cards in them */
     char addr[96];             /* advertised host:port (OMPDSM_BOOT) */
     struct boot_conn *conns;   /* slots; fd -1 when free */
     size_t nconns;
@@ -197,7 +199,19 @@ enum agent_msg {
     AG_FAIL,       /* up: int32 exit status then one line (no newline):
                     * the agent could not do its part; the job ends */
     AG_LOG,        /* up: whole lines an agent wrote on its stderr */
+    /* The bootstrap of the nodes behind an agent goes through it (agboot.c):
+     * they connect to their own host's agent, never to the launcher. */
+    AG_BOOT,       /* up: uint32 boot_msg_type then the message's body, as
+                    * rank's node sent it to its agent; or AG_BOOT_CLOSED
+                    * alone: its bootstrap connection closed */
+    AG_GATHER,     /* up: one allgather round's contributions of every node
+                    * of the agent's subtree: entries of int32 rank, uint32
+                    * len, then len bytes */
+    AG_GATHER_RESULT, /* down: the round's answer, every node's bytes in
+                    * rank order (the body of BOOT_ALLGATHER_RESULT) */
 };
+
+#define AG_BOOT_CLOSED 0x10000u
 
 struct agent_hdr {
     uint32_t type;
@@ -210,8 +224,9 @@ struct agent_hdr {
  * remote shell printed before them (an rc file's echo) is skipped. */
 #define AGENT_SYNC "\nompdsm-agent-frames-1\n"
 
-/* Largest frame accepted (a SETUP carries the environment). */
-#define AGENT_MSG_MAX (16u << 20)
+/* Largest frame accepted (a SETUP carries the environment; AG_GATHER and
+ * AG_GATHER_RESULT carry up to a whole allgather answer). */
+#define AGENT_MSG_MAX (BOOT_MSG_MAX + 8u * LAUNCH_MAX_NP)
 /* Default fan-out of the agent tree (OMPDSM_LAUNCH_FANOUT). */
 #define LAUNCH_FANOUT_DEFAULT 32
 #define LAUNCH_FANOUT_MAX 4096
@@ -256,6 +271,7 @@ struct launch_node {
     int wstatus;
     struct relay_stream out, err;
     int conn;             /* index in boot.conns, -1 if none (or closed) */
+    int vconn;            /* its bootstrap connection is open at its agent */
     int hello;            /* identified itself on the bootstrap socket */
     int fini;             /* sent BOOT_FINI */
     int gathered;         /* announced bytes for the current round */
@@ -397,6 +413,12 @@ void launch_link_event(struct launch_job *job, int kind, int idx,
                        short revents);
 /* A child process exited: returns 1 if it was a link's rsh. */
 int launch_link_reaped(struct launch_job *job, pid_t pid, int wstatus);
+/* Queues one frame to every link still running. */
+void launch_links_send(struct launch_job *job, int type, const void *body,
+                       size_t len);
+/* Our address on the route toward a (a UDP connect: nothing is sent). */
+int launch_route_source(const char *dst, char *out, size_t len, char *err,
+                        size_t errlen);
 /* Sends sig to every node behind the links. */
 void launch_links_signal(struct launch_job *job, int sig, int group);
 /* Decides links whose agent went away; returns the ms until the next
@@ -508,5 +530,35 @@ void launch_boot_node_gone(struct launch_job *job, struct launch_node *node);
  * status better than the status does; a FINI makes exit 0 fine). */
 void launch_boot_drain(struct launch_job *job, struct launch_node *node);
 void launch_boot_close_all(struct launch_job *job);
+/* A bootstrap message of rank's node that came through its agent
+ * (AG_BOOT, or an AG_GATHER entry as BOOT_ALLGATHER): judged as if the
+ * node had sent it on a connection of its own. */
+void launch_boot_remote(struct launch_job *job, int rank, uint32_t type,
+                        const unsigned char *body, size_t len);
+/* Whether node's bootstrap connection is open, here or at its agent. */
+static inline int launch_boot_open(const struct launch_node *node)
+{
+    return node->conn >= 0 || node->vconn;
+}
+struct boot_blob *launch_blob_new(uint32_t type, size_t payload);
+void launch_blob_unref(struct boot_blob *b);
+
+/* agboot.c (agents): the bootstrap socket of this host's nodes. */
+/* Listens on our address toward the launcher and points our nodes'
+ * OMPDSM_BOOT at it; 0 or -errno with the reason in err. */
+int launch_agboot_listen(struct launch_job *job, char *err, size_t errlen);
+void launch_agboot_add_fds(struct launch_job *job, struct launch_pollset *ps);
+void launch_agboot_event(struct launch_job *job, int kind, int idx,
+                         short revents);
+/* An AG_GATHER from the agent of link l; -EPROTO if it makes no sense. */
+int launch_agboot_gather(struct launch_job *job, struct launch_link *l,
+                         const unsigned char *body, size_t len);
+/* The parent's AG_GATHER_RESULT: to our links and our nodes. */
+void launch_agboot_result(struct launch_job *job, const unsigned char *body,
+                          size_t len);
+/* Reads what node k (index in job->nodes) still sent before its exit goes
+ * up, so that its ABORT or FINI precedes the exit. */
+void launch_agboot_drain(struct launch_job *job, int k);
+void launch_agboot_close(struct launch_job *job);
 
 #endif

@@ -406,6 +406,30 @@ static void err_read(struct launch_job *job, struct launch_link *l)
     }
 }
 
+/* The launcher's side of AG_GATHER: each entry is that node's
+ * contribution to the round, judged as if it had come on its own. */
+static int gather_frame(struct launch_job *job, struct launch_link *l,
+                        const unsigned char *p, size_t len)
+{
+    size_t off = 0;
+    job->boot.via_frames++;
+    while (off < len && !job->ending) {
+        int32_t rank;
+        uint32_t n;
+        if (len - off < sizeof rank + sizeof n)
+            return -EPROTO;
+        memcpy(&rank, p + off, sizeof rank);
+        memcpy(&n, p + off + sizeof rank, sizeof n);
+        off += sizeof rank + sizeof n;
+        if (n > len - off || rank_index(l, rank) < 0)
+            return -EPROTO;
+        job->boot.via_cards++;
+        launch_boot_remote(job, rank, BOOT_ALLGATHER, p + off, n);
+        off += n;
+    }
+    return 0;
+}
+
 /* One frame from the agent of l; returns -EPROTO if it makes no sense. */
 static int on_frame(struct launch_job *job, struct launch_link *l,
                     const struct agent_hdr *h, const unsigned char *body)
@@ -422,10 +446,17 @@ static int on_frame(struct launch_job *job, struct launch_link *l,
         /* fallthrough */
     case AG_OUT:
     case AG_ERR:
+    case AG_BOOT:
         idx = rank_index(l, h->rank);
         if (idx < 0)
             return -EPROTO;
+        if (h->type == AG_BOOT && h->len < sizeof(uint32_t))
+            return -EPROTO;
         break;
+    case AG_GATHER:
+        if (job->agent) /* ours and our subtree's go up as one */
+            return launch_agboot_gather(job, l, body, h->len);
+        return gather_frame(job, l, body, h->len);
     case AG_FAIL:
         if (h->len < sizeof v)
             return -EPROTO;
@@ -486,6 +517,13 @@ static int on_frame(struct launch_job *job, struct launch_link *l,
     case AG_LOG:
         launch_outq_put(2, (const char *)body, h->len);
         break;
+    case AG_BOOT: {
+        uint32_t type;
+        memcpy(&type, body, sizeof type);
+        launch_boot_remote(job, h->rank, type, body + sizeof type,
+                           h->len - sizeof type);
+        break;
+    }
     }
     return 0;
 }
@@ -639,6 +677,18 @@ int launch_link_reaped(struct launch_job *job, pid_t pid, int wstatus)
         }
     }
     return 0;
+}
+
+void launch_links_send(struct launch_job *job, int type, const void *body,
+                       size_t len)
+{
+    for (int i = 0; i < job->nlinks; i++) {
+        struct launch_link *l = &job->links[i];
+        if (l->done || l->to_fd < 0)
+            continue;
+        tx_put(l, type, body, len);
+        tx_flush(l);
+    }
 }
 
 void launch_links_signal(struct launch_job *job, int sig, int group)

@@ -121,7 +121,7 @@ static void check_suspects(struct launch_job *job, double now)
             continue;
         int late = now >= node->suspect_at + LAUNCH_LOST_WAIT_S;
         if (node->exit_pending) {
-            if (node->conn < 0 || node->fini || late) {
+            if (!launch_boot_open(node) || node->fini || late) {
                 node->exit_pending = 0;
                 node->suspect_at = 0;
                 job->nsuspects--;
@@ -137,7 +137,7 @@ static void check_suspects(struct launch_job *job, double now)
         }
         char name[LAUNCH_HOST_MAX + 64];
         launch_node_name(job, node, name, sizeof name);
-        if (node->reaped && (node->conn < 0 || late))
+        if (node->reaped && (!launch_boot_open(node) || late))
             launch_fail(job, 1, "%s exited with status 0 "
                         "without sending FINI on its bootstrap connection; "
                         "ending the job", name);
@@ -157,7 +157,7 @@ void launch_node_exited(struct launch_job *job, struct launch_node *node)
     launch_boot_drain(job, node);
     if (job->ending)
         return;
-    if ((WIFSIGNALED(st) || WEXITSTATUS(st)) && node->conn >= 0 &&
+    if ((WIFSIGNALED(st) || WEXITSTATUS(st)) && launch_boot_open(node) &&
         !node->fini) {
         /* Its ABORT, which explains the status, may still be in flight
          * (from another host, it races with the agent's report of the
@@ -540,6 +540,7 @@ int main(int argc, char **argv)
     host[sizeof host - 1] = 0;
     snprintf(job->jobid, sizeof job->jobid, "%s-%d", host, (int)job->self);
 
+    ompdsm_trace_init(); /* OMPDSM_TRACE=boot: the bootstrap's counts */
     job->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (job->devnull < 0) {
         fprintf(stderr, "ompdsmrun: /dev/null: %s\n", strerror(errno));

@@ -79,6 +79,15 @@ static int route_source(struct in_addr a, char *out, size_t len, char *err,
     return 0;
 }
 
+int launch_route_source(const char *dst, char *out, size_t len, char *err,
+                        size_t errlen)
+{
+    struct in_addr a;
+    if (inet_pton(AF_INET, dst, &a) != 1)
+        return launch_errf(err, errlen, "'%s' is not an IPv4 address", dst);
+    return route_source(a, out, len, err, errlen);
+}
+
 static void add_link(void *arg, int host, const int *sub, int nsub)
 {
     if (launch_link_add(arg, host, sub, nsub) < 0) {

@@ -300,8 +300,12 @@ def test_env():
             check(g[1] == "5", "rank %d size %s" % (r, g[1]))
             check((int(g[2]), int(g[3])) == want_local[r],
                   "rank %d local %s/%s" % (r, g[2], g[3]))
-            check(g[4].startswith(addr(0) + ":"),
-                  "rank %d boot %s is not the launcher's address" % (r, g[4]))
+            # Remote nodes bootstrap through their host's agent, which
+            # listens on that host's own address.
+            host = 0 if r < 2 else 1 if r < 4 else 2
+            check(g[4].startswith(addr(host) + ":"),
+                  "rank %d boot %s is not host %d's address" % (r, g[4],
+                                                               host))
         check(out.count("args=x y") == 5, "args: %r" % out)
         # testnode info prints these variables when set
         rc, out, err, _ = run(["-H", hl, "-x", "XVAR", "-x", "YV=a'b c",
@@ -460,6 +464,76 @@ def test_tree():
                 os.killpg(p.pid, signal.SIGKILL)
                 p.communicate(timeout=10)
         nothing_left(5)
+
+
+BOOT_TRACE = re.compile(r"^ompdsmrun: bootstrap: allgather round (\d+) of "
+                        r"(\d+) nodes done; (\d+) connections accepted "
+                        r"here, (\d+) cards came in (\d+) frames from "
+                        r"agents$", re.M)
+
+
+def test_bootagg():
+    """The bootstrap of remote nodes goes through the agents: the launcher
+    accepts connections from its own host's nodes only, and gets one
+    AG_GATHER frame per top-level agent and round carrying the cards of
+    that agent's whole subtree (2 hosts x 2 nodes; 4 hosts in a chain,
+    OMPDSM_LAUNCH_FANOUT=1).  A node, then a middle agent, killed while
+    the others wait in an allgather round ends the job within seconds,
+    naming the host and node, with nothing left."""
+    with Hosts(4):
+        for hl, nodes, nlocal, fan in [
+                ("%s:2,%s:2" % (addr(0), addr(1)), 4, 2, "32"),
+                ("%s:2,%s,%s,%s" % (addr(0), addr(1), addr(2), addr(3)), 5,
+                 2, "1")]:
+            rc, out, err, _ = run(["-H", hl, ARGS.testnode, "gather", "3",
+                                   "11"], {"OMPDSM_LAUNCH_FANOUT": fan,
+                                           "OMPDSM_TRACE": "boot"})
+            check(rc == 0 and out.count("gather ok") == nodes,
+                  "gather %s: %d %r %r" % (hl, rc, out, err))
+            rounds = [tuple(int(x) for x in m.groups())
+                      for m in BOOT_TRACE.finditer(err)]
+            remote = nodes - nlocal
+            want = [(k, nodes, nlocal, remote * (k + 1), k + 1)
+                    for k in range(3)]
+            check(rounds == want, "%s: (round, nodes, connections, cards, "
+                  "frames) %s, expected %s: %r" % (hl, rounds, want, err))
+        nothing_left(4)
+
+        # Mid-bootstrap failures, in the chain: rank 4 is on host 3, at its
+        # end; host 2's agent is in its middle.
+        hl = "%s:2,%s,%s,%s" % (addr(0), addr(1), addr(2), addr(3))
+        env = {"OMPDSM_LAUNCH_FANOUT": "1"}
+        for victim in ("node", "agent"):
+            p = start(["-H", hl, ARGS.testnode, "gatherhold", "4",
+                       "gh-" + victim], env)
+            try:
+                wait_ready(p, 5)
+                time.sleep(0.3)  # the others are in the round now
+                if victim == "node":
+                    pids = [x for x in ns_pids(3)
+                            if "gh-node" in cmdline(x)]
+                else:
+                    pids = agent_pids(2)
+                check(len(pids) == 1, "%s to kill: %s" % (victim, pids))
+                t0 = time.monotonic()
+                os.kill(pids[0], signal.SIGKILL)
+                rc, out, err = finish(p, 20)
+                t = time.monotonic() - t0
+            finally:
+                if p.poll() is None:
+                    os.killpg(p.pid, signal.SIGKILL)
+                    p.communicate(timeout=10)
+            if victim == "node":
+                check(rc == 137, "node killed: status %d %r" % (rc, err))
+                one_line(err, r"node 4 \(pid \d+ on host %s\) was killed "
+                         r"by signal 9" % re.escape(addr(3)))
+            else:
+                check(rc == 1, "agent killed: status %d %r" % (rc, err))
+                one_line(err, r"host %s: lost the agent of nodes 3, 4"
+                         % re.escape(addr(2)))
+            check(t < 6, "%s killed mid-bootstrap: the job took %.1f s to "
+                  "end" % (victim, t))
+            nothing_left(4)
 
 
 def kill_remote(mode, host, pattern, status):
@@ -642,7 +716,7 @@ TESTS = {
     "conformance": test_conformance, "stress": test_stress, "env": test_env,
     "tree": test_tree, "output": test_output, "kill_node": test_kill_node,
     "kill_agent": test_kill_agent, "kill_launcher": test_kill_launcher,
-    "kill_dsm": test_kill_dsm,
+    "kill_dsm": test_kill_dsm, "bootagg": test_bootagg,
     "unreachable": test_unreachable,
     "paths": test_paths, "sigint": test_sigint,
 }

@@ -295,6 +295,23 @@ static int mode_gather(int argc, char **argv)
     return 0;
 }
 
+/* Every node says HELLO and prints ready; RANK then sleeps while the
+ * others wait in an allgather round it never joins: the test kills RANK
+ * or its agent mid-bootstrap. */
+static int mode_gatherhold(int argc, char **argv)
+{
+    if (argc < 4)
+        die("gatherhold RANK MARKER");
+    int fd = boot_hello();
+    ready();
+    if (rank == atoi(argv[2]))
+        for (;;)
+            msleep(1000);
+    unsigned char mine[8] = {0};
+    free(boot_allgather(fd, mine, sizeof mine));
+    die("allgather round 0 completed without rank %s", argv[2]);
+}
+
 /* then_exit: like ompdsm_fatal, exit 1 right after the ABORT, which the
  * launcher must still prefer to the exit status. */
 static int mode_abort(int argc, char **argv, int then_exit)
@@ -407,6 +424,7 @@ static void usage(void)
             "  stdin                       hash stdin until EOF\n"
             "  usr1                        wait for SIGUSR1\n"
             "  gather ROUNDS SEED          bootstrap allgather, verified\n"
+            "  gatherhold RANK MARKER      all but RANK wait in an allgather\n"
             "  abort RANK STATUS MSG       RANK sends BOOT_ABORT\n"
             "  abortexit RANK STATUS MSG   same, then exits 1 at once\n"
             "  nofini RANK                 RANK closes its connection\n"
@@ -481,6 +499,8 @@ int main(int argc, char **argv)
         return mode_usr1();
     if (!strcmp(m, "gather"))
         return mode_gather(argc, argv);
+    if (!strcmp(m, "gatherhold"))
+        return mode_gatherhold(argc, argv);
     if (!strcmp(m, "abort"))
         return mode_abort(argc, argv, 0);
     if (!strcmp(m, "abortexit"))
