@@ -113,11 +113,17 @@ static int parent_read(struct launch_job *job)
         struct agent_hdr h;
         memcpy(&h, prx + off, sizeof h);
         if (h.type == AG_GATHER_RESULT ? h.len > AGENT_MSG_MAX
+            : h.type == AG_STDIN       ? h.len > LAUNCH_LINE_MAX
                                        : h.type != AG_SIGNAL ||
                                              h.len != 2 * sizeof(int32_t))
             return -1; /* not our launcher: stop everything */
         if (prx_len - off < sizeof h + h.len)
             break;
+        if (h.type == AG_STDIN) {
+            launch_relay_stdin_frame(job, prx + off + sizeof h, h.len);
+            off += sizeof h + h.len;
+            continue;
+        }
         if (h.type == AG_GATHER_RESULT) {
             launch_agboot_result(job, prx + off + sizeof h, h.len);
             off += sizeof h + h.len;

@@ -209,6 +209,12 @@ enum agent_msg {
                     * len, then len bytes */
     AG_GATHER_RESULT, /* down: the round's answer, every node's bytes in
                     * rank order (the body of BOOT_ALLGATHER_RESULT) */
+    /* Our stdin to node 0 on another host (relay.c), down the agents on
+     * its path; the launcher keeps at most LAUNCH_LINE_MAX bytes unwritten
+     * to node 0's pipe, as it does for a local node 0. */
+    AG_STDIN,      /* down: bytes for node 0's stdin; none: EOF */
+    AG_STDIN_ACK,  /* up: uint32 bytes written to node 0's stdin, uint32 1
+                    * if its stdin is closed (no more is wanted) */
 };
 
 #define AG_BOOT_CLOSED 0x10000u
@@ -333,6 +339,9 @@ struct launch_job {
     /* stdin relay to node 0 */
     enum stdin_state in_state;
     int node0_in;            /* write end of node 0's stdin; -1 closed */
+    int stdin_link;          /* launcher, node 0 elsewhere: the link
+                              * reaching it; -1 none */
+    size_t stdin_inflight;   /* bytes sent down but not yet written */
     int stdin_eof;
     char *inbuf;
     size_t in_len, in_off;
@@ -413,6 +422,11 @@ void launch_link_event(struct launch_job *job, int kind, int idx,
                        short revents);
 /* A child process exited: returns 1 if it was a link's rsh. */
 int launch_link_reaped(struct launch_job *job, pid_t pid, int wstatus);
+/* Queues one frame to link i (if it still runs). */
+void launch_link_send(struct launch_job *job, int i, int type,
+                      const void *body, size_t len);
+/* The link whose subtree runs rank, or -1. */
+int launch_link_of(const struct launch_job *job, int rank);
 /* Queues one frame to every link still running. */
 void launch_links_send(struct launch_job *job, int type, const void *body,
                        size_t len);
@@ -466,6 +480,12 @@ void launch_relay_event(struct launch_job *job, int kind, int idx,
                         short revents);
 /* Re-checks whether stdin may be read (after SIGCONT). */
 void launch_relay_stdin_recheck(struct launch_job *job);
+/* AG_STDIN from our parent (agent): to node 0's pipe or down a link. */
+void launch_relay_stdin_frame(struct launch_job *job, const unsigned char *p,
+                              size_t n);
+/* AG_STDIN_ACK from the link of node 0 (launcher). */
+void launch_relay_stdin_ack(struct launch_job *job, uint32_t bytes,
+                            uint32_t closed);
 /* Stops relaying stdin: node 0 ended. */
 void launch_relay_stdin_stop(struct launch_job *job);
 /* Whether every node's output pipe reached EOF. */

@@ -464,6 +464,10 @@ static int on_frame(struct launch_job *job, struct launch_link *l,
         break;
     case AG_LOG:
         break;
+    case AG_STDIN_ACK:
+        if (h->len != 2 * sizeof(uint32_t) || rank_index(l, 0) < 0)
+            return -EPROTO;
+        break;
     default:
         return -EPROTO;
     }
@@ -517,6 +521,12 @@ static int on_frame(struct launch_job *job, struct launch_link *l,
     case AG_LOG:
         launch_outq_put(2, (const char *)body, h->len);
         break;
+    case AG_STDIN_ACK: {
+        uint32_t a[2];
+        memcpy(a, body, sizeof a);
+        launch_relay_stdin_ack(job, a[0], a[1]);
+        break;
+    }
     case AG_BOOT: {
         uint32_t type;
         memcpy(&type, body, sizeof type);
@@ -677,6 +687,24 @@ int launch_link_reaped(struct launch_job *job, pid_t pid, int wstatus)
         }
     }
     return 0;
+}
+
+void launch_link_send(struct launch_job *job, int i, int type,
+                      const void *body, size_t len)
+{
+    struct launch_link *l = &job->links[i];
+    if (l->done || l->to_fd < 0)
+        return;
+    tx_put(l, type, body, len);
+    tx_flush(l);
+}
+
+int launch_link_of(const struct launch_job *job, int rank)
+{
+    for (int i = 0; i < job->nlinks; i++)
+        if (rank_index(&job->links[i], rank) >= 0)
+            return i;
+    return -1;
 }
 
 void launch_links_send(struct launch_job *job, int type, const void *body,

@@ -185,8 +185,18 @@ void launch_relay_stdin_recheck(struct launch_job *job)
         job->in_state = stdin_readable_now() ? STDIN_ACTIVE : STDIN_PAUSED;
 }
 
+/* Agent: tells the launcher how much of node 0's stdin was written, or
+ * that no more is wanted. */
+static void stdin_ack(uint32_t bytes, uint32_t closed)
+{
+    uint32_t a[2] = {bytes, closed};
+    launch_agent_send(AG_STDIN_ACK, -1, a, sizeof a, NULL, 0);
+}
+
 void launch_relay_stdin_stop(struct launch_job *job)
 {
+    if (job->agent && job->node0_in >= 0)
+        stdin_ack(0, 1);
     if (job->node0_in >= 0)
         close(job->node0_in);
     job->node0_in = -1;
@@ -204,6 +214,11 @@ int launch_relay_init(struct launch_job *job)
                                           .at_line_start = 1};
     }
     job->node0_in = -1;
+    /* Node 0 behind an agent: our stdin goes down to it in frames. */
+    job->stdin_link = -1;
+    if (!job->agent && job->n > 0 && job->nodes[0].link >= 0)
+        job->stdin_link = job->nodes[0].link;
+    job->stdin_inflight = 0;
     job->inbuf = malloc(LAUNCH_LINE_MAX);
     if (!job->inbuf) {
         fprintf(stderr, "ompdsmrun: out of memory\n");
@@ -216,10 +231,17 @@ int launch_relay_init(struct launch_job *job)
 
 void launch_relay_add_fds(struct launch_job *job, struct launch_pollset *ps)
 {
-    if (job->node0_in >= 0) {
+    if (job->stdin_link >= 0) {
+        /* As for a local node 0: no more than one buffer not yet in its
+         * pipe, so a node 0 that does not read stops us reading. */
+        if (job->in_state == STDIN_ACTIVE && !job->stdin_eof &&
+            job->stdin_inflight < LAUNCH_LINE_MAX)
+            launch_pollset_add(ps, 0, POLLIN, LFD_STDIN, 0);
+    } else if (job->node0_in >= 0) {
         if (job->in_off < job->in_len)
             launch_pollset_add(ps, job->node0_in, POLLOUT, LFD_NODE0_IN, 0);
-        else if (job->in_state == STDIN_ACTIVE && !job->stdin_eof)
+        else if (!job->agent && job->in_state == STDIN_ACTIVE &&
+                 !job->stdin_eof) /* an agent's stdin is its parent */
             launch_pollset_add(ps, 0, POLLIN, LFD_STDIN, 0);
     }
     /* A long queue means our reader is slow: leave the nodes' output in
@@ -238,6 +260,7 @@ void launch_relay_add_fds(struct launch_job *job, struct launch_pollset *ps)
 
 static void node0_write(struct launch_job *job)
 {
+    size_t done = 0;
     while (job->node0_in >= 0 && job->in_off < job->in_len) {
         ssize_t w = write(job->node0_in, job->inbuf + job->in_off,
                           job->in_len - job->in_off);
@@ -245,16 +268,83 @@ static void node0_write(struct launch_job *job)
             if (errno == EINTR)
                 continue;
             if (errno == EAGAIN)
-                return;
+                break;
             /* EPIPE: node 0 closed its stdin; the rest is not wanted. */
             launch_relay_stdin_stop(job);
             return;
         }
         job->in_off += (size_t)w;
+        done += (size_t)w;
     }
+    if (job->agent && done)
+        stdin_ack((uint32_t)done, 0);
+    if (job->in_off < job->in_len)
+        return;
     job->in_off = job->in_len = 0;
     if (job->stdin_eof)
         launch_relay_stdin_stop(job);
+}
+
+void launch_relay_stdin_frame(struct launch_job *job, const unsigned char *p,
+                              size_t n)
+{
+    int own = 0;
+    for (int k = 0; k < job->n; k++)
+        own |= job->nodes[k].rank == 0;
+    if (!own) {
+        int i = launch_link_of(job, 0);
+        if (i >= 0)
+            launch_link_send(job, i, AG_STDIN, p, n);
+        return;
+    }
+    if (job->node0_in < 0) { /* closed: tell the launcher to stop */
+        if (n)
+            stdin_ack(0, 1);
+        return;
+    }
+    if (!n) {
+        job->stdin_eof = 1;
+        if (job->in_off == job->in_len)
+            launch_relay_stdin_stop(job);
+        return;
+    }
+    if (job->in_off) {
+        memmove(job->inbuf, job->inbuf + job->in_off,
+                job->in_len - job->in_off);
+        job->in_len -= job->in_off;
+        job->in_off = 0;
+    }
+    /* The launcher's window keeps this within one buffer. */
+    if (n > LAUNCH_LINE_MAX - job->in_len)
+        n = LAUNCH_LINE_MAX - job->in_len;
+    memcpy(job->inbuf + job->in_len, p, n);
+    job->in_len += n;
+    node0_write(job);
+}
+
+void launch_relay_stdin_ack(struct launch_job *job, uint32_t bytes,
+                            uint32_t closed)
+{
+    job->stdin_inflight -= bytes < job->stdin_inflight ? bytes
+                                                       : job->stdin_inflight;
+    if (closed)
+        launch_relay_stdin_stop(job);
+}
+
+static void remote_stdin_read(struct launch_job *job)
+{
+    ssize_t r = read(0, job->inbuf, LAUNCH_LINE_MAX - job->stdin_inflight);
+    if (r > 0) {
+        job->stdin_inflight += (size_t)r;
+        launch_link_send(job, job->stdin_link, AG_STDIN, job->inbuf,
+                         (size_t)r);
+    } else if (r < 0 && errno == EIO) {
+        job->in_state = STDIN_PAUSED;
+    } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+        job->stdin_eof = 1;
+        launch_link_send(job, job->stdin_link, AG_STDIN, job->inbuf, 0);
+        launch_relay_stdin_stop(job);
+    }
 }
 
 static void stdin_read(struct launch_job *job)
@@ -288,7 +378,9 @@ void launch_relay_event(struct launch_job *job, int kind, int idx,
         stream_read(job, &job->nodes[idx], &job->nodes[idx].err);
         break;
     case LFD_STDIN:
-        if (job->node0_in >= 0 && job->in_state == STDIN_ACTIVE)
+        if (job->stdin_link >= 0 && job->in_state == STDIN_ACTIVE)
+            remote_stdin_read(job);
+        else if (job->node0_in >= 0 && job->in_state == STDIN_ACTIVE)
             stdin_read(job);
         break;
     case LFD_WAKE:

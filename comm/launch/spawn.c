@@ -338,8 +338,9 @@ int launch_spawn(struct launch_job *job, int *exit_status)
         struct launch_node *node = &job->nodes[k];
         int outp[2] = {-1, -1}, errp[2] = {-1, -1}, inp[2] = {-1, -1};
         int ep[2] = {-1, -1};
-        /* Only node 0 of the launcher's own host reads our stdin. */
-        int reads_stdin = node->rank == 0 && !job->agent;
+        /* Only node 0 reads our stdin (through its agent when it runs
+         * on another host). */
+        int reads_stdin = node->rank == 0;
 
         if (node->link >= 0)
             continue; /* an agent starts it */

@@ -536,6 +536,95 @@ def test_bootagg():
             nothing_left(4)
 
 
+def fnv64(data):
+    h = 1469598103934665603
+    for b in data:
+        h = ((h ^ b) * 1099511628211) & 0xffffffffffffffff
+    return h
+
+
+def test_stdin():
+    """Our stdin reaches node 0 on another host through its agent, EOF
+    included, and only node 0; a node 0 that closes its stdin early ends
+    nothing; a node 0 that does not read stops the launcher reading (at
+    most a buffer in flight, as locally)."""
+    with Hosts(3):
+        data = os.urandom(2000000)
+        hl = "%s:2,%s,%s" % (addr(1), addr(0), addr(2))
+        p = subprocess.Popen(launcher_cmd(["-H", hl, ARGS.testnode, "stdin"]),
+                             env=job_env(), stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             start_new_session=True)
+        try:
+            out, err = p.communicate(data, timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate(timeout=10)
+            raise TestFailure("stdin job did not end within 60 s")
+        got = {}
+        for l in out.decode().splitlines():
+            m = re.match(r"stdin rank=(\d+) bytes=(\d+) fnv=([0-9a-f]+)", l)
+            if m:
+                got[int(m.group(1))] = (int(m.group(2)), int(m.group(3), 16))
+        check(p.returncode == 0, "status %d %r" % (p.returncode, err))
+        check(got.get(0) == (len(data), fnv64(data)),
+              "node 0 on host 1 got %r of %d bytes" % (got.get(0), len(data)))
+        check(all(got.get(r, (None,))[0] == 0 for r in (1, 2, 3)),
+              "other nodes read stdin: %r" % got)
+
+        # Node 0 reads 6 bytes and closes its stdin; more keeps coming.
+        p = subprocess.Popen(launcher_cmd(
+            ["-H", "%s,%s" % (addr(1), addr(0)), "/bin/sh", "-c",
+             'if [ "$OMPDSM_RANK" = 0 ]; then head -c 6; fi; '
+             'echo " done $OMPDSM_RANK"']), env=job_env(),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            out, err = p.communicate(b"hello\n" + b"y" * 3000000,
+                                     timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate(timeout=10)
+            raise TestFailure("node 0 closing its stdin: no end in 30 s")
+        lines = sorted(out.decode().split("\n"))
+        check(p.returncode == 0 and "hello" in lines and " done 0" in lines
+              and " done 1" in lines,
+              "early close: %d %r %r" % (p.returncode, out, err))
+
+        # Node 0 never reads: what the launcher takes stays bounded.
+        p = subprocess.Popen(launcher_cmd(
+            ["-H", "%s,%s" % (addr(1), addr(0)), ARGS.testnode, "sleep",
+             "sd-fc"]), env=job_env(), stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            start_new_session=True)
+        try:
+            wait_ready(p, 2)
+            os.set_blocking(p.stdin.fileno(), False)
+            sent, idle = 0, time.monotonic()
+            chunk = b"z" * 65536
+            while time.monotonic() - idle < 1.5 and sent < (8 << 20):
+                try:
+                    sent += os.write(p.stdin.fileno(), chunk)
+                    idle = time.monotonic()
+                except BlockingIOError:
+                    time.sleep(0.05)
+            # Our pipe (64 KiB), the launcher's window (64 KiB), node 0's
+            # pipe (64 KiB) and the frames' pipes between: well under 2 MiB.
+            check(0 < sent < (2 << 20),
+                  "the launcher took %d bytes for a node 0 that does not "
+                  "read" % sent)
+            print("a node 0 that does not read: the launcher took %d "
+                  "bytes of stdin" % sent)
+            os.kill(p.pid, signal.SIGINT)
+            rc, out, err = finish(p, 20)
+            check(rc == 130, "SIGINT: status %d %r" % (rc, err))
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.communicate(timeout=10)
+        nothing_left(3)
+
+
 def kill_remote(mode, host, pattern, status):
     with Hosts(3):
         hl = "%s,%s:2,%s" % (addr(0), addr(1), addr(2))
@@ -716,7 +805,7 @@ TESTS = {
     "conformance": test_conformance, "stress": test_stress, "env": test_env,
     "tree": test_tree, "output": test_output, "kill_node": test_kill_node,
     "kill_agent": test_kill_agent, "kill_launcher": test_kill_launcher,
-    "kill_dsm": test_kill_dsm, "bootagg": test_bootagg,
+    "kill_dsm": test_kill_dsm, "bootagg": test_bootagg, "stdin": test_stdin,
     "unreachable": test_unreachable,
     "paths": test_paths, "sigint": test_sigint,
 }
