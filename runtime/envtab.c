@@ -193,7 +193,7 @@ static const struct rt_env_var vars[] = {
     {"OMPDSM_REEXEC", RT_ENV_SET, "", "1",
      "a node re-executed itself without address randomisation", NULL},
 
-    {"OMPDSM_RSH", RT_ENV_LAUNCH, "ssh -o BatchMode=yes", "command",
+    {"OMPDSM_RSH", RT_ENV_LAUNCH, "ssh -o BatchMode=yes -o ConnectTimeout=10", "command",
      "starts the agent on another host", NULL},
     {"OMPDSM_LAUNCH_FANOUT", RT_ENV_LAUNCH, "32", "1..4096",
      "fan-out of the tree of per-host agents", NULL},

@@ -223,7 +223,7 @@ int launch_plan_env(struct launch_job *job, char *err, size_t errlen)
         return launch_errf(err, errlen, "OMPDSM_RSH is empty: unset it (ssh is "
                     "used) or name a command that runs a command on a "
                     "host, like ssh");
-    job->rsh = strdup(rsh ? rsh : "ssh -o BatchMode=yes");
+    job->rsh = strdup(rsh ? rsh : "ssh -o BatchMode=yes -o ConnectTimeout=10");
 
     char buf[4096];
     if (!getcwd(buf, sizeof buf))

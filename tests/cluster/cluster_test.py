@@ -741,6 +741,28 @@ def test_unreachable():
                  r"host \(rsh exited with status 255\); ending the job$")
         check(t < 6, "took %.1f s" % t)
         nothing_left(2)
+        # Without OMPDSM_RSH: ssh with BatchMode (no prompt) and a connect
+        # timeout (a host that drops packets fails in seconds, not
+        # minutes).  An ssh stand-in first in PATH records its words.
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "ssh"), "w") as f:
+                f.write('#!/bin/sh\necho "$@" > %s/args\n'
+                        'echo "ssh: stand-in" >&2\nexit 255\n' % d)
+            os.chmod(os.path.join(d, "ssh"), 0o755)
+            env = job_env({"PATH": d + ":" + os.environ.get("PATH", "")})
+            del env["OMPDSM_RSH"]
+            p = subprocess.run(launcher_cmd(["-H", "%s,%s" % (addr(0),
+                                                               addr(1)),
+                                             ARGS.testnode, "info"]),
+                               env=env, capture_output=True, timeout=30)
+            check(p.returncode == 1, "stand-in ssh: %d %r" % (p.returncode,
+                                                              p.stderr))
+            with open(os.path.join(d, "args")) as f:
+                args = f.read().split()
+            check(args[:5] == ["-o", "BatchMode=yes", "-o",
+                               "ConnectTimeout=10", addr(1)],
+                  "default rsh words: %r" % args)
 
 
 def test_paths():
