@@ -25,6 +25,23 @@ void launch_hosts_free(struct launch_hosts *hs)
 /* A name ssh and the remote shell take as one word: [user@]host with
  * letters, digits, '.', '-' and '_', not starting with '-' (which ssh
  * would read as an option). */
+/* An IPv6 literal ("fe80::1", "[::1]", 7 colons written out); "a:2:3"
+ * is rather a mistyped -H slots. */
+static int looks_ipv6(const char *s, size_t len)
+{
+    int colons = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '[' || (s[i] == ':' && i + 1 < len && s[i + 1] == ':'))
+            return 1;
+        colons += s[i] == ':';
+    }
+    return colons >= 3;
+}
+
+#define IPV6_ONLY "ompdsm reaches hosts over IPv4 only (the bootstrap, the " \
+    "agents' sockets and the tcp transport): give the host's IPv4 address " \
+    "or a name that resolves to one"
+
 static int valid_host(const char *s, size_t len)
 {
     if (!len || s[0] == '-' || len >= LAUNCH_HOST_MAX)
@@ -128,6 +145,11 @@ int launch_parse_hostfile(const char *text, const char *fname,
         if (!nw)
             continue;
 
+        if (looks_ipv6(w[0], wl[0])) {
+            launch_hosts_free(hs);
+            return launch_errf(err, errlen, "%s'%.*s' is an IPv6 address: "
+                               IPV6_ONLY, where, (int)wl[0], w[0]);
+        }
         if (!valid_host(w[0], wl[0])) {
             launch_hosts_free(hs);
             return launch_errf(err, errlen, "%s'%.*s' is not a host name (letters, "
@@ -181,6 +203,11 @@ int launch_parse_hostlist(const char *list, struct launch_hosts *hs,
         size_t nlen = colon ? (size_t)(colon - p) : len;
         int slots = 1;
 
+        if (looks_ipv6(p, len)) {
+            launch_hosts_free(hs);
+            return launch_errf(err, errlen, "-H: '%.*s' is an IPv6 address: "
+                               IPV6_ONLY, (int)len, p);
+        }
         if (!valid_host(p, nlen)) {
             launch_hosts_free(hs);
             return launch_errf(err, errlen, "-H: '%.*s' is not a host name "

@@ -185,6 +185,8 @@ static void test_hostfile_errors(void **state)
     expect_file_error("@a\n", "not a host name");
     expect_file_error("a@\n", "not a host name");
     expect_file_error("a b c d e f g h i\n", "too many words");
+    expect_file_error("fe80::1 slots=2\n", "'fe80::1' is an IPv6 address");
+    expect_file_error("[::1]\n", "IPv4 only");
 }
 
 static void test_load_hosts(void **state)
@@ -238,6 +240,8 @@ static void test_hostlist_errors(void **state)
     expect_list_error(",a", "not a host name");
     expect_list_error("a,,b", "not a host name");
     expect_list_error("a:0", "'a:0' has bad slots");
+    expect_list_error("a,fe80::1:2", "'fe80::1:2' is an IPv6 address");
+    expect_list_error("[::1]:2,a", "IPv4 only");
     expect_list_error("a:", "bad slots");
     expect_list_error("a:x", "bad slots");
     expect_list_error("a:2:3", "bad slots");
