@@ -174,6 +174,7 @@ struct dsm_stats {
     uint64_t invalidations, updates;
     uint64_t barriers, forks;
     uint64_t lock_acquires, releases, acquires, flushes;
+    uint64_t lock_cached; /* lock acquires that re-took a lock cached here */
     uint64_t atomics;
     uint64_t fault_ns, barrier_ns, lock_ns;
     uint64_t allocs, frees, alloc_bytes;

@@ -280,9 +280,12 @@ struct dsm_log_entry {
 };
 /* A lock's queue node, in its waiter's DSM_REG_AREA. */
 struct dsm_qnode {
-    volatile uint64_t next;  /* successor's lock word, 0 while none */
+    volatile uint64_t next;  /* successor's lock word, 0 while none, or a
+                              * lock-caching state (lock.c) */
     volatile uint64_t grant; /* set to 1 by the predecessor */
-    char pad[48];
+    volatile uint64_t want;  /* a hint from a waiter behind a cached lock:
+                              * its node must not re-take it from the cache */
+    char pad[40];
 };
 /* Lock word (lock.c): names a waiter's queue node, as a lock's tail at its
  * manager and as a queue node's successor: (node + 1) << 32 | qnode index;

@@ -1,20 +1,94 @@
-/* dsm/lock.c - distributed locks: an MCS queue lock across nodes.  The
- * lock's tail word lives at its manager node (id mod nodes); each waiter
- * enqueues a queue node in its own memory with one remote compare-swap,
- * links itself behind its predecessor with a notify, and then sleeps on its
- * own memory until the predecessor hands the lock over.  FIFO, so no node
- * starves; waiting is local, so no remote polling.  Acquire and release
- * carry release consistency (release.c). */
+/* dsm/lock.c - distributed locks: an MCS queue lock across nodes, with
+ * lock affinity.  The lock's tail word lives at its manager node (id mod
+ * nodes); each waiter enqueues a queue node in its own memory with one
+ * remote compare-swap, links itself behind its predecessor, and then sleeps
+ * on its own memory until the predecessor hands the lock over.  FIFO, so
+ * no node starves; waiting is local, so no remote polling.  Acquire and
+ * release carry release consistency (release.c).
+ *
+ * Lock affinity (OMPDSM_LOCK_CACHE, on by default): a node that releases a
+ * lock nobody waits for keeps it.  Its queue node stays the lock's tail and
+ * its `next` word says CACHED; re-taking the lock on this node is a local
+ * compare-swap of that word back to NONE, with no message.  Every change
+ * of a cached queue node's `next` word is one compare-swap on that word, by
+ * whoever makes it:
+ *
+ *   NONE -> CACHED(id)      the holder releases with no successor linked
+ *   CACHED(id) -> NONE      a thread of the holder's node re-takes it
+ *   NONE -> successor       a successor links behind a held lock (it is
+ *                           granted at the holder's unlock)
+ *   CACHED(id) -> DEAD      the successor takes the released lock; the
+ *                           queue node is its owner's to recycle
+ *   CACHED(id) -> TAKEN     omp_test_lock takes the released lock, then
+ *                           swings the tail to itself (see try_behind)
+ *   TAKEN -> TAKEN|succ     a successor finds it taken by a test: the
+ *                           tester hands the lock on to it
+ *
+ * So the successor's link and its takeover are decided by the same word:
+ * whichever compare-swap lands first wins, the other fails and sees the
+ * winner's value, and nothing depends on the order in which a notify and
+ * a remote atomic arrive (over tcp they are separate requests).  A
+ * successor that loses a race to a local re-take (its CAS finds NONE where
+ * it expected CACHED, or CACHED where it expected NONE) retries with the
+ * value it saw, and sets the queue node's `want` hint so that the holder's
+ * node stops re-taking from its cache and queues behind it instead: the
+ * retries end once the hint lands. */
 #include "dsm_int.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stddef.h>
 #include <string.h>
+#include <time.h>
+
+/* `next` word values besides NONE and a successor's lock word (whose high
+ * half is a node number + 1, so at least 1 and far below bit 62). */
+#define QN_DEAD ((uint64_t)1)
+#define QN_TAKEN ((uint64_t)2)
+#define QN_TAKEN_LINK ((uint64_t)1 << 62) /* | successor's lock word */
+#define QN_CACHED ((uint64_t)1 << 63)     /* | lock id */
+
+static inline uint64_t qn_cached(uint32_t id)
+{
+    return QN_CACHED | id;
+}
+
+/* A re-take from the cache skips the acquire: the lock's last release was
+ * this node's own, so the lock brings nothing new.  But a program may poll
+ * through a lock for data that another node published by other means (a
+ * flush), and an acquire is what makes that visible; so a node acquires at
+ * a re-take when its last lock acquire is older than this. */
+enum { LOCK_FRESH_NS = 1000 * 1000 };
+
+/* Cached locks of this node, direct-mapped by id (0: empty, else id + 1). */
+enum { CACHE_SLOTS = 256 };
 
 static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t qnext;          /* next never-used queue node */
 static uint32_t qfree[DSM_QNODES];
 static uint32_t nqfree;
+/* Queue nodes passed on to another node but not yet DEAD: recycled once
+ * they are. */
+static uint32_t qpend[DSM_QNODES];
+static uint32_t nqpend;
+static uint32_t cache_id[CACHE_SLOTS];
+static uint32_t cache_q[CACHE_SLOTS];
+static uint64_t last_acquire_ns;
+
+static int cache_on = -1;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+
+static void cache_init(void)
+{
+    static const char *const onoff[] = {"on", "off"};
+    cache_on = ompdsm_env_choice("OMPDSM_LOCK_CACHE", onoff, 2, 0) == 0;
+}
+
+static int caching(void)
+{
+    pthread_once(&cache_once, cache_init);
+    return cache_on;
+}
 
 /* Locks held by this thread, to find their queue node at unlock. */
 enum { HELD_MAX = 64 };
@@ -29,9 +103,42 @@ int dsm_lock_depth(void)
     return nheld;
 }
 
+static inline struct dsm_qnode *qnode(uint32_t q)
+{
+    return (struct dsm_qnode *)(dsm_g.area + dsm_off_qnodes) + q;
+}
+
+static inline uint64_t qoff(uint32_t q, size_t field)
+{
+    return dsm_off_qnodes + (uint64_t)q * sizeof(struct dsm_qnode) + field;
+}
+
+/* Moves the DEAD queue nodes of the pending list to the free list (qlock
+ * held). */
+static void reap_locked(void)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < nqpend; i++) {
+        uint32_t q = qpend[i];
+        if (__atomic_load_n(&qnode(q)->next, __ATOMIC_ACQUIRE) == QN_DEAD)
+            qfree[nqfree++] = q;
+        else
+            qpend[k++] = q;
+    }
+    nqpend = k;
+}
+
+static void evict(uint32_t slot);
+
 static uint32_t qnode_get(void)
 {
     pthread_mutex_lock(&qlock);
+    if (!nqfree && qnext == DSM_QNODES)
+        reap_locked();
+    /* Cached locks hold queue nodes: give some back to their queues. */
+    for (uint32_t k = 0; !nqfree && qnext == DSM_QNODES && k < CACHE_SLOTS; k++)
+        if (cache_id[k])
+            evict(k);
     uint32_t q;
     if (nqfree)
         q = qfree[--nqfree];
@@ -44,21 +151,25 @@ static uint32_t qnode_get(void)
     return q;
 }
 
+static void qnode_put_locked(uint32_t q)
+{
+    qfree[nqfree++] = q;
+}
+
 static void qnode_put(uint32_t q)
 {
     pthread_mutex_lock(&qlock);
-    qfree[nqfree++] = q;
+    qnode_put_locked(q);
     pthread_mutex_unlock(&qlock);
 }
 
-static inline struct dsm_qnode *qnode(uint32_t q)
+/* A queue node found not CACHED where it was cached: free once DEAD. */
+static void qnode_retire_locked(uint32_t q)
 {
-    return (struct dsm_qnode *)(dsm_g.area + dsm_off_qnodes) + q;
-}
-
-static inline uint64_t qoff(uint32_t q, size_t field)
-{
-    return dsm_off_qnodes + (uint64_t)q * sizeof(struct dsm_qnode) + field;
+    if (__atomic_load_n(&qnode(q)->next, __ATOMIC_ACQUIRE) == QN_DEAD)
+        qnode_put_locked(q);
+    else
+        qpend[nqpend++] = q;
 }
 
 static void where(uint32_t id, int *mgr, uint64_t *off)
@@ -99,14 +210,210 @@ static void remember(uint32_t id, uint32_t q)
     nheld++;
 }
 
-/* Enqueues; returns 1 if acquired at once (the lock was free). */
-static int enqueue(uint32_t id, uint32_t q, int try_only, int *got)
+static void grant(uint64_t succ)
+{
+    int snode;
+    uint32_t sq;
+    lockword_decode(succ, &snode, &sq);
+    COMM_CHECK(comm_notify(snode, DSM_REG_AREA,
+                           qoff(sq, offsetof(struct dsm_qnode, grant)), 1));
+}
+
+/* Waits, without a doorbell, for a successor that swapped the tail to link
+ * behind q: its compare-swap is on its way, so the wait is short, but it
+ * rings nothing, so the wait polls and backs off to sleeping. */
+static uint64_t await_link(uint32_t q)
+{
+    uint64_t next;
+    for (unsigned n = 0;; n++) {
+        next = __atomic_load_n(&qnode(q)->next, __ATOMIC_ACQUIRE);
+        if (next != DSM_LOCKWORD_NONE)
+            return next;
+        if (n < 1000) {
+            ompdsm_cpu_relax();
+        } else if (n < 1100) {
+            sched_yield();
+        } else {
+            struct timespec ts = {0, 50 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+/* Releases a lock held through queue node q to its queue (no caching):
+ * the tail goes back to free, or the successor is granted. */
+static void release_to_queue(uint32_t id, uint32_t q)
+{
+    int mgr;
+    uint64_t off;
+    where(id, &mgr, &off);
+    struct dsm_qnode *qn = qnode(q);
+    uint64_t me = lockword_encode(dsm_g.rank, q);
+    uint64_t next = __atomic_load_n(&qn->next, __ATOMIC_ACQUIRE);
+    if (next == DSM_LOCKWORD_NONE) {
+        uint64_t old;
+        COMM_CHECK(comm_cas(mgr, DSM_REG_AREA, off, me, DSM_LOCKWORD_NONE, &old));
+        if (old == me)
+            return;
+        /* A successor swapped itself in but has not linked yet. */
+        if (caching()) {
+            next = await_link(q);
+        } else {
+            if (comm_wait_ge(&qn->next, 1) < 0)
+                ompdsm_fatal("releasing lock %u: the job is failing", id);
+            next = __atomic_load_n(&qn->next, __ATOMIC_ACQUIRE);
+        }
+    }
+    grant(next);
+}
+
+/* Gives the cached lock in slot k back to its queue (qlock held).  Re-takes
+ * it first; a queue node another node took meanwhile is retired. */
+static void evict(uint32_t k)
+{
+    uint32_t id = cache_id[k] - 1, q = cache_q[k];
+    cache_id[k] = 0;
+    uint64_t exp = qn_cached(id);
+    if (!__atomic_compare_exchange_n(&qnode(q)->next, &exp, DSM_LOCKWORD_NONE,
+                                     0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        qnode_retire_locked(q);
+        return;
+    }
+    release_to_queue(id, q);
+    qnode_put_locked(q);
+    OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u evicted from the cache", id);
+}
+
+/* Re-takes lock id if this node has it cached: 1 with *qp its queue node,
+ * now held. */
+static int cache_retake(uint32_t id, uint32_t *qp)
+{
+    if (!caching())
+        return 0;
+    uint32_t k = id % CACHE_SLOTS;
+    pthread_mutex_lock(&qlock);
+    if (cache_id[k] != id + 1) {
+        pthread_mutex_unlock(&qlock);
+        return 0;
+    }
+    uint32_t q = cache_q[k];
+    cache_id[k] = 0;
+    struct dsm_qnode *qn = qnode(q);
+    uint64_t exp = qn_cached(id);
+    /* A waiter behind it asked for it: queue behind the waiter, which
+     * takes the cached queue node. */
+    if (__atomic_load_n(&qn->want, __ATOMIC_ACQUIRE) ||
+        !__atomic_compare_exchange_n(&qn->next, &exp, DSM_LOCKWORD_NONE, 0,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        qnode_retire_locked(q);
+        pthread_mutex_unlock(&qlock);
+        return 0;
+    }
+    pthread_mutex_unlock(&qlock);
+    *qp = q;
+    return 1;
+}
+
+/* Lists queue node q, just made CACHED for lock id, in the cache; the
+ * slot's former lock goes back to its queue. */
+static void cache_put(uint32_t id, uint32_t q)
+{
+    uint32_t k = id % CACHE_SLOTS;
+    pthread_mutex_lock(&qlock);
+    if (cache_id[k])
+        evict(k);
+    cache_id[k] = id + 1;
+    cache_q[k] = q;
+    pthread_mutex_unlock(&qlock);
+}
+
+/* Behind predecessor (pnode, pq) after swapping the tail: links (and is
+ * granted later) or takes the lock from a cached queue node.  One
+ * compare-swap on the predecessor's `next` word decides each step. */
+static void follow(uint32_t id, uint32_t q, int pnode, uint32_t pq)
+{
+    uint64_t me = lockword_encode(dsm_g.rank, q);
+    uint64_t noff = qoff(pq, offsetof(struct dsm_qnode, next));
+    uint64_t cur = DSM_LOCKWORD_NONE, old;
+    int hinted = 0;
+    for (;;) {
+        uint64_t want;
+        if (cur == DSM_LOCKWORD_NONE)
+            want = me;
+        else if (cur == qn_cached(id))
+            want = QN_DEAD;
+        else if (cur == QN_TAKEN)
+            want = QN_TAKEN_LINK | me;
+        else
+            ompdsm_fatal("lock %u: the queue node before ours (node %d) is in "
+                         "state %#llx: lock queue corrupted", id, pnode,
+                         (unsigned long long)cur);
+        COMM_CHECK(comm_cas(pnode, DSM_REG_AREA, noff, cur, want, &old));
+        if (old == cur) {
+            if (want == QN_DEAD)
+                return;
+            break;
+        }
+        cur = old;
+        if (!hinted && cur != QN_TAKEN) {
+            /* Raced with the holder's node re-taking or caching it. */
+            COMM_CHECK(comm_notify(pnode, DSM_REG_AREA,
+                                   qoff(pq, offsetof(struct dsm_qnode, want)), 1));
+            hinted = 1;
+        }
+    }
+    if (comm_wait_ge(&qnode(q)->grant, 1) < 0)
+        ompdsm_fatal("waiting for lock %u: the job is failing", id);
+}
+
+/* omp_test_lock behind tail `tail` (a lock cached at a node is free): takes
+ * the lock from that queue node (CACHED -> TAKEN) and swings the tail to q.
+ * If a waiter swapped itself in behind the cached node meanwhile, the lock
+ * goes to that waiter and the test fails.  Returns whether it got it. */
+static int try_behind(uint32_t id, uint32_t q, int mgr, uint64_t off,
+                      uint64_t tail)
+{
+    int pnode;
+    uint32_t pq;
+    lockword_decode(tail, &pnode, &pq);
+    uint64_t noff = qoff(pq, offsetof(struct dsm_qnode, next));
+    uint64_t old;
+    COMM_CHECK(comm_cas(pnode, DSM_REG_AREA, noff, qn_cached(id), QN_TAKEN, &old));
+    if (old != qn_cached(id))
+        return 0;
+    uint64_t me = lockword_encode(dsm_g.rank, q);
+    COMM_CHECK(comm_cas(mgr, DSM_REG_AREA, off, tail, me, &old));
+    if (old == tail) {
+        /* Nobody can be behind pq any more. */
+        COMM_CHECK(comm_cas(pnode, DSM_REG_AREA, noff, QN_TAKEN, QN_DEAD, &old));
+        return 1;
+    }
+    /* The waiter that swapped the tail from pq is on its way to pq's next
+     * word; it finds TAKEN and leaves its lock word there. */
+    uint64_t next = QN_TAKEN;
+    for (unsigned n = 0; next == QN_TAKEN; n++) {
+        COMM_CHECK(comm_get(pnode, DSM_REG_AREA, noff, &next, 8));
+        if (n > 50)
+            sched_yield();
+    }
+    if (!(next & QN_TAKEN_LINK))
+        ompdsm_fatal("lock %u: a taken queue node is in state %#llx", id,
+                     (unsigned long long)next);
+    COMM_CHECK(comm_cas(pnode, DSM_REG_AREA, noff, next, QN_DEAD, &old));
+    grant(next & ~QN_TAKEN_LINK);
+    return 0;
+}
+
+/* Enqueues queue node q on lock id; returns whether it got the lock (a
+ * test fails instead of waiting). */
+static int enqueue(uint32_t id, uint32_t q, int try_only)
 {
     int mgr;
     uint64_t off;
     where(id, &mgr, &off);
     struct dsm_qnode *qn = qnode(q);
     __atomic_store_n(&qn->next, DSM_LOCKWORD_NONE, __ATOMIC_RELAXED);
+    __atomic_store_n(&qn->want, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&qn->grant, 0, __ATOMIC_RELEASE);
     uint64_t me = lockword_encode(dsm_g.rank, q);
     uint64_t guess = DSM_LOCKWORD_NONE, old;
@@ -114,52 +421,76 @@ static int enqueue(uint32_t id, uint32_t q, int try_only, int *got)
         COMM_CHECK(comm_cas(mgr, DSM_REG_AREA, off, guess, me, &old));
         if (old == guess)
             break;
-        if (try_only) {
-            *got = 0;
-            return 0;
-        }
+        if (try_only)
+            return caching() && try_behind(id, q, mgr, off, old);
         guess = old;
     }
-    if (guess == DSM_LOCKWORD_NONE) {
-        *got = 1;
+    if (guess == DSM_LOCKWORD_NONE)
         return 1;
-    }
     int pnode;
     uint32_t pq;
     lockword_decode(guess, &pnode, &pq);
+    if (caching()) {
+        follow(id, q, pnode, pq);
+        return 1;
+    }
     COMM_CHECK(comm_notify(pnode, DSM_REG_AREA,
                            qoff(pq, offsetof(struct dsm_qnode, next)), me));
     if (comm_wait_ge(&qn->grant, 1) < 0)
         ompdsm_fatal("waiting for lock %u: the job is failing", id);
-    *got = 1;
-    return 0;
+    return 1;
+}
+
+/* The acquire of a re-take from the cache, when the last one is stale. */
+static void retake_acquire(void)
+{
+    uint64_t now = ompdsm_now_ns();
+    if (now - __atomic_load_n(&last_acquire_ns, __ATOMIC_RELAXED) < LOCK_FRESH_NS)
+        return;
+    __atomic_store_n(&last_acquire_ns, now, __ATOMIC_RELAXED);
+    dsm_acquire();
+}
+
+static void acquired(uint32_t id, uint32_t q, int cached)
+{
+    remember(id, q);
+    DSM_STAT(lock_acquires, 1);
+    if (cached) {
+        DSM_STAT(lock_cached, 1);
+        OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u re-taken from the cache", id);
+        retake_acquire();
+        return;
+    }
+    OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u acquired", id);
+    __atomic_store_n(&last_acquire_ns, ompdsm_now_ns(), __ATOMIC_RELAXED);
+    dsm_acquire();
 }
 
 void dsm_lock(uint32_t id)
 {
     uint64_t t0 = ompdsm_now_ns();
-    uint32_t q = qnode_get();
-    int got;
-    enqueue(id, q, 0, &got);
-    remember(id, q);
-    DSM_STAT(lock_acquires, 1);
-    OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u acquired", id);
-    dsm_acquire();
+    uint32_t q;
+    int cached = cache_retake(id, &q);
+    if (!cached) {
+        q = qnode_get();
+        enqueue(id, q, 0);
+    }
+    acquired(id, q, cached);
     DSM_STAT(lock_ns, ompdsm_now_ns() - t0);
 }
 
 int dsm_trylock(uint32_t id)
 {
-    uint32_t q = qnode_get();
-    int got;
-    enqueue(id, q, 1, &got);
-    if (!got) {
-        qnode_put(q);
-        return 0;
+    uint32_t q;
+    int cached = cache_retake(id, &q);
+    if (!cached) {
+        q = qnode_get();
+        if (!enqueue(id, q, 1)) {
+            qnode_put(q);
+            return 0;
+        }
     }
-    remember(id, q);
-    DSM_STAT(lock_acquires, 1);
-    dsm_acquire();
+    acquired(id, q, cached);
     return 1;
 }
 
@@ -175,30 +506,22 @@ void dsm_unlock(uint32_t id)
     held[k] = held[--nheld];
     dsm_release();
 
-    int mgr;
-    uint64_t off;
-    where(id, &mgr, &off);
-    struct dsm_qnode *qn = qnode(q);
-    uint64_t me = lockword_encode(dsm_g.rank, q);
-    uint64_t next = __atomic_load_n(&qn->next, __ATOMIC_ACQUIRE);
-    if (next == DSM_LOCKWORD_NONE) {
-        uint64_t old;
-        COMM_CHECK(comm_cas(mgr, DSM_REG_AREA, off, me, DSM_LOCKWORD_NONE, &old));
-        if (old == me) {
-            qnode_put(q);
-            OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u released (free)", id);
+    if (caching()) {
+        /* Keep it unless a successor linked: the compare-swap decides
+         * against a successor's link (see the top of the file). */
+        uint64_t next = DSM_LOCKWORD_NONE;
+        if (__atomic_compare_exchange_n(&qnode(q)->next, &next, qn_cached(id),
+                                        0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            cache_put(id, q);
+            OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u released (cached)", id);
             return;
         }
-        /* A successor swapped itself in but has not linked yet. */
-        if (comm_wait_ge(&qn->next, 1) < 0)
-            ompdsm_fatal("releasing lock %u: the job is failing", id);
-        next = __atomic_load_n(&qn->next, __ATOMIC_ACQUIRE);
+        grant(next);
+        qnode_put(q);
+        OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u handed on", id);
+        return;
     }
-    int snode;
-    uint32_t sq;
-    lockword_decode(next, &snode, &sq);
-    COMM_CHECK(comm_notify(snode, DSM_REG_AREA,
-                           qoff(sq, offsetof(struct dsm_qnode, grant)), 1));
+    release_to_queue(id, q);
     qnode_put(q);
-    OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u handed to node %d", id, snode);
+    OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u released", id);
 }

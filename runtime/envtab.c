@@ -136,6 +136,8 @@ static const struct rt_env_var vars[] = {
      "home pages no other node fetched stay writable across releases", NULL},
     {"OMPDSM_ADAPTIVE_UPDATE", RT_ENV_NODE, "on", "on|off",
      "refetch at the acquire the copies faulted back after invalidation", NULL},
+    {"OMPDSM_LOCK_CACHE", RT_ENV_NODE, "on", "on|off",
+     "a released lock stays at its node until another node asks", NULL},
     {"OMPDSM_READAHEAD", RT_ENV_NODE, "3", "0..255",
      "invalid pages fetched after a read fault", NULL},
     {"OMPDSM_HOME_POLICY", RT_ENV_NODE, "block", "block|first",

@@ -29,7 +29,7 @@ static const struct {
     COL(dsm, twins), COL(dsm, exclusive), COL(dsm, diffs), COL(dsm, diff_bytes), COL(dsm, diff_runs),
     COL(dsm, notices_sent), COL(dsm, notices_applied), COL(dsm, invalidations),
     COL(dsm, updates), COL(dsm, barriers), COL(dsm, forks),
-    COL(dsm, lock_acquires), COL(dsm, releases), COL(dsm, acquires),
+    COL(dsm, lock_acquires), COL(dsm, lock_cached), COL(dsm, releases), COL(dsm, acquires),
     COL(dsm, flushes), COL(dsm, atomics), COL(dsm, allocs), COL(dsm, frees),
     COL(dsm, alloc_bytes), COL(dsm, remote_faults), COL(dsm, migrations),
     COL(dsm, migrate_bytes), COL(dsm, migrate_barriers), COL(dsm, fault_ns), COL(dsm, barrier_ns),
