@@ -39,6 +39,12 @@ const char *srcmap_main_file(const srcmap *m);
 /* Appends a #line marker for off (on a line of its own) and blanks up to
  * its column. */
 void srcmap_sync(const srcmap *m, unsigned off, sbuf *out);
+/* Appends text, ompcc's own code, with every line after its first held at
+ * the line of off (a `#line` after each line break), so that a debugger
+ * steps over generated lines as part of the construct's line instead of
+ * reaching them as lines of the user's that come later. */
+void srcmap_put_pinned(const srcmap *m, unsigned off, sbuf *out,
+                       const char *text);
 
 /* ------------------------------------------------------------------------
  * The model
@@ -193,6 +199,9 @@ typedef struct tu {
     VEC(ref) refs;
     VEC(edit) edits;
     int edits_sorted;
+    /* -g: render() brackets the user's text with TU_USER_BEGIN/END, so that
+     * emit_unit can tell ompcc's own lines from the user's */
+    int mark_user;
     VEC(omp_pragma *) pragmas;
     VEC(int) defined_funcs; /* user function definitions (names) */
     int *vhash;           /* open addressing: canonical cursor -> var */
@@ -308,6 +317,7 @@ const char *lower_type_code(tu *t, CXType ty, int op, unsigned off,
                             const char *what, const char *name);
 
 /* emit.c */
+enum { TU_USER_BEGIN = 1, TU_USER_END = 2 };
 char *emit_unit(tu *t, const char *abi_header, const char *abi_path);
 void emit_dump_pragmas(tu *t, sbuf *out);
 
