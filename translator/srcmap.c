@@ -185,23 +185,3 @@ void srcmap_sync(const srcmap *m, unsigned off, sbuf *out)
     while (--col > 0)
         sb_putc(out, ' ');
 }
-
-void srcmap_put_pinned(const srcmap *m, unsigned off, sbuf *out,
-                       const char *text)
-{
-    const char *file, *p, *nl;
-    int line, col;
-    srcmap_presumed(m, off, &file, &line, &col);
-    while ((nl = strchr(text, '\n')) != NULL) {
-        sb_putn(out, text, (size_t)(nl + 1 - text));
-        text = nl + 1;
-        sb_printf(out, "#line %d \"", line);
-        for (p = file; *p; p++) {
-            if (*p == '"' || *p == '\\')
-                sb_putc(out, '\\');
-            sb_putc(out, *p);
-        }
-        sb_puts(out, "\"\n");
-    }
-    sb_puts(out, text);
-}

@@ -39,12 +39,6 @@ const char *srcmap_main_file(const srcmap *m);
 /* Appends a #line marker for off (on a line of its own) and blanks up to
  * its column. */
 void srcmap_sync(const srcmap *m, unsigned off, sbuf *out);
-/* Appends text, ompcc's own code, with every line after its first held at
- * the line of off (a `#line` after each line break), so that a debugger
- * steps over generated lines as part of the construct's line instead of
- * reaching them as lines of the user's that come later. */
-void srcmap_put_pinned(const srcmap *m, unsigned off, sbuf *out,
-                       const char *text);
 
 /* ------------------------------------------------------------------------
  * The model
