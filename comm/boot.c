@@ -172,7 +172,7 @@ int comm_boot_allgather(const void *mine, size_t len, void *all)
     }
     pthread_mutex_lock(&boot.lock);
     int rc = send_msg(BOOT_ALLGATHER, mine, len, NULL, 0);
-    struct boot_hdr h;
+    struct boot_hdr h = {0, 0}; /* (cppcheck cannot see rc guard its use) */
     if (!rc)
         rc = ompdsm_read_full(boot.fd, &h, sizeof h);
     if (!rc)
