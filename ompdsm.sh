@@ -8,9 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")"
 BUILD=${BUILD:-build}
 
-PKGS=(clang-19 llvm-19 libclang-19-dev libpapi-dev libibverbs-dev rdma-core
+PKGS=(clang-19 llvm-19 libclang-19-dev libclang-rt-19-dev libpapi-dev libibverbs-dev rdma-core
       libpmix-dev openmpi-bin libcmocka-dev meson ninja-build pkg-config gcc
-      python3 python3-matplotlib procps cppcheck clang-tidy
+      python3 python3-matplotlib procps cppcheck clang-tidy gdb
       slurmd slurmctld slurm-client munge)
 
 deps() {

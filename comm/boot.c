@@ -146,6 +146,17 @@ int comm_boot_init(int *rank, int *size)
     return 0;
 }
 
+int comm_boot_answer_check(const struct boot_hdr *h, size_t len, int size)
+{
+    if (h->type != BOOT_ALLGATHER_RESULT ||
+        h->len != (uint64_t)len * (uint64_t)size) {
+        ompdsm_err("bootstrap: unexpected answer from the launcher (type %u, "
+                   "%u bytes)", h->type, h->len);
+        return -EPROTO;
+    }
+    return 0;
+}
+
 int comm_boot_allgather(const void *mine, size_t len, void *all)
 {
     switch (boot.kind) {
@@ -161,15 +172,11 @@ int comm_boot_allgather(const void *mine, size_t len, void *all)
     }
     pthread_mutex_lock(&boot.lock);
     int rc = send_msg(BOOT_ALLGATHER, mine, len, NULL, 0);
-    struct boot_hdr h;
+    struct boot_hdr h = {0, 0}; /* (cppcheck cannot see rc guard its use) */
     if (!rc)
         rc = ompdsm_read_full(boot.fd, &h, sizeof h);
-    if (!rc && (h.type != BOOT_ALLGATHER_RESULT ||
-                h.len != (uint64_t)len * (uint64_t)boot.size)) {
-        ompdsm_err("bootstrap: unexpected answer from the launcher (type %u, "
-                   "%u bytes)", h.type, h.len);
-        rc = -EPROTO;
-    }
+    if (!rc)
+        rc = comm_boot_answer_check(&h, len, boot.size);
     if (!rc)
         rc = ompdsm_read_full(boot.fd, all, h.len);
     pthread_mutex_unlock(&boot.lock);

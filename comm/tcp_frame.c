@@ -152,3 +152,22 @@ size_t tcp_frame_payload(const struct tcp_frame *f)
             f->op == TCP_OP_REPLY || f->op == TCP_OP_ABORT ||
             f->op == TCP_OP_PUTV) ? f->len : 0;
 }
+
+/* *pos counts runs read so far in its low 32 bits (at most len / 8 runs)
+ * and data bytes consumed in its high 32 (at most len < 2^31). */
+int tcp_putv_next(const struct tcp_frame *f, const unsigned char *buf,
+                  uint64_t *pos, uint32_t *off, uint32_t *len,
+                  const unsigned char **data)
+{
+    uint64_t k = *pos & 0xffffffffu, used = *pos >> 32;
+    uint64_t at = f->a * 8 + used;
+    if (k == f->a)
+        return at == f->len ? 0 : -EPROTO;
+    *off = get_le32(buf + 8 * k);
+    *len = get_le32(buf + 8 * k + 4);
+    if (at + *len > f->len)
+        return -EPROTO;
+    *data = buf + at;
+    *pos = ((used + *len) << 32) | (k + 1);
+    return 1;
+}

@@ -67,6 +67,14 @@ int tcp_frame_decode(const unsigned char in[TCP_FRAME_HDR],
                      struct tcp_frame *f, char *why, size_t whylen);
 /* Payload bytes that follow the header of a valid frame on the wire. */
 size_t tcp_frame_payload(const struct tcp_frame *f);
+/* Walks the run table of a valid PUTV frame f whose len payload bytes are
+ * in buf: *pos starts at 0; each call returns 1 with the next run's
+ * target offset (from f->off) and length and where its data lie in buf
+ * (*data), 0 once every run was read and the data add up to len, or
+ * -EPROTO when they do not (a run past the payload, bytes left over). */
+int tcp_putv_next(const struct tcp_frame *f, const unsigned char *buf,
+                  uint64_t *pos, uint32_t *off, uint32_t *len,
+                  const unsigned char **data);
 /* "put", "get", ... for messages; "op N" style text for unknown ops. */
 const char *tcp_op_name(unsigned op);
 

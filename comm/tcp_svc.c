@@ -177,19 +177,19 @@ static int request_begin(struct comm_transport *t, struct tcp_peer *p,
  * memory, or data not adding up, means the peer is broken. */
 static int apply_putv(struct tcp_peer *p, const struct tcp_frame *f)
 {
-    const unsigned char *b = (const unsigned char *)p->putvbuf;
-    uint64_t n = f->a, hdr = n * 8, pos = hdr;
     char *base = (char *)comm_g.reg[f->region].base;
-    for (uint64_t k = 0; k < n; k++) {
-        uint32_t off = get_le32(b + 8 * k), len = get_le32(b + 8 * k + 4);
-        if (pos + len > f->len ||
-            comm_local_check(f->region, f->off + off, len, "tcp vectored put",
-                             p->peer) < 0)
+    const unsigned char *data;
+    uint64_t pos = 0;
+    uint32_t off, len;
+    int rc;
+    while ((rc = tcp_putv_next(f, (const unsigned char *)p->putvbuf, &pos,
+                               &off, &len, &data)) > 0) {
+        if (comm_local_check(f->region, f->off + off, len,
+                             "tcp vectored put", p->peer) < 0)
             return -EPROTO;
-        memcpy(base + f->off + off, b + pos, len);
-        pos += len;
+        memcpy(base + f->off + off, data, len);
     }
-    return pos == f->len ? 0 : -EPROTO;
+    return rc;
 }
 
 static void request_end(struct tcp_peer *p)

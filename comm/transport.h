@@ -302,6 +302,10 @@ int comm_check_same_build(void);
 int comm_boot_init(int *rank, int *size);
 /* Exchanges len bytes per node: all[r * len] holds rank r's bytes. */
 int comm_boot_allgather(const void *mine, size_t len, void *all);
+struct boot_hdr;
+/* Checks the launcher's answer header to an allgather of len bytes per
+ * node among size nodes; 0, or -EPROTO with the reason printed. */
+int comm_boot_answer_check(const struct boot_hdr *h, size_t len, int size);
 /* Local address of the connection to the launcher (0 if none): the address
  * the tcp transport advertises by default. */
 uint32_t comm_boot_local_addr(void);

@@ -166,7 +166,8 @@ static void take_batch(uint32_t **pages, size_t *n, struct notice_list *extra)
     pthread_mutex_unlock(&dsm_g.dirty_lock);
     *pages = v;
     *n = nv;
-    qsort(*pages, *n, sizeof **pages, cmp_u32);
+    if (nv > 1) /* (v is NULL when nothing is dirty: qsort wants a pointer) */
+        qsort(*pages, *n, sizeof **pages, cmp_u32);
 }
 
 /* Write-protects the pages of a batch that are still dirty, sends the diffs

@@ -125,7 +125,7 @@ int sched_profiled_vector(uint64_t base, uint64_t n, uint64_t chunk,
      * round, the others chunk times their speed ratio to it (rounded, at
      * least 1).  A round longer than the space is capped: it would only
      * make the first round the last. */
-    double cap = r > chunk ? (double)r : (double)chunk;
+    uint64_t cap = r > chunk ? r : chunk;
     for (int t = 0; t < nthreads; t++) {
         double w = usable(weight[t]);
         if (w == 0) {
@@ -135,9 +135,9 @@ int sched_profiled_vector(uint64_t base, uint64_t n, uint64_t chunk,
         double c = nearbyint((double)chunk * (w / wmin));
         if (c < 1)
             c = 1;
-        if (c > cap)
-            c = cap;
-        vec[t] = (uint64_t)c;
+        /* Compared as doubles, assigned as integers: a cap near 2^64
+         * rounds up to 2^64 as a double, outside uint64_t. */
+        vec[t] = c >= (double)cap ? cap : (uint64_t)c;
     }
     return 0;
 }

@@ -71,6 +71,7 @@ typedef struct opts {
     char *mf;
     int have_mt;
     int keep, verbose, dump;
+    int debug; /* -g (not -g0): the translation keeps the user's lines */
     strvec pp;           /* preprocessing */
     strvec parse;        /* libclang's parse */
     strvec cc;           /* backend compile */
@@ -525,8 +526,10 @@ static int apply_option(opts *o, const struct optdef *d, char *a, char *arg,
         break;
     case A_CC:
         push2(&o->cc, a, arg);
-        if (starts(a, "-g"))
+        if (starts(a, "-g")) {
             push(&o->link, a);
+            o->debug = strcmp(a, "-g0") != 0;
+        }
         break;
     default:
         push2(&o->cc, a, arg);
@@ -650,6 +653,7 @@ static int compile_one(opts *o, const paths *p, input *in, const char *obj)
     abi = xasprintf("%s/ompdsm_abi.h", p->incdir);
     to.abi_header = abi;
     to.dump_pragmas = o->dump;
+    to.debug_lines = o->debug;
     rc = translate_file(ipath, &to, &text);
     free(abi);
     if (o->dump) {

@@ -38,10 +38,100 @@ static void main_thunk(tu *t, sbuf *o)
                "    return OMPDSM_main(argc, argv, envp, __ompdsm_main_thunk);\n}\n");
 }
 
+
+/* `# 12 "f.c" ...` or `#line 12 "f.c"` at s: 1 with its line and where its
+ * file name starts and ends (still escaped). */
+static int line_marker(const char *s, int *line, const char **fb,
+                       const char **fe)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (*s++ != '#')
+        return 0;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (!strncmp(s, "line", 4))
+        s += 4;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (*s < '0' || *s > '9')
+        return 0;
+    *line = (int)strtol(s, (char **)&s, 10);
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (*s != '"')
+        return 0;
+    *fb = ++s;
+    while (*s && *s != '"' && *s != '\n')
+        s += s[0] == '\\' && s[1] ? 2 : 1;
+    if (*s != '"')
+        return 0;
+    *fe = s;
+    return 1;
+}
+
+/* -g: every line break of ompcc's own code (outside TU_USER_BEGIN..END)
+ * gets a `#line` that keeps the next line on the current one, so that
+ * the generated lines of a construct belong to the line it starts on,
+ * and a breakpoint on a later line of the user's or a `next` never lands
+ * in them.  The user's lines count on as usual; the brackets go. */
+static char *pin_generated(const char *s, size_t from)
+{
+    sbuf o;
+    int user = 0, line = 0, bol = 1;
+    const char *fb = NULL, *fe = NULL;
+    sb_init(&o);
+    sb_putn(&o, s, from);
+    for (s += from; *s; s++) {
+        int n;
+        const char *b, *e;
+        if (*s == TU_USER_BEGIN || *s == TU_USER_END) {
+            user = *s == TU_USER_BEGIN;
+            continue;
+        }
+        if (bol && line_marker(s, &n, &b, &e)) {
+            const char *nl = strchr(s, '\n');
+            size_t len = nl ? (size_t)(nl + 1 - s) : strlen(s);
+            for (size_t k = 0; k < len; k++)
+                if (s[k] != TU_USER_BEGIN && s[k] != TU_USER_END)
+                    sb_putc(&o, s[k]);
+            /* (the name points into s, which outlives the loop) */
+            fb = b;
+            fe = e;
+            line = n;
+            if (nl && memchr(s, TU_USER_BEGIN, len))
+                user = 1;
+            if (nl && memchr(s, TU_USER_END, len))
+                user = 0;
+            s += len - 1;
+            bol = 1;
+            continue;
+        }
+        sb_putc(&o, *s);
+        bol = *s == '\n';
+        if (!bol)
+            continue;
+        if (user || !fb || s[-1] == '\\') {
+            line++;
+            continue;
+        }
+        /* the next line is a marker of its own: it says where it is */
+        const char *q = s + 1;
+        while (*q == TU_USER_BEGIN || *q == TU_USER_END)
+            q++;
+        const char *b2, *e2;
+        if (line_marker(q, &n, &b2, &e2))
+            continue;
+        sb_printf(&o, "#line %d \"%.*s\"\n", line, (int)(fe - fb), fb);
+    }
+    return sb_take(&o);
+}
+
 char *emit_unit(tu *t, const char *abi_header, const char *abi_path)
 {
     sbuf o;
     int i;
+    size_t prog;
     sb_init(&o);
     /* code that goes before each function definition */
     for (i = 0; i < t->funcs.n; i++) {
@@ -67,6 +157,7 @@ char *emit_unit(tu *t, const char *abi_header, const char *abi_path)
         if (o.n && o.s[o.n - 1] != '\n')
             sb_putc(&o, '\n');
     }
+    prog = o.n;
     render(t, 0, t->len, &o);
 
     sb_puts(&o, "\n#line 1 \"<ompdsm generated>\"\n");
@@ -107,6 +198,11 @@ char *emit_unit(tu *t, const char *abi_header, const char *abi_path)
                 "{\n    OMPDSM_register_unit(&__ompdsm_unit);\n}\n");
     if (t->main_func >= 0 && t->funcs.v[t->main_func].body >= 0)
         main_thunk(t, &o);
+    if (t->mark_user) {
+        char *pinned = pin_generated(o.s, prog);
+        sb_free(&o);
+        return pinned;
+    }
     return sb_take(&o);
 }
 

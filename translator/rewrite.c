@@ -53,6 +53,17 @@ static int first_at(tu *t, unsigned b)
     return lo;
 }
 
+static void put_user(tu *t, unsigned b, unsigned e, sbuf *out)
+{
+    if (b == e)
+        return;
+    if (t->mark_user)
+        sb_putc(out, TU_USER_BEGIN);
+    sb_putn(out, t->text + b, e - b);
+    if (t->mark_user)
+        sb_putc(out, TU_USER_END);
+}
+
 void render(tu *t, unsigned b, unsigned e, sbuf *out)
 {
     unsigned pos = b;
@@ -66,7 +77,7 @@ void render(tu *t, unsigned b, unsigned e, sbuf *out)
         int lines;
         if (ed->e > e || ed->b < pos)
             continue;
-        sb_putn(out, t->text + pos, ed->b - pos);
+        put_user(t, pos, ed->b, out);
         sb_puts(out, ed->text);
         lines = strchr(ed->text, '\n') != NULL ||
                 memchr(t->text + ed->b, '\n', ed->e - ed->b) != NULL;
@@ -74,7 +85,7 @@ void render(tu *t, unsigned b, unsigned e, sbuf *out)
         if (lines)
             srcmap_sync(&t->map, pos, out);
     }
-    sb_putn(out, t->text + pos, e - pos);
+    put_user(t, pos, e, out);
 }
 
 char *render_str(tu *t, unsigned b, unsigned e)

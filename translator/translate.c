@@ -97,6 +97,7 @@ int translate_file(const char *ipath, const translate_opts *o, char **out)
     enum CXErrorCode err;
 
     memset(&t, 0, sizeof t);
+    t.mark_user = o->debug_lines && !o->dump_pragmas;
     text = read_file(ipath, &len);
     if (!text)
         internal_error("cannot read %s", ipath);

@@ -8,6 +8,8 @@ typedef struct translate_opts {
     int nclang_args;
     const char *abi_header;        /* path of ompdsm_abi.h, prepended */
     int dump_pragmas;              /* print the pragma listing instead */
+    int debug_lines;               /* -g: ompcc's own code stays on the
+                                      line of the construct it implements */
 } translate_opts;
 
 /* Translates the preprocessed file ipath.  Returns 0 and the translated

@@ -193,6 +193,9 @@ typedef struct tu {
     VEC(ref) refs;
     VEC(edit) edits;
     int edits_sorted;
+    /* -g: render() brackets the user's text with TU_USER_BEGIN/END, so that
+     * emit_unit can tell ompcc's own lines from the user's */
+    int mark_user;
     VEC(omp_pragma *) pragmas;
     VEC(int) defined_funcs; /* user function definitions (names) */
     int *vhash;           /* open addressing: canonical cursor -> var */
@@ -308,6 +311,7 @@ const char *lower_type_code(tu *t, CXType ty, int op, unsigned off,
                             const char *what, const char *name);
 
 /* emit.c */
+enum { TU_USER_BEGIN = 1, TU_USER_END = 2 };
 char *emit_unit(tu *t, const char *abi_header, const char *abi_path);
 void emit_dump_pragmas(tu *t, sbuf *out);
 

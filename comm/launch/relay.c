@@ -18,6 +18,8 @@ static size_t olen, ocap;
 
 static void obuf_put(const void *p, size_t n)
 {
+    if (!n) /* (obuf may still be NULL: no pointer arithmetic on it) */
+        return;
     if (olen + n > ocap) {
         size_t cap = ocap ? ocap : 4 * LAUNCH_LINE_MAX;
         while (cap < olen + n)
