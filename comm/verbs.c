@@ -98,6 +98,7 @@ static int open_device(struct verbs_ctx *c, int required)
         return -ENODEV;
     }
     const char *want = getenv("OMPDSM_IB_DEVICE");
+    char skipped[160] = ""; /* why a device was passed over: one line in all */
     c->port = (uint8_t)ompdsm_env_u64("OMPDSM_IB_PORT", 1, 1, 255, 0);
     for (int i = 0; i < n; i++) {
         const char *name = ibv_get_device_name(c->list[i]);
@@ -105,10 +106,13 @@ static int open_device(struct verbs_ctx *c, int required)
             continue;
         struct ibv_context *d = ibv_open_device(c->list[i]);
         if (!d) {
-            ompdsm_err("verbs: cannot open device %s: %s", name,
-                       strerror(errno));
-            if (want && *want)
+            if (want && *want) {
+                ompdsm_err("verbs: cannot open device %s: %s", name,
+                           strerror(errno));
                 return -ENODEV;
+            }
+            snprintf(skipped, sizeof skipped, " (cannot open %s: %s)", name,
+                     strerror(errno));
             continue;
         }
         struct ibv_port_attr pa;
@@ -135,7 +139,8 @@ static int open_device(struct verbs_ctx *c, int required)
                    "ibv_devices lists them", want);
     else if (required)
         ompdsm_err("OMPDSM_TRANSPORT=verbs: no RDMA device with port %u "
-                   "active; set OMPDSM_IB_PORT or use tcp", c->port);
+                   "active%s; set OMPDSM_IB_PORT or use tcp", c->port,
+                   skipped);
     return -ENODEV;
 }
 
