@@ -30,7 +30,16 @@ struct comm_card_tcp {
 
 /* verbs' part: what a peer needs to connect an RC queue pair to this node
  * and to address its registered memory.  All zero when present is 0. */
-enum { COMM_VERBS_REG_WHOLE = 1 };   /* region flags: one rkey covers it */
+/* Region flags: COMM_VERBS_REG_WHOLE, one rkey covers the region; or
+ * COMM_VERBS_REG_CHUNKS | shift << COMM_VERBS_REG_SHIFT, registered by the
+ * owner in 2^shift-byte chunks as peers ask for them (rkey 0 here). */
+enum {
+    COMM_VERBS_REG_WHOLE = 1,
+    COMM_VERBS_REG_CHUNKS = 2,
+    COMM_VERBS_REG_SHIFT = 8,
+    COMM_VERBS_CHUNK_SHIFT_MIN = 12, /* 4 KiB .. 1 TiB */
+    COMM_VERBS_CHUNK_SHIFT_MAX = 40,
+};
 struct comm_card_verbs {
     uint32_t present;     /* 1: a device is open and the fields are valid */
     uint16_t lid;         /* port LID (InfiniBand), 0 on RoCE */

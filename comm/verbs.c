@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static struct verbs_ctx *prepared; /* between prepare and start */
@@ -43,6 +44,8 @@ static void ctx_destroy(struct verbs_ctx *c)
                 vp->pend_head = n;
             }
             pthread_mutex_destroy(&vp->lock);
+            for (int r = 0; r < COMM_REG_MAX; r++)
+                free(vp->view[r].key);
         }
         free(c->peers);
     }
@@ -52,9 +55,12 @@ static void ctx_destroy(struct verbs_ctx *c)
     if (c->stage_mr)
         ibv_dereg_mr(c->stage_mr);
     free(c->stage);
-    for (int r = COMM_REG_MAX - 1; r >= 0; r--)
-        if (c->reg_mr[r])
-            ibv_dereg_mr(c->reg_mr[r]);
+    for (int r = COMM_REG_MAX - 1; r >= 0; r--) {
+        for (uint32_t i = 0; c->reg[r].mr && i < c->reg[r].nchunks; i++)
+            if (c->reg[r].mr[i])
+                ibv_dereg_mr(c->reg[r].mr[i]);
+        free(c->reg[r].mr);
+    }
     if (c->recv_cq)
         ibv_destroy_cq(c->recv_cq);
     if (c->send_cq)
@@ -67,6 +73,7 @@ static void ctx_destroy(struct verbs_ctx *c)
         ibv_close_device(c->dev);
     if (c->list)
         ibv_free_device_list(c->list);
+    pthread_mutex_destroy(&c->reg_lock);
     free(c);
 }
 
@@ -91,6 +98,7 @@ static int open_device(struct verbs_ctx *c, int required)
         return -ENODEV;
     }
     const char *want = getenv("OMPDSM_IB_DEVICE");
+    char skipped[160] = ""; /* why a device was passed over: one line in all */
     c->port = (uint8_t)ompdsm_env_u64("OMPDSM_IB_PORT", 1, 1, 255, 0);
     for (int i = 0; i < n; i++) {
         const char *name = ibv_get_device_name(c->list[i]);
@@ -98,10 +106,13 @@ static int open_device(struct verbs_ctx *c, int required)
             continue;
         struct ibv_context *d = ibv_open_device(c->list[i]);
         if (!d) {
-            ompdsm_err("verbs: cannot open device %s: %s", name,
-                       strerror(errno));
-            if (want && *want)
+            if (want && *want) {
+                ompdsm_err("verbs: cannot open device %s: %s", name,
+                           strerror(errno));
                 return -ENODEV;
+            }
+            snprintf(skipped, sizeof skipped, " (cannot open %s: %s)", name,
+                     strerror(errno));
             continue;
         }
         struct ibv_port_attr pa;
@@ -128,17 +139,96 @@ static int open_device(struct verbs_ctx *c, int required)
                    "ibv_devices lists them", want);
     else if (required)
         ompdsm_err("OMPDSM_TRANSPORT=verbs: no RDMA device with port %u "
-                   "active; set OMPDSM_IB_PORT or use tcp", c->port);
+                   "active%s; set OMPDSM_IB_PORT or use tcp", c->port,
+                   skipped);
     return -ENODEV;
 }
 
-/* With on-demand paging the device faults pages in as it touches them, so
- * a heap of many GiB costs nothing until used; otherwise the region is
- * pinned whole. */
+static const int reg_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                              IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+
+/* Registers len bytes at p, counting them against the cap on pinned
+ * memory (not with on-demand paging, which pins nothing); caller holds
+ * reg_lock or runs before any other thread. */
+static struct ibv_mr *reg_pinned(struct verbs_ctx *c, int r, void *p,
+                                 uint64_t len, int odp)
+{
+    char msg[320];
+    if (!odp && verbs_pin_check(c->pinned, len, c->pin_cap, c->rank, r, msg,
+                                sizeof msg) < 0) {
+        ompdsm_err("%s", msg);
+        errno = ENOMEM;
+        return NULL;
+    }
+    struct ibv_mr *mr = ibv_reg_mr(c->pd, p, len,
+                                   reg_access | (odp ? IBV_ACCESS_ON_DEMAND : 0));
+    if (!mr) {
+        int e = errno;
+        ompdsm_err("node %d: verbs: cannot register %llu KiB of region %d%s: "
+                   "%s%s", c->rank, (unsigned long long)(len >> 10), r,
+                   odp ? " (on demand)" : "", strerror(e),
+                   e == ENOMEM || e == EPERM ? "; raise ulimit -l (unlimited)"
+                                             : "");
+        errno = e;
+        return NULL;
+    }
+    if (!odp)
+        c->pinned += len;
+    return mr;
+}
+
+struct ibv_mr *verbs_local_mr(struct verbs_ctx *c, int r, uint32_t i)
+{
+    struct verbs_local *l = &c->reg[r];
+    if (i >= l->nchunks)
+        return NULL;
+    struct ibv_mr *mr = __atomic_load_n(&l->mr[i], __ATOMIC_ACQUIRE);
+    if (mr)
+        return mr;
+    pthread_mutex_lock(&c->reg_lock);
+    mr = l->mr[i];
+    if (!mr) {
+        mr = reg_pinned(c, r, (char *)comm_g.reg[r].base + ((uint64_t)i << l->shift),
+                        verbs_chunk_len(comm_g.reg[r].len, l->shift, i), 0);
+        if (mr) {
+            __atomic_store_n(&l->mr[i], mr, __ATOMIC_RELEASE);
+            OMPDSM_TRACE(OMPDSM_TR_COMM, "verbs: region %d chunk %u registered "
+                         "(%llu KiB pinned)", r, i,
+                         (unsigned long long)(c->pinned >> 10));
+        }
+    }
+    pthread_mutex_unlock(&c->reg_lock);
+    return mr;
+}
+
+/* How the regions are registered (OMPDSM_IB_REG):
+ *  - on-demand paging, where the device has it for RC reads, writes,
+ *    atomics, sends and receives: the device faults pages in as it touches
+ *    them, so a heap of many GiB costs nothing until used;
+ *  - otherwise in chunks of OMPDSM_IB_CHUNK bytes, each pinned when an
+ *    operation first touches it (a region of at most one chunk is pinned
+ *    at once, sparing the small ones a key request);
+ *  - or each region pinned whole ("whole", the first version's way). */
 static int reg_regions(struct verbs_ctx *c)
 {
-    int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-                 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+    static const char *const modes[] = {"auto", "chunks", "whole"};
+    int mode = ompdsm_env_choice("OMPDSM_IB_REG", modes, 3, 0);
+    uint64_t chunk = ompdsm_env_u64("OMPDSM_IB_CHUNK",
+                                    1ull << VERBS_CHUNK_SHIFT_DEFAULT,
+                                    1ull << COMM_VERBS_CHUNK_SHIFT_MIN,
+                                    1ull << COMM_VERBS_CHUNK_SHIFT_MAX, 1);
+    if (chunk & (chunk - 1)) {
+        ompdsm_err("OMPDSM_IB_CHUNK=%llu is not a power of two (64M, say)",
+                   (unsigned long long)chunk);
+        return -EINVAL;
+    }
+    unsigned shift = (unsigned)__builtin_ctzll(chunk);
+    /* The staging and receive buffers, registered next, are pinned too. */
+    c->pinned = (uint64_t)VERBS_SLOTS * VERBS_SLOT +
+                (uint64_t)c->size * VERBS_RECV_DEPTH * VERBS_MSG_BUF;
+    struct rlimit rl;
+    c->pin_cap = getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+                 ? (uint64_t)rl.rlim_cur : UINT64_MAX;
     struct ibv_device_attr_ex ax;
     memset(&ax, 0, sizeof ax);
     int odp = 0;
@@ -150,19 +240,21 @@ static int reg_regions(struct verbs_ctx *c)
               (ax.odp_caps.per_transport_caps.rc_odp_caps & need) == need;
         c->hw_atomics = ax.orig_attr.atomic_cap == IBV_ATOMIC_GLOB;
     }
+    odp = odp && mode == 0;
+    OMPDSM_TRACE(OMPDSM_TR_COMM, "verbs: regions registered %s",
+                 odp ? "on demand" : mode == 2 ? "whole" : "in chunks");
     for (int r = 0; r < COMM_REG_MAX; r++) {
-        if (!comm_g.reg[r].base || !comm_g.reg[r].len)
+        uint64_t len = comm_g.reg[r].len;
+        if (!comm_g.reg[r].base || !len)
             continue;
-        c->reg_mr[r] = ibv_reg_mr(c->pd, comm_g.reg[r].base, comm_g.reg[r].len,
-                                  access | (odp ? IBV_ACCESS_ON_DEMAND : 0));
-        if (!c->reg_mr[r]) {
-            ompdsm_err("verbs: cannot register region %d (%zu bytes%s): %s; "
-                       "a device without on-demand paging pins it whole: "
-                       "lower OMPDSM_HEAP_SIZE or raise ulimit -l", r,
-                       comm_g.reg[r].len, odp ? ", on demand" : "",
-                       strerror(errno));
+        struct verbs_local *l = &c->reg[r];
+        l->shift = odp || mode == 2 || len <= chunk ? 0 : shift;
+        l->nchunks = verbs_chunk_count(len, l->shift);
+        if (!(l->mr = calloc(l->nchunks, sizeof(struct ibv_mr *))))
             return -ENOMEM;
-        }
+        if (!l->shift &&
+            !(l->mr[0] = reg_pinned(c, r, comm_g.reg[r].base, len, odp)))
+            return -ENOMEM;
     }
     return 0;
 }
@@ -238,6 +330,7 @@ static int ctx_create(struct verbs_ctx **out, int required)
     struct verbs_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return -ENOMEM;
+    pthread_mutex_init(&c->reg_lock, NULL);
     c->size = comm_g.size;
     c->rank = comm_g.rank;
     c->gid_index = (int)ompdsm_env_u64("OMPDSM_IB_GID_INDEX", 0, 0, 255, 0);
@@ -322,12 +415,19 @@ int comm_verbs_prepare(struct comm_card_verbs *part, uint32_t *qpn,
     part->psn = c->psn;
     part->gid_index = (uint32_t)c->gid_index;
     memcpy(part->gid, gid.raw, sizeof part->gid);
-    for (int r = 0; r < COMM_REG_MAX; r++)
-        if (c->reg_mr[r]) {
-            part->region[r].addr = (uint64_t)(uintptr_t)comm_g.reg[r].base;
-            part->region[r].rkey = c->reg_mr[r]->rkey;
+    for (int r = 0; r < COMM_REG_MAX; r++) {
+        const struct verbs_local *l = &c->reg[r];
+        if (!l->mr)
+            continue;
+        part->region[r].addr = (uint64_t)(uintptr_t)comm_g.reg[r].base;
+        if (l->shift) {
+            part->region[r].flags = COMM_VERBS_REG_CHUNKS |
+                                    l->shift << COMM_VERBS_REG_SHIFT;
+        } else {
+            part->region[r].rkey = l->mr[0]->rkey;
             part->region[r].flags = COMM_VERBS_REG_WHOLE;
         }
+    }
     for (int p = 0; p < c->size; p++)
         qpn[p] = c->peers[p].qp ? c->peers[p].qp->qp_num : 0;
     prepared = c;
@@ -383,6 +483,28 @@ static int verbs_qp_connect(struct verbs_ctx *c, int p)
     if (e) {
         ompdsm_err("verbs: queue pair to node %d to RTS: %s", p, strerror(e));
         return -e;
+    }
+    return 0;
+}
+
+/* The peer's regions as its card describes them (checked on decoding):
+ * one rkey, or chunks whose rkeys it will be asked for. */
+static int peer_views(struct verbs_ctx *c, int p)
+{
+    const struct comm_card *card = &comm_g.cards[p];
+    for (int r = 0; r < COMM_REG_MAX; r++) {
+        struct verbs_chunks *v = &c->peers[p].view[r];
+        uint32_t f = card->verbs.region[r].flags;
+        if (!card->region[r].len)
+            continue;
+        v->addr = card->verbs.region[r].addr;
+        v->len = card->region[r].len;
+        v->shift = f == COMM_VERBS_REG_WHOLE ? 0 : f >> COMM_VERBS_REG_SHIFT;
+        v->nchunks = verbs_chunk_count(v->len, v->shift);
+        if (!(v->key = calloc(v->nchunks, sizeof *v->key)))
+            return -ENOMEM;
+        if (!v->shift)
+            verbs_chunk_set_rkey(v, 0, card->verbs.region[r].rkey);
     }
     return 0;
 }
@@ -463,7 +585,9 @@ static int verbs_start(struct comm_transport **out)
             verbs_stop(t);
             return -ENODEV;
         }
-        int rc = verbs_qp_connect(t->ctx, p);
+        int rc = peer_views(t->ctx, p);
+        if (rc == 0)
+            rc = verbs_qp_connect(t->ctx, p);
         if (rc < 0) {
             verbs_stop(t);
             return rc;

@@ -66,7 +66,13 @@ int comm_card_verbs_check(const struct comm_card *c, const uint32_t *qpn,
         uint64_t len = c->region[r].len;
         uint64_t a = v->region[r].addr;
         uint32_t f = v->region[r].flags;
-        int bad = len ? (f != COMM_VERBS_REG_WHOLE || !a || a + len < a)
+        unsigned shift = f >> COMM_VERBS_REG_SHIFT;
+        int chunks = (f & ((1u << COMM_VERBS_REG_SHIFT) - 1)) ==
+                     COMM_VERBS_REG_CHUNKS;
+        int flags_ok = f == COMM_VERBS_REG_WHOLE ||
+                       (chunks && shift >= COMM_VERBS_CHUNK_SHIFT_MIN &&
+                        shift <= COMM_VERBS_CHUNK_SHIFT_MAX && !v->region[r].rkey);
+        int bad = len ? (!flags_ok || !a || a + len < a)
                       : (a || v->region[r].rkey || f);
         if (bad) {
             snprintf(why, whylen, "verbs part: region %d (%llu bytes) has "

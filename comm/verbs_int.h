@@ -31,6 +31,9 @@ enum {
     VERBS_POLL_BATCH = 16,
     /* Service thread: empty polls before it arms the channel and sleeps. */
     VERBS_SERVICE_SPIN = 200,
+    /* Registration in chunks (no on-demand paging): OMPDSM_IB_CHUNK's
+     * default, 64 MiB (bounds: COMM_VERBS_CHUNK_SHIFT_MIN/MAX). */
+    VERBS_CHUNK_SHIFT_DEFAULT = 26,
 };
 
 /* ---- control messages (SEND/RECV) ---- */
@@ -42,6 +45,8 @@ enum verbs_msg_type {
     VMSG_CREDIT,     /* only returns credits */
     VMSG_ATOMIC,     /* atomic done by the owner's CPU: id, region, off, a, b */
     VMSG_ATOMIC_REP, /* its answer: id, value (a), status */
+    VMSG_RKEY,       /* register chunk off of region, tell its rkey: id */
+    VMSG_RKEY_REP,   /* its answer: id, rkey (a), status */
     VMSG_TYPES
 };
 enum { VATOM_FADD = 0, VATOM_CAS = 1 };
@@ -87,6 +92,48 @@ uint32_t verbs_credit_piggyback(struct verbs_credit *c);
 /* Whether the credits owed are worth a message of their own. */
 int verbs_credit_should_return(const struct verbs_credit *c);
 
+/* ---- registration in chunks ----
+ * A device without on-demand paging must pin what it registers, and a
+ * heap of many GiB cannot be pinned whole (ulimit -l).  A region larger
+ * than one chunk is then registered a chunk at a time, when an operation
+ * first touches it: locally by the node itself, remotely by the owner when
+ * asked (VMSG_RKEY), since heap allocation is not collective (any node
+ * takes chunks with a fetch-add on node 0), so no node knows when another
+ * starts using a part of a region.  Chunk i of a region of len bytes
+ * covers [i << shift, min((i + 1) << shift, len)); shift 0 means one chunk
+ * covering the whole region. */
+uint32_t verbs_chunk_count(uint64_t len, unsigned shift);
+uint32_t verbs_chunk_index(unsigned shift, uint64_t off);
+/* Bytes of chunk i (the last one may be partial; 0 past the end). */
+uint64_t verbs_chunk_len(uint64_t len, unsigned shift, uint32_t i);
+/* Bytes of [off, off+n) that lie in off's chunk (an operation spanning a
+ * chunk edge is split there). */
+uint64_t verbs_chunk_piece(unsigned shift, uint64_t off, uint64_t n);
+
+/* A peer's region as this node addresses it: one rkey, or one per chunk,
+ * learnt from the owner on first use. */
+#define VERBS_KEY_VALID (1ull << 32)
+struct verbs_chunks {
+    uint64_t addr;     /* the region's address in the owner */
+    uint64_t len;
+    unsigned shift;    /* 0: one key covers the region */
+    uint32_t nchunks;
+    uint64_t *key;     /* nchunks: VERBS_KEY_VALID | rkey, 0 unknown (atomic) */
+};
+/* The first chunk of [off, off+n) whose rkey is unknown, or -1 (n 0: -1). */
+int64_t verbs_chunk_missing(const struct verbs_chunks *v, uint64_t off,
+                            uint64_t n);
+/* The rkey covering off (known: verbs_chunk_missing said so). */
+uint32_t verbs_chunk_rkey(const struct verbs_chunks *v, uint64_t off);
+void verbs_chunk_set_rkey(struct verbs_chunks *v, uint32_t chunk,
+                          uint32_t rkey);
+
+/* Whether pinning add more bytes stays within cap (the RLIMIT_MEMLOCK this
+ * node had at start; UINT64_MAX: unlimited): 0, or -ENOMEM and the one-line
+ * message saying what to do in msg. */
+int verbs_pin_check(uint64_t pinned, uint64_t add, uint64_t cap, int me,
+                    int region, char *msg, size_t msglen);
+
 /* ---- work requests ----
  * A chain is built by the verbs_wr_* calls, then verbs_wr_finish links it
  * and asks for one completion, at its last request: a queue pair completes
@@ -113,12 +160,15 @@ struct ibv_send_wr *verbs_wr_send(struct verbs_chain *c, const void *msg,
                                   uint32_t lkey, uint32_t len);
 /* Copies the runs of a vectored put, from run *next on, into stage (cap
  * bytes, lkey) and adds one RDMA WRITE per run (part of a run when the
- * stage or the chain fills up); *next and *done (bytes of run *next
- * already added) advance.  Returns the bytes of stage used. */
+ * stage or the chain fills up, or at an edge of the peer's chunks); *next
+ * and *done (bytes of run *next already added) advance.  The runs start
+ * at offset base of the peer's region rv, whose rkeys for them must be
+ * known.  Returns the bytes of stage used. */
 size_t verbs_wr_putv(struct verbs_chain *c, char *stage, size_t cap,
                      uint32_t lkey, const void *src,
                      const struct comm_run *runs, size_t nruns, size_t *next,
-                     size_t *done, uint64_t raddr, uint32_t rkey);
+                     size_t *done, const struct verbs_chunks *rv,
+                     uint64_t base);
 /* Links the chain, marks its last request signaled with wr_id; returns the
  * head (NULL for an empty chain). */
 struct ibv_send_wr *verbs_wr_finish(struct verbs_chain *c, uint64_t wr_id);
@@ -155,6 +205,14 @@ struct verbs_peer {
     int sq_used;                 /* send queue entries in flight (atomic:
                                     completions lower it without lock) */
     char *rbuf;                  /* VERBS_RECV_DEPTH receive buffers */
+    struct verbs_chunks view[COMM_REG_MAX]; /* the peer's regions */
+};
+
+/* One of this node's regions: one MR, or one per chunk made on demand. */
+struct verbs_local {
+    unsigned shift;       /* 0: mr[0] covers the region */
+    uint32_t nchunks;
+    struct ibv_mr **mr;   /* nchunks; NULL until registered (atomic) */
 };
 
 /* The context: everything the device gives us, in creation order. */
@@ -164,7 +222,10 @@ struct verbs_ctx {
     struct ibv_pd *pd;
     struct ibv_comp_channel *chan;
     struct ibv_cq *send_cq, *recv_cq;
-    struct ibv_mr *reg_mr[COMM_REG_MAX]; /* comm_register's regions */
+    struct verbs_local reg[COMM_REG_MAX]; /* comm_register's regions */
+    pthread_mutex_t reg_lock;            /* registering a chunk */
+    uint64_t pinned;                     /* bytes registered without ODP */
+    uint64_t pin_cap;                    /* RLIMIT_MEMLOCK (UINT64_MAX: none) */
     char *stage;                         /* VERBS_SLOTS * VERBS_SLOT */
     struct ibv_mr *stage_mr;
     char *rbufs;                         /* every peer's receive buffers */
@@ -189,6 +250,11 @@ struct comm_transport {
     pthread_mutex_t cq_lock;     /* one poller of the send CQ at a time */
 };
 
+
+/* ---- verbs.c ---- */
+/* The MR of chunk i of this node's region r, registering it first if
+ * needed (the cap on pinned memory checked); NULL after printing why. */
+struct ibv_mr *verbs_local_mr(struct verbs_ctx *c, int r, uint32_t i);
 
 /* ---- verbs_ops.c ---- */
 /* Handle what the send or receive CQ holds (one batch); return how many

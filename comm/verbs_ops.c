@@ -205,43 +205,82 @@ static int post_staged(struct comm_transport *t, int peer,
     return rc;
 }
 
-/* The remote address of [off, off+len) in peer's region, bounds checked
- * against the size every node registered. */
-static int remote(int peer, int region, uint64_t off, size_t len,
-                  const char *what, uint64_t *addr, uint32_t *rkey)
+static int send_msg(struct comm_transport *t, int peer, struct verbs_msg *m,
+                    const void *payload, size_t plen);
+
+/* Peer's region as this node addresses it, after checking [off, off+len)
+ * against the size every node registered; NULL after saying why. */
+static struct verbs_chunks *remote(struct comm_transport *t, int peer,
+                                   int region, uint64_t off, size_t len,
+                                   const char *what)
 {
     if (region < 0 || region >= COMM_REG_MAX ||
+        !t->ctx->peers[peer].view[region].key ||
         off > comm_g.cards[peer].region[region].len ||
-        len > comm_g.cards[peer].region[region].len - off ||
-        comm_g.cards[peer].verbs.region[region].flags != COMM_VERBS_REG_WHOLE) {
+        len > comm_g.cards[peer].region[region].len - off) {
         ompdsm_err("verbs %s to node %d: region %d offset %llu length %zu is "
                    "outside its registered memory", what, peer, region,
                    (unsigned long long)off, len);
-        return -EFAULT;
+        return NULL;
     }
-    *addr = comm_g.cards[peer].verbs.region[region].addr + off;
-    *rkey = comm_g.cards[peer].verbs.region[region].rkey;
+    return &t->ctx->peers[peer].view[region];
+}
+
+/* Makes sure the rkeys of every chunk of [off, off+len) in peer's region
+ * are known, asking the owner to register those it has not told us of
+ * (VMSG_RKEY).  Never called on the service thread: the reply is handled
+ * there (handlers do not block on other nodes, comm.h). */
+static int remote_keys(struct comm_transport *t, int peer, int region,
+                       struct verbs_chunks *v, uint64_t off, size_t len,
+                       const char *what)
+{
+    int64_t i;
+    while ((i = verbs_chunk_missing(v, off, len)) >= 0) {
+        struct verbs_op op = {.slots = 0};
+        struct verbs_msg m = {.type = VMSG_RKEY, .region = region,
+                              .off = (uint64_t)i,
+                              .id = (uint64_t)(uintptr_t)&op};
+        int rc = send_msg(t, peer, &m, NULL, 0);
+        if (rc == 0)
+            rc = op_wait(t, &op);
+        if (rc < 0) {
+            if (op.done)
+                comm_set_failed("node %d: verbs %s: node %d could not register "
+                                "chunk %lld of region %d (its message says "
+                                "why)", comm_g.rank, what, peer, (long long)i,
+                                region);
+            return rc;
+        }
+        verbs_chunk_set_rkey(v, (uint32_t)i, (uint32_t)op.value);
+        OMPDSM_TRACE(OMPDSM_TR_COMM, "verbs: node %d region %d chunk %lld: "
+                     "rkey 0x%x", peer, region, (long long)i,
+                     (unsigned)op.value);
+    }
     return 0;
 }
 
 int verbs_put(struct comm_transport *t, int peer, int region,
                      uint64_t off, const void *src, size_t len)
 {
-    struct comm_run run = {0, 0};
-    uint64_t raddr;
-    uint32_t rkey;
-    int rc = remote(peer, region, off, len, "put", &raddr, &rkey);
-    /* Staged in slot-sized pieces: src may be reused once we return. */
-    for (size_t done = 0; !rc && done < len; done += run.len) {
-        run.len = (uint32_t)(len - done < VERBS_SLOT ? len - done : VERBS_SLOT);
+    struct verbs_chunks *v = remote(t, peer, region, off, len, "put");
+    if (!v)
+        return -EFAULT;
+    int rc = remote_keys(t, peer, region, v, off, len, "put");
+    /* Staged in slot-sized pieces (src may be reused once we return), each
+     * inside one of the peer's chunks. */
+    size_t n = 0;
+    for (size_t done = 0; !rc && done < len; done += n) {
+        n = len - done < VERBS_SLOT ? len - done : VERBS_SLOT;
+        n = (size_t)verbs_chunk_piece(v->shift, off + done, n);
         char *stage;
         int s = slot_take(t, &stage);
         if (s < 0)
             return s;
-        memcpy(stage, (const char *)src + done, run.len);
+        memcpy(stage, (const char *)src + done, n);
         struct verbs_chain ch = {.n = 0};
-        verbs_wr_write(&ch, stage, t->ctx->stage_mr->lkey, raddr + done, rkey,
-                       run.len);
+        verbs_wr_write(&ch, stage, t->ctx->stage_mr->lkey,
+                       v->addr + off + done, verbs_chunk_rkey(v, off + done),
+                       (uint32_t)n);
         rc = post_staged(t, peer, &ch, s);
     }
     return rc;
@@ -252,10 +291,11 @@ int verbs_putv(struct comm_transport *t, int peer, int region,
                       const struct comm_run *runs, size_t nruns)
 {
     const struct comm_run *last = &runs[nruns - 1];
-    uint64_t raddr;
-    uint32_t rkey;
-    int rc = remote(peer, region, base, (size_t)last->off + last->len, "put",
-                    &raddr, &rkey);
+    size_t span = (size_t)last->off + last->len;
+    struct verbs_chunks *v = remote(t, peer, region, base, span, "put");
+    if (!v)
+        return -EFAULT;
+    int rc = remote_keys(t, peer, region, v, base, span, "put");
     size_t next = 0, done = 0;
     while (!rc && next < nruns) {
         char *stage;
@@ -264,22 +304,36 @@ int verbs_putv(struct comm_transport *t, int peer, int region,
             return s;
         struct verbs_chain ch = {.n = 0};
         verbs_wr_putv(&ch, stage, VERBS_SLOT, t->ctx->stage_mr->lkey, src, runs,
-                      nruns, &next, &done, raddr, rkey);
+                      nruns, &next, &done, v, base);
         rc = post_staged(t, peer, &ch, s);
     }
     return rc;
 }
 
-/* The local key of [p, p+len) when it lies inside a registered region (a
- * get straight into the DSM's memory), else 0. */
-static uint32_t local_key(struct verbs_ctx *c, const void *p, size_t len)
+/* When [p, p+len) lies inside one of this node's regions (a get straight
+ * into the DSM's memory): 1, the local key of p's chunk (registered if
+ * need be), and in *n how much of the range that chunk holds; 0 with *n
+ * len otherwise (the get goes through staging).  -ENOMEM when the chunk
+ * cannot be registered (said why). */
+static int local_key(struct verbs_ctx *c, const void *p, size_t len,
+                     uint32_t *lkey, size_t *n)
 {
+    *lkey = 0;
+    *n = len;
     for (int r = 0; r < COMM_REG_MAX; r++) {
         const char *b = comm_g.reg[r].base;
-        if (c->reg_mr[r] && (const char *)p >= b &&
-            (size_t)((const char *)p - b) <= comm_g.reg[r].len &&
-            len <= comm_g.reg[r].len - (size_t)((const char *)p - b))
-            return c->reg_mr[r]->lkey;
+        if (!c->reg[r].mr || (const char *)p < b ||
+            (size_t)((const char *)p - b) >= comm_g.reg[r].len ||
+            len > comm_g.reg[r].len - (size_t)((const char *)p - b))
+            continue;
+        uint64_t off = (uint64_t)((const char *)p - b);
+        struct ibv_mr *mr =
+            verbs_local_mr(c, r, verbs_chunk_index(c->reg[r].shift, off));
+        if (!mr)
+            return -ENOMEM;
+        *lkey = mr->lkey;
+        *n = (size_t)verbs_chunk_piece(c->reg[r].shift, off, len);
+        return 1;
     }
     return 0;
 }
@@ -287,26 +341,34 @@ static uint32_t local_key(struct verbs_ctx *c, const void *p, size_t len)
 int verbs_get(struct comm_transport *t, int peer, int region,
                      uint64_t off, void *dst, size_t len)
 {
-    uint64_t raddr;
-    uint32_t rkey;
-    int rc = remote(peer, region, off, len, "get", &raddr, &rkey);
+    struct verbs_chunks *v = remote(t, peer, region, off, len, "get");
+    if (!v)
+        return -EFAULT;
+    int rc = remote_keys(t, peer, region, v, off, len, "get");
     if (rc < 0)
         return rc;
-    uint32_t lkey = local_key(t->ctx, dst, len);
     for (size_t done = 0; done < len;) {
-        size_t n = len - done;
+        uint32_t lkey;
+        size_t n;
+        int direct = local_key(t->ctx, (char *)dst + done, len - done, &lkey,
+                               &n);
+        if (direct < 0)
+            return direct;
         char *stage = NULL;
         int s = -1;
-        if (!lkey) {
+        if (!direct) {
             if ((s = slot_take(t, &stage)) < 0)
                 return s;
             n = n < VERBS_SLOT ? n : VERBS_SLOT;
         } else if (n > (1u << 30)) {
             n = 1u << 30;
         }
+        /* One READ stays inside one chunk of each side. */
+        n = (size_t)verbs_chunk_piece(v->shift, off + done, n);
         struct verbs_chain ch = {.n = 0};
         verbs_wr_read(&ch, stage ? stage : (char *)dst + done,
-                      stage ? t->ctx->stage_mr->lkey : lkey, raddr + done, rkey,
+                      stage ? t->ctx->stage_mr->lkey : lkey,
+                      v->addr + off + done, verbs_chunk_rkey(v, off + done),
                       (uint32_t)n);
         struct verbs_op op = {.slots = 0};
         rc = post_chain(t, peer, &ch, &op);
@@ -323,8 +385,6 @@ int verbs_get(struct comm_transport *t, int peer, int region,
     return 0;
 }
 
-static int send_msg(struct comm_transport *t, int peer, struct verbs_msg *m,
-                    const void *payload, size_t plen);
 
 /* Device atomics when they are atomic with the owner's CPU
  * (IBV_ATOMIC_GLOB); otherwise the owner's service thread performs them
@@ -333,12 +393,11 @@ static int atomic_op(struct comm_transport *t, int peer, int region,
                      uint64_t off, int kind, uint64_t a, uint64_t b,
                      uint64_t *old)
 {
-    uint64_t raddr;
-    uint32_t rkey;
-    int rc = remote(peer, region, off, 8, kind == VATOM_CAS ? "compare-swap"
-                    : "fetch-add", &raddr, &rkey);
-    if (rc < 0)
-        return rc;
+    const char *what = kind == VATOM_CAS ? "compare-swap" : "fetch-add";
+    struct verbs_chunks *v = remote(t, peer, region, off, 8, what);
+    if (!v)
+        return -EFAULT;
+    int rc;
     struct verbs_op op = {.slots = 0};
     if (!t->ctx->hw_atomics) {
         struct verbs_msg m = {.type = VMSG_ATOMIC, .tag = (uint8_t)kind,
@@ -351,6 +410,11 @@ static int atomic_op(struct comm_transport *t, int peer, int region,
         *old = op.value;
         return 0;
     }
+    /* An aligned word never spans two chunks. */
+    if ((rc = remote_keys(t, peer, region, v, off, 8, what)) < 0)
+        return rc;
+    uint64_t raddr = v->addr + off;
+    uint32_t rkey = verbs_chunk_rkey(v, off);
     char *stage;
     int s = slot_take(t, &stage);
     if (s < 0)
@@ -388,9 +452,10 @@ int verbs_cas(struct comm_transport *t, int peer, int region,
  * the responder placed them. */
 int verbs_fence(struct comm_transport *t, int peer)
 {
-    uint64_t raddr;
-    uint32_t rkey;
-    int rc = remote(peer, COMM_REG_SYNC, 0, 8, "fence", &raddr, &rkey);
+    struct verbs_chunks *v = remote(t, peer, COMM_REG_SYNC, 0, 8, "fence");
+    if (!v)
+        return -EFAULT;
+    int rc = remote_keys(t, peer, COMM_REG_SYNC, v, 0, 8, "fence");
     if (rc < 0)
         return rc;
     char *stage;
@@ -398,7 +463,8 @@ int verbs_fence(struct comm_transport *t, int peer)
     if (s < 0)
         return s;
     struct verbs_chain ch = {.n = 0};
-    verbs_wr_read(&ch, stage, t->ctx->stage_mr->lkey, raddr, rkey, 8);
+    verbs_wr_read(&ch, stage, t->ctx->stage_mr->lkey, v->addr,
+                  verbs_chunk_rkey(v, 0), 8);
     struct verbs_op op = {.slots = 0};
     rc = post_chain(t, peer, &ch, &op);
     if (!rc)
@@ -505,11 +571,8 @@ int verbs_send(struct comm_transport *t, int peer, int tag,
 int verbs_notify(struct comm_transport *t, int peer, int region,
                         uint64_t off, uint64_t value)
 {
-    uint64_t raddr;
-    uint32_t rkey;
-    int rc = remote(peer, region, off, 8, "notify", &raddr, &rkey);
-    if (rc < 0)
-        return rc;
+    if (!remote(t, peer, region, off, 8, "notify"))
+        return -EFAULT;
     struct verbs_msg m = {.type = VMSG_NOTIFY, .region = region, .off = off,
                           .a = value};
     return send_msg(t, peer, &m, NULL, 0);
@@ -571,6 +634,24 @@ static void handle_recv(struct comm_transport *t, const struct ibv_wc *wc)
         send_msg(t, peer, &r, NULL, 0);
         break;
     }
+    case VMSG_RKEY: {
+        struct verbs_msg r = {.type = VMSG_RKEY_REP, .id = m->id};
+        struct ibv_mr *mr = NULL;
+        if (c->reg[m->region].shift &&
+            m->off < c->reg[m->region].nchunks) {
+            mr = verbs_local_mr(c, m->region, (uint32_t)m->off);
+            r.status = mr ? 0 : -ENOMEM;
+        } else {
+            ompdsm_err("verbs: node %d asked for chunk %llu of region %d, "
+                       "which is not registered in chunks", peer,
+                       (unsigned long long)m->off, m->region);
+            r.status = -EINVAL;
+        }
+        r.a = mr ? mr->rkey : 0;
+        send_msg(t, peer, &r, NULL, 0);
+        break;
+    }
+    case VMSG_RKEY_REP:
     case VMSG_ATOMIC_REP: {
         struct verbs_op *op = (struct verbs_op *)(uintptr_t)m->id;
         op->value = m->a;

@@ -37,6 +37,12 @@ int verbs_msg_check(const struct verbs_msg *m, size_t len, char *why,
                  COMM_TAG_MAX - 1);
         return -EPROTO;
     }
+    if (m->type == VMSG_RKEY &&
+        (m->region < 0 || m->region >= COMM_REG_MAX || m->off > UINT32_MAX)) {
+        snprintf(why, whylen, "key request for region %d chunk %llu",
+                 m->region, (unsigned long long)m->off);
+        return -EPROTO;
+    }
     if ((m->type == VMSG_NOTIFY || m->type == VMSG_ATOMIC) &&
         (m->region < 0 || m->region >= COMM_REG_MAX || (m->off & 7))) {
         snprintf(why, whylen, "region %d offset %llu is not an aligned word "
@@ -91,6 +97,79 @@ uint32_t verbs_credit_piggyback(struct verbs_credit *c)
 int verbs_credit_should_return(const struct verbs_credit *c)
 {
     return c->owed >= c->depth / 2;
+}
+
+/* ---- registration in chunks ---- */
+
+uint32_t verbs_chunk_count(uint64_t len, unsigned shift)
+{
+    if (!len)
+        return 0;
+    if (!shift)
+        return 1;
+    return (uint32_t)(((len - 1) >> shift) + 1);
+}
+
+uint32_t verbs_chunk_index(unsigned shift, uint64_t off)
+{
+    return shift ? (uint32_t)(off >> shift) : 0;
+}
+
+uint64_t verbs_chunk_len(uint64_t len, unsigned shift, uint32_t i)
+{
+    if (!shift)
+        return i == 0 ? len : 0;
+    uint64_t start = (uint64_t)i << shift;
+    if (start >= len)
+        return 0;
+    uint64_t n = len - start;
+    return n < (1ull << shift) ? n : 1ull << shift;
+}
+
+uint64_t verbs_chunk_piece(unsigned shift, uint64_t off, uint64_t n)
+{
+    if (!shift)
+        return n;
+    uint64_t left = (1ull << shift) - (off & ((1ull << shift) - 1));
+    return n < left ? n : left;
+}
+
+int64_t verbs_chunk_missing(const struct verbs_chunks *v, uint64_t off,
+                            uint64_t n)
+{
+    if (!n)
+        return -1;
+    uint32_t last = verbs_chunk_index(v->shift, off + n - 1);
+    for (uint32_t i = verbs_chunk_index(v->shift, off); i <= last; i++)
+        if (!(__atomic_load_n(&v->key[i], __ATOMIC_ACQUIRE) & VERBS_KEY_VALID))
+            return i;
+    return -1;
+}
+
+uint32_t verbs_chunk_rkey(const struct verbs_chunks *v, uint64_t off)
+{
+    return (uint32_t)__atomic_load_n(&v->key[verbs_chunk_index(v->shift, off)],
+                                     __ATOMIC_ACQUIRE);
+}
+
+void verbs_chunk_set_rkey(struct verbs_chunks *v, uint32_t chunk, uint32_t rkey)
+{
+    __atomic_store_n(&v->key[chunk], VERBS_KEY_VALID | rkey, __ATOMIC_RELEASE);
+}
+
+int verbs_pin_check(uint64_t pinned, uint64_t add, uint64_t cap, int me,
+                    int region, char *msg, size_t msglen)
+{
+    if (cap == UINT64_MAX || (pinned <= cap && add <= cap - pinned))
+        return 0;
+    snprintf(msg, msglen, "node %d: verbs: registering %llu KiB more of region "
+             "%d would pin %llu KiB, over ulimit -l (%llu KiB) and the device "
+             "has no on-demand paging: raise ulimit -l (unlimited), or lower "
+             "OMPDSM_HEAP_SIZE or OMPDSM_IB_CHUNK", me,
+             (unsigned long long)(add >> 10), region,
+             (unsigned long long)((pinned + add) >> 10),
+             (unsigned long long)(cap >> 10));
+    return -ENOMEM;
 }
 
 /* ---- work requests ---- */
@@ -177,7 +256,8 @@ struct ibv_send_wr *verbs_wr_send(struct verbs_chain *c, const void *msg,
 size_t verbs_wr_putv(struct verbs_chain *c, char *stage, size_t cap,
                      uint32_t lkey, const void *src,
                      const struct comm_run *runs, size_t nruns, size_t *next,
-                     size_t *done, uint64_t raddr, uint32_t rkey)
+                     size_t *done, const struct verbs_chunks *rv,
+                     uint64_t base)
 {
     size_t used = 0;
     while (*next < nruns && used < cap && c->n < VERBS_CHAIN_MAX) {
@@ -186,9 +266,10 @@ size_t verbs_wr_putv(struct verbs_chain *c, char *stage, size_t cap,
         if (take > cap - used)
             take = cap - used;
         uint64_t off = (uint64_t)r->off + *done;
+        take = (size_t)verbs_chunk_piece(rv->shift, base + off, take);
         memcpy(stage + used, (const char *)src + off, take);
-        verbs_wr_write(c, stage + used, lkey, raddr + off, rkey,
-                       (uint32_t)take);
+        verbs_wr_write(c, stage + used, lkey, rv->addr + base + off,
+                       verbs_chunk_rkey(rv, base + off), (uint32_t)take);
         used += take;
         *done += take;
         if (*done == r->len) {
@@ -235,6 +316,10 @@ const char *verbs_op_name(enum ibv_wr_opcode op, int msg_type)
             return "SEND (atomic request)";
         case VMSG_ATOMIC_REP:
             return "SEND (atomic reply)";
+        case VMSG_RKEY:
+            return "SEND (key request)";
+        case VMSG_RKEY_REP:
+            return "SEND (key reply)";
         default:
             return "SEND";
         }

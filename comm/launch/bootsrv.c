@@ -289,7 +289,7 @@ static int hdr_check(struct launch_job *job, struct boot_conn *c)
             return proto_error(job, c, "sent a second contribution to "
                                "allgather round %u before it completed",
                                s->round);
-        if ((uint64_t)len * (uint64_t)job->n > BOOT_MSG_MAX)
+        if ((uint64_t)len * (uint64_t)job->n > (uint64_t)BOOT_MSG_MAX)
             return proto_error(job, c, "allgather contribution of %u bytes "
                                "is too large: %d nodes x %u bytes exceed "
                                "the %u-byte limit", len, job->n, len,

@@ -476,9 +476,10 @@ void launch_diag_accept(struct launch_job *job)
 static int status_connect(const char *path, int quiet)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    if (strlen(path) >= sizeof sa.sun_path)
+    size_t plen = strlen(path);
+    if (plen >= sizeof sa.sun_path)
         return -ENAMETOOLONG;
-    strcpy(sa.sun_path, path);
+    memcpy(sa.sun_path, path, plen + 1);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -errno;
@@ -522,7 +523,7 @@ int launch_status_main(const char *which)
         struct dirent *e;
         while (d && (e = readdir(d))) {
             size_t n = strlen(e->d_name);
-            if (n < 6 || strcmp(e->d_name + n - 5, ".sock"))
+            if (n < 6 || strcmp(e->d_name + n - 5, ".sock") != 0)
                 continue;
             snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
             int c = status_connect(path, 1);

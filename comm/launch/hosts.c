@@ -160,7 +160,7 @@ int launch_parse_hostfile(const char *text, const char *fname,
         for (int k = 1; k < nw; k++) {
             const char *eq = memchr(w[k], '=', wl[k]);
             size_t klen = eq ? (size_t)(eq - w[k]) : wl[k];
-            if (!eq || (klen != 5 || memcmp(w[k], "slots", 5))) {
+            if (!eq || (klen != 5 || memcmp(w[k], "slots", 5) != 0)) {
                 launch_hosts_free(hs);
                 return launch_errf(err, errlen, "%sunknown key '%.*s' (only "
                             "slots=K is understood)", where, (int)wl[k],
@@ -271,7 +271,8 @@ int launch_map_nodes(struct launch_hosts *hs, const struct launch_opts *o,
     /* How many nodes each host may take before the round-robin over all
      * hosts (oversubscription) starts. */
     int *cap = calloc((size_t)H, sizeof *cap);
-    int *nh = malloc((size_t)n * sizeof *nh);
+    /* One spare entry: n is at least 1 here, which the analyzer cannot see. */
+    int *nh = calloc((size_t)n + 1, sizeof *nh);
     if (!cap || !nh) {
         free(cap);
         free(nh);

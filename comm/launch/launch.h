@@ -21,7 +21,7 @@
 
 #define LAUNCH_MAX_NP 4096
 /* A line longer than this is relayed in pieces. */
-#define LAUNCH_LINE_MAX (64 * 1024)
+#define LAUNCH_LINE_MAX ((size_t)64 * 1024)
 /* SIGTERM to SIGKILL when ending a job (docs/ompdsmrun.md promises at
  * most 2 s). */
 #define LAUNCH_GRACE_S 2.0
@@ -36,7 +36,7 @@
  * end waits for the reader, like any program). */
 #define LAUNCH_OUT_FLUSH_FAILED_S 1.0
 /* Longest ABORT message accepted. */
-#define LAUNCH_ABORT_MSG_MAX (64 * 1024)
+#define LAUNCH_ABORT_MSG_MAX ((size_t)64 * 1024)
 /* Exit status of a job ended because it deadlocked (docs/ompdsmrun.md). */
 #define LAUNCH_DEADLOCK_STATUS 125
 

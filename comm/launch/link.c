@@ -555,7 +555,7 @@ static int find_sync(struct launch_link *l, size_t *off)
     size_t noise = at ? (size_t)(at - l->rx)
                       : (l->rx_len > n ? l->rx_len - n : 0);
     if (noise) {
-        size_t b = noise, e = noise;
+        size_t b, e = noise;
         while (e > 0 && l->rx[e - 1] == '\n')
             e--;
         b = e;

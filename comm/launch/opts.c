@@ -172,14 +172,19 @@ int launch_parse_opts(int argc, char **argv, struct launch_opts *o, char *err,
         /* --opt=value and -np=value; the name is what precedes '=' */
         char name[32];
         const char *eq = strchr(a, '=');
-        const char *val = NULL;
+        /* Never NULL, so that no option's case has to check: has_val
+         * says whether one was given. */
+        const char *val = "";
+        int has_val = 0;
         size_t nlen = eq ? (size_t)(eq - a) : strlen(a);
         if (nlen >= sizeof name)
             return launch_errf(err, errlen, "unknown option '%s'", a);
         memcpy(name, a, nlen);
         name[nlen] = 0;
-        if (eq)
+        if (eq) {
             val = eq + 1;
+            has_val = 1;
+        }
 
         size_t k;
         for (k = 0; k < OMPDSM_ARRAY_LEN(options); k++)
@@ -188,11 +193,11 @@ int launch_parse_opts(int argc, char **argv, struct launch_opts *o, char *err,
         if (k == OMPDSM_ARRAY_LEN(options))
             return launch_errf(err, errlen, "unknown option '%s' (see ompdsmrun "
                         "--help)", a);
-        if (options[k].has_value == 1 && !val) {
+        if (options[k].has_value == 1 && !has_val) {
             if (i + 1 >= argc)
                 return launch_errf(err, errlen, "option %s needs a value", name);
             val = argv[++i];
-        } else if (!options[k].has_value && val) {
+        } else if (!options[k].has_value && has_val) {
             return launch_errf(err, errlen, "option %s takes no value", name);
         }
 
@@ -233,9 +238,9 @@ int launch_parse_opts(int argc, char **argv, struct launch_opts *o, char *err,
         case OPT_MONITOR:
             if (o->monitor++)
                 return launch_errf(err, errlen, "--monitor is given twice");
-            if (val && !*val)
+            if (has_val && !*val)
                 return launch_errf(err, errlen, "--monitor= needs a file name");
-            o->monitor_file = val;
+            o->monitor_file = has_val ? val : NULL;
             break;
         case OPT_HELP:
             o->action = LAUNCH_HELP;

@@ -356,14 +356,11 @@ static void stdin_read(struct launch_job *job)
         job->in_len = (size_t)r;
         job->in_off = 0;
         node0_write(job);
-    } else if (r == 0) {
-        job->stdin_eof = 1;
-        launch_relay_stdin_stop(job);
-    } else if (errno == EIO) {
+    } else if (r < 0 && errno == EIO) {
         /* Moved to the background between the check and the read; look
          * again at the next SIGCONT. */
         job->in_state = STDIN_PAUSED;
-    } else if (errno != EINTR && errno != EAGAIN) {
+    } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
         job->stdin_eof = 1;
         launch_relay_stdin_stop(job);
     }

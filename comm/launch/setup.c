@@ -52,7 +52,7 @@ static void sb_int(struct sbuf *b, long v)
  * OMPDSM_* and OMP_* of ours, and -x (env_extra). */
 static int forwarded(const struct launch_job *job, const char *e)
 {
-    if (strncmp(e, "OMPDSM_", 7) && strncmp(e, "OMP_", 4))
+    if (strncmp(e, "OMPDSM_", 7) != 0 && strncmp(e, "OMP_", 4) != 0)
         return 0;
     /* An address of this host means nothing on another one. */
     if (launch_own_var(e) || !strncmp(e, "OMPDSM_TCP_ADDR=", 16))
@@ -156,7 +156,7 @@ int launch_setup_decode(struct launch_job *job, const unsigned char *p,
 {
     struct cursor c = {p, p + len, 0};
 
-    if (strcmp(next_str(&c), SETUP_MAGIC)) {
+    if (strcmp(next_str(&c), SETUP_MAGIC) != 0) {
         snprintf(err, errlen, "the launcher speaks another agent protocol "
                  "(is the same ompdsm installed on every host?)");
         return -EINVAL;

@@ -285,7 +285,9 @@ static void abandon(struct launch_job *job, int started)
  * child failed before.  Returns 0 or -errno with the reason printed. */
 static int wait_exec(struct launch_job *job, int k, int ep, int *exit_status)
 {
-    struct child_err ce;
+    /* Zeroed: a record cut short is never looked at, but that follows
+     * from the loop below only. */
+    struct child_err ce = {0, 0};
     size_t got = 0;
     while (got < sizeof ce) {
         ssize_t r = read(ep, (char *)&ce + got, sizeof ce - got);
@@ -323,7 +325,7 @@ int launch_spawn(struct launch_job *job, int *exit_status)
 {
     size_t nbase;
     char **env = base_env(job, &nbase);
-    char (*strs)[192] = malloc(NOWN * 192);
+    char (*strs)[192] = calloc(NOWN, sizeof *strs);
     int rc = 0, k, first = 1;
 
     *exit_status = 1;

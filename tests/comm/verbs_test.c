@@ -161,7 +161,26 @@ static void test_card_malformed_verbs(void **state)
     BAD(c.verbs.region[1].rkey = 5);          /* a key for no region */
     BAD(c.verbs.region[1].addr = 0x1000);
     BAD(c.verbs.region[1].flags = COMM_VERBS_REG_WHOLE);
+    /* registered in chunks: a shift in bounds, no rkey in the card */
+    BAD(c.verbs.region[3].flags = COMM_VERBS_REG_CHUNKS | 26 << COMM_VERBS_REG_SHIFT);
+    BAD((c.verbs.region[3].rkey = 0, c.verbs.region[3].flags = COMM_VERBS_REG_CHUNKS));
+    BAD((c.verbs.region[3].rkey = 0,
+         c.verbs.region[3].flags = COMM_VERBS_REG_CHUNKS | 11 << COMM_VERBS_REG_SHIFT));
+    BAD((c.verbs.region[3].rkey = 0,
+         c.verbs.region[3].flags = COMM_VERBS_REG_CHUNKS | 41 << COMM_VERBS_REG_SHIFT));
+    BAD((c.verbs.region[3].rkey = 0,
+         c.verbs.region[3].flags = COMM_VERBS_REG_WHOLE | COMM_VERBS_REG_CHUNKS |
+                                   26 << COMM_VERBS_REG_SHIFT));
+    BAD(c.verbs.region[1].flags = COMM_VERBS_REG_CHUNKS | 26 << COMM_VERBS_REG_SHIFT);
 #undef BAD
+    good_card(&c, qpn);
+    c.verbs.region[3].rkey = 0;
+    c.verbs.region[3].flags = COMM_VERBS_REG_CHUNKS | 26 << COMM_VERBS_REG_SHIFT;
+    assert_int_equal(decode(&c, qpn), 0);
+    c.verbs.region[3].flags = COMM_VERBS_REG_CHUNKS | 12 << COMM_VERBS_REG_SHIFT;
+    assert_int_equal(decode(&c, qpn), 0);
+    c.verbs.region[3].flags = COMM_VERBS_REG_CHUNKS | 40 << COMM_VERBS_REG_SHIFT;
+    assert_int_equal(decode(&c, qpn), 0);
     /* LID alone (InfiniBand) and GID alone (RoCE) are both fine. */
     good_card(&c, qpn);
     memset(c.verbs.gid, 0, 16);
@@ -184,6 +203,15 @@ static void test_msg_check(void **state)
     m.tag = 3;
     m.credits = VERBS_RECV_DEPTH + 1;
     assert_int_equal(verbs_msg_check(&m, sizeof m + 10, why, sizeof why), -EPROTO);
+    struct verbs_msg k = {.type = VMSG_RKEY, .region = 1, .off = 255};
+    assert_int_equal(verbs_msg_check(&k, sizeof k, why, sizeof why), 0);
+    k.region = COMM_REG_MAX;
+    assert_int_equal(verbs_msg_check(&k, sizeof k, why, sizeof why), -EPROTO);
+    k.region = -1;
+    assert_int_equal(verbs_msg_check(&k, sizeof k, why, sizeof why), -EPROTO);
+    k.region = 1;
+    k.off = 1ull << 32; /* chunk numbers are 32 bits */
+    assert_int_equal(verbs_msg_check(&k, sizeof k, why, sizeof why), -EPROTO);
     struct verbs_msg n = {.type = VMSG_NOTIFY, .region = 1, .off = 64};
     assert_int_equal(verbs_msg_check(&n, sizeof n, why, sizeof why), 0);
     n.off = 65;
@@ -399,10 +427,13 @@ static void test_wr_putv(void **state)
     memset(remote, 0, sizeof remote);
     size_t written = 0;
     int chains = 0;
+    uint64_t wkey = VERBS_KEY_VALID | 0x41;
+    struct verbs_chunks whole = {.addr = 0x100000, .len = SRC, .shift = 0,
+                                 .nchunks = 1, .key = &wkey};
     while (next < nruns) {
         struct verbs_chain c = {.n = 0};
         size_t used = verbs_wr_putv(&c, stage, sizeof stage, 0x31, src, runs,
-                                    nruns, &next, &done, 0x100000, 0x41);
+                                    nruns, &next, &done, &whole, 0);
         assert_true(used > 0 && used <= sizeof stage);
         struct ibv_send_wr *h = verbs_wr_finish(&c, 9);
         size_t at = 0;
@@ -439,9 +470,178 @@ static void test_wr_putv(void **state)
     next = done = 0;
     char big[1024];
     verbs_wr_putv(&c, big, sizeof big, 1, src, many, VERBS_CHAIN_MAX + 3,
-                  &next, &done, 0, 1);
+                  &next, &done, &whole, 0);
     assert_int_equal(c.n, VERBS_CHAIN_MAX);
     assert_int_equal(next, VERBS_CHAIN_MAX);
+}
+
+/* Chunk arithmetic: counts, lengths (the last chunk partial), and where
+ * a range is split, at and around chunk edges, for zero lengths and for a
+ * region covered by one key (shift 0). */
+static void test_chunk_arith(void **state)
+{
+    (void)state;
+    enum { SH = 12, CH = 1 << SH };
+    assert_int_equal(verbs_chunk_count(0, SH), 0);
+    assert_int_equal(verbs_chunk_count(1, SH), 1);
+    assert_int_equal(verbs_chunk_count(CH, SH), 1);
+    assert_int_equal(verbs_chunk_count(CH + 1, SH), 2);
+    assert_int_equal(verbs_chunk_count(3 * CH, SH), 3);
+    assert_int_equal(verbs_chunk_count(16ull << 30, 26), 256);
+    assert_int_equal(verbs_chunk_count((16ull << 30) + 4096, 26), 257);
+    assert_int_equal(verbs_chunk_count(0, 0), 0);
+    assert_int_equal(verbs_chunk_count(16ull << 30, 0), 1);
+
+    assert_int_equal(verbs_chunk_index(SH, 0), 0);
+    assert_int_equal(verbs_chunk_index(SH, CH - 1), 0);
+    assert_int_equal(verbs_chunk_index(SH, CH), 1);
+    assert_int_equal(verbs_chunk_index(0, 12345678), 0);
+
+    /* a region of 2.5 chunks: the last is half a chunk, none past it */
+    uint64_t len = 2 * CH + CH / 2;
+    assert_int_equal(verbs_chunk_len(len, SH, 0), CH);
+    assert_int_equal(verbs_chunk_len(len, SH, 1), CH);
+    assert_int_equal(verbs_chunk_len(len, SH, 2), CH / 2);
+    assert_int_equal(verbs_chunk_len(len, SH, 3), 0);
+    assert_int_equal(verbs_chunk_len(len, 0, 0), len);
+    assert_int_equal(verbs_chunk_len(len, 0, 1), 0);
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < verbs_chunk_count(len, SH); i++)
+        sum += verbs_chunk_len(len, SH, i);
+    assert_int_equal(sum, len);
+
+    assert_int_equal(verbs_chunk_piece(SH, 0, CH), CH);       /* one whole */
+    assert_int_equal(verbs_chunk_piece(SH, 0, CH + 1), CH);   /* one byte over */
+    assert_int_equal(verbs_chunk_piece(SH, CH - 1, 8), 1);    /* last byte */
+    assert_int_equal(verbs_chunk_piece(SH, CH, 8), 8);        /* at an edge */
+    assert_int_equal(verbs_chunk_piece(SH, CH + 100, 10), 10);
+    assert_int_equal(verbs_chunk_piece(SH, 100, 0), 0);
+    assert_int_equal(verbs_chunk_piece(0, 100, 1ull << 40), 1ull << 40);
+    /* pieces of a range spanning three chunks add up, each in one chunk */
+    uint64_t off = CH - 10, n = 2 * CH + 20, at = off;
+    int pieces = 0;
+    while (at < off + n) {
+        uint64_t k = verbs_chunk_piece(SH, at, off + n - at);
+        assert_true(k > 0);
+        assert_int_equal(verbs_chunk_index(SH, at), verbs_chunk_index(SH, at + k - 1));
+        at += k;
+        pieces++;
+    }
+    assert_int_equal(at, off + n);
+    assert_int_equal(pieces, 4); /* 10, CH, CH, 10 */
+}
+
+/* Which rkeys a range needs: none for zero bytes, the one chunk of a range
+ * ending or starting at an edge, both of a range across it; the rkey of
+ * each offset once set; one key for a region registered whole. */
+static void test_chunk_keys(void **state)
+{
+    (void)state;
+    enum { SH = 12, CH = 1 << SH };
+    uint64_t keys[3] = {0, 0, 0};
+    struct verbs_chunks v = {.addr = 0x10000000, .len = 2 * CH + 100,
+                             .shift = SH, .nchunks = 3, .key = keys};
+    assert_int_equal(verbs_chunk_missing(&v, 0, 0), -1);
+    assert_int_equal(verbs_chunk_missing(&v, CH, 0), -1);
+    assert_int_equal(verbs_chunk_missing(&v, 0, CH), 0);
+    assert_int_equal(verbs_chunk_missing(&v, CH - 8, 8), 0);
+    assert_int_equal(verbs_chunk_missing(&v, CH, 8), 1);
+    assert_int_equal(verbs_chunk_missing(&v, 2 * CH + 92, 8), 2); /* last word */
+    verbs_chunk_set_rkey(&v, 0, 0);   /* a key of 0 is a key */
+    assert_int_equal(verbs_chunk_missing(&v, 0, CH), -1);
+    assert_int_equal(verbs_chunk_missing(&v, CH - 8, 16), 1);
+    verbs_chunk_set_rkey(&v, 1, 0x2222);
+    assert_int_equal(verbs_chunk_missing(&v, CH - 8, 16), -1);
+    assert_int_equal(verbs_chunk_missing(&v, 0, 2 * CH + 1), 2);
+    verbs_chunk_set_rkey(&v, 2, 0x3333);
+    assert_int_equal(verbs_chunk_missing(&v, 0, 2 * CH + 100), -1);
+    assert_int_equal(verbs_chunk_rkey(&v, 0), 0);
+    assert_int_equal(verbs_chunk_rkey(&v, CH - 1), 0);
+    assert_int_equal(verbs_chunk_rkey(&v, CH), 0x2222);
+    assert_int_equal(verbs_chunk_rkey(&v, 2 * CH + 99), 0x3333);
+
+    uint64_t one = 0;
+    struct verbs_chunks w = {.addr = 0x1000, .len = 1ull << 34, .shift = 0,
+                             .nchunks = 1, .key = &one};
+    assert_int_equal(verbs_chunk_missing(&w, (1ull << 34) - 8, 8), 0);
+    verbs_chunk_set_rkey(&w, 0, 0x77);
+    assert_int_equal(verbs_chunk_missing(&w, 0, 1ull << 34), -1);
+    assert_int_equal(verbs_chunk_rkey(&w, (1ull << 34) - 8), 0x77);
+}
+
+/* A vectored put whose runs cross an edge of the peer's chunks: the WRITE
+ * is split there, each part carries its own chunk's rkey, and every byte
+ * lands once at the right address. */
+static void test_wr_putv_chunks(void **state)
+{
+    (void)state;
+    enum { SH = 12, CH = 1 << SH, LEN = 4 * CH };
+    static char src[LEN], remote[LEN];
+    for (int i = 0; i < LEN; i++)
+        src[i] = (char)(i * 13 + 5);
+    memset(remote, 0, sizeof remote);
+    uint64_t keys[4] = {VERBS_KEY_VALID | 0xa0, VERBS_KEY_VALID | 0xa1,
+                        VERBS_KEY_VALID | 0xa2, VERBS_KEY_VALID | 0xa3};
+    struct verbs_chunks v = {.addr = 0x40000000, .len = LEN, .shift = SH,
+                             .nchunks = 4, .key = keys};
+    uint64_t base = CH - 200;
+    struct comm_run runs[] = {
+        {0, 10},                      /* inside chunk 0 */
+        {50, 100},                    /* inside chunk 0 */
+        {170, 60},                    /* across the edge at CH: 2 WRITEs */
+        {300, CH - 100},              /* ends exactly at 2 CH */
+        {CH + 200, 8},                /* starts exactly at 2 CH */
+        {CH + 300, CH + 200},         /* across the edge at 3 CH: 2 */
+    };
+    size_t nruns = 6, next = 0, done = 0;
+    size_t total = 10 + 100 + 60 + (CH - 100) + 8 + (CH + 200);
+    static char stage[3 * CH];
+    struct verbs_chain c = {.n = 0};
+    size_t used = verbs_wr_putv(&c, stage, sizeof stage, 0x31, src, runs,
+                                nruns, &next, &done, &v, base);
+    assert_int_equal(used, total);
+    assert_int_equal(next, nruns);
+    assert_int_equal(c.n, 8);
+    size_t at = 0;
+    for (struct ibv_send_wr *w = verbs_wr_finish(&c, 1); w; w = w->next) {
+        uint64_t off = w->wr.rdma.remote_addr - v.addr;
+        uint32_t len = w->sg_list->length;
+        assert_true(len > 0);
+        assert_true(off + len <= LEN);
+        assert_int_equal(off >> SH, (off + len - 1) >> SH);   /* one chunk */
+        assert_int_equal(w->wr.rdma.rkey, 0xa0 + (off >> SH));
+        memcpy(remote + off, stage + at, len);
+        at += len;
+    }
+    assert_int_equal(at, total);
+    for (size_t k = 0; k < nruns; k++)
+        assert_memory_equal(remote + base + runs[k].off, src + runs[k].off,
+                            runs[k].len);
+    assert_int_equal(remote[base + 10], 0);
+    assert_int_equal(remote[base + 169], 0);
+    assert_int_equal(remote[base + 230], 0);
+}
+
+/* The cap on pinned memory: up to it is fine, a byte over is not and says
+ * to raise ulimit -l; no cap when unlimited; no wrap-around. */
+static void test_pin_check(void **state)
+{
+    (void)state;
+    char msg[320] = "";
+    assert_int_equal(verbs_pin_check(0, 64 << 20, 64 << 20, 1, 1, msg, sizeof msg), 0);
+    assert_int_equal(verbs_pin_check(8 << 20, 56 << 20, 64 << 20, 1, 1, msg,
+                                     sizeof msg), 0);
+    assert_int_equal(verbs_pin_check(8 << 20, (56 << 20) + 1, 64 << 20, 1, 1,
+                                     msg, sizeof msg), -ENOMEM);
+    assert_non_null(strstr(msg, "ulimit -l"));
+    assert_non_null(strstr(msg, "node 1:"));
+    assert_null(strchr(msg, '\n'));
+    assert_int_equal(verbs_pin_check(UINT64_MAX - 5, 1ull << 40, UINT64_MAX, 0,
+                                     1, msg, sizeof msg), 0);
+    assert_int_equal(verbs_pin_check(1ull << 20, UINT64_MAX - 10, 1ull << 30,
+                                     0, 1, msg, sizeof msg), -ENOMEM);
+    assert_int_equal(verbs_pin_check(2ull << 30, 0, 1ull << 30, 0, 1, msg,
+                                     sizeof msg), -ENOMEM);
 }
 
 static void test_wc_messages(void **state)
@@ -492,6 +692,10 @@ int main(void)
         cmocka_unit_test(test_credit_two_nodes),
         cmocka_unit_test(test_wr_single_ops),
         cmocka_unit_test(test_wr_putv),
+        cmocka_unit_test(test_chunk_arith),
+        cmocka_unit_test(test_chunk_keys),
+        cmocka_unit_test(test_wr_putv_chunks),
+        cmocka_unit_test(test_pin_check),
         cmocka_unit_test(test_wc_messages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
