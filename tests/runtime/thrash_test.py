@@ -6,6 +6,8 @@
              the table and in the JSON
   block      the same on a malloc'd block, named by the line of its call
              (the @MALLOC marker in rt_thrash.c)
+  aligned    the same on blocks from posix_memalign, aligned_alloc,
+             memalign and valloc, each named by the line of its call
   migratory  `counter` (written under a lock) is reported as migratory
   private    `big` (each node writes its own page) is never reported as
              written by two nodes
@@ -45,11 +47,13 @@ def verdicts(err):
             if re.match(r"^  page 0x[0-9a-f]+: ", l)]
 
 
-malloc_line = None
+marks = {}
 with open(SRC) as f:
     for no, text in enumerate(f, 1):
-        if "/* @MALLOC */" in text:
-            malloc_line = no
+        m = re.search(r"/\* @([A-Z_]+) \*/", text)
+        if m:
+            marks[m.group(1)] = no
+malloc_line = marks["MALLOC"]
 
 err = run("1")
 vs = verdicts(err)
@@ -61,7 +65,14 @@ want = {
     "migratory": r"migratory: counter written by nodes 0,1 in turn, under "
                  r"locks: \d+ faults",
 }
-if CASE in want:
+if CASE == "aligned":
+    for mark in ("POSIX_MEMALIGN", "ALIGNED_ALLOC", "MEMALIGN", "VALLOC"):
+        w = (r"false sharing: block of 131072 bytes allocated at "
+             r"rt_thrash\.c:%d \(one page\) written by nodes 0,1 " % marks[mark])
+        if not any(re.match(w, v) for v in vs):
+            fail("aligned: no verdict naming the %s block (%r) among:\n%s"
+                 % (mark, w, err))
+elif CASE in want:
     if not any(re.match(want[CASE], v) for v in vs):
         fail("%s: no verdict matching %r among:\n%s" % (CASE, want[CASE], err))
     if CASE == "false":
