@@ -261,8 +261,11 @@ static void fill_thread(struct boot_thread *t, const struct wait_slot *c,
     switch (c->kind) {
     case RT_WAIT_LOCK:
     case RT_WAIT_NEST_LOCK:
-        snprintf(t->what, sizeof t->what, "%s(lock %llu)", k,
-                 (unsigned long long)c->lock);
+        if (c->name) /* the argument as the user wrote it */
+            snprintf(t->what, sizeof t->what, "%s(%s)", k, c->name);
+        else
+            snprintf(t->what, sizeof t->what, "%s(lock %llu)", k,
+                     (unsigned long long)c->lock);
         break;
     case RT_WAIT_CRITICAL:
         if (c->name)
@@ -283,8 +286,10 @@ static void fill_thread(struct boot_thread *t, const struct wait_slot *c,
         t->has_lock = 1;
         t->lock = c->lock;
     }
-    if (c->file && c->line > 0)
-        snprintf(t->where, sizeof t->where, "%s:%d", c->file, c->line);
+    if (c->file && c->line > 0) /* without directories, as addr2line -s */
+        snprintf(t->where, sizeof t->where, "%s:%d",
+                 strrchr(c->file, '/') ? strrchr(c->file, '/') + 1 : c->file,
+                 c->line);
 }
 
 static struct {

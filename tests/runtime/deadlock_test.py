@@ -18,6 +18,11 @@
                       --status and SIGUSR1 name every node and what it
                       waits on
   off                 OMPDSM_DEADLOCK_S=0: no report (--timeout ends it)
+  translated          (RT_DEADLOCK is ompcc, RT_DEADLOCK_C
+                      rt_deadlock_omp.c) an OpenMP program built by ompcc
+                      without -g: crossed locks named by the argument
+                      written at each call (omp_set_lock(&locks[3])), and
+                      a named critical section, each with its line
 
 Expected lines come from the @NAME markers in rt_deadlock.c, not from a
 run.  Exit 0 pass, 1 fail.
@@ -170,6 +175,30 @@ elif CASE in ("stop", "tstp"):
             pass
     st, out, err = finish(p)
     expect_clean(st, out, err, CASE)
+elif CASE == "translated":
+    import shutil
+    import tempfile
+    tmp = tempfile.mkdtemp(prefix="rt_deadlock_omp.")
+    try:
+        exe = os.path.join(tmp, "rt_deadlock_omp")
+        r = subprocess.run([PROG, "-O1", "-o", exe, SRC],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=120)
+        if r.returncode != 0:
+            fail("translated: ompcc failed:\n" + r.stdout.decode(errors="replace"))
+        else:
+            PROG = exe
+            f = r"rt_deadlock_omp\.c:%d"
+            expect_report("locks", [
+                r"ompdsmrun: node 0 thread 0: omp_set_nest_lock\(&nest\) at "
+                + f % LINE["OMP_LOCK0"] + ", held by node 1",
+                r"ompdsmrun: node 1 thread 0: omp_set_lock\(&locks\[3\]\) at "
+                + f % LINE["OMP_LOCK1"] + ", held by node 0"], "shm")
+            expect_report("critical", [
+                r"ompdsmrun: node 1 thread 0: critical\(update\) at "
+                + f % LINE["CRIT1"] + ", held by node 0"], "shm")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 elif CASE == "status":
     p = start(["held"], deadlock=0)
     want = [r"node 0 thread 0: barrier at rt_deadlock\.c:%d \(waiting [\d.]+ s\)"

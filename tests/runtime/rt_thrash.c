@@ -18,7 +18,7 @@
 
 enum { ITERS = 200, PAGE = 65536, BIG = 2 * PAGE / 8 };
 
-static long long (*g_slots)[1024];
+static long long (*g_slots)[1024]; enum { SLOTS_LINE = __LINE__ }; /* @DECL_SLOTS */
 static long long (*g_big)[BIG];
 static long long *g_counter;
 static long long **g_block;
@@ -67,12 +67,22 @@ static void region(void *fp)
     }
 }
 
+/* where the globals are declared, as ompcc records it: slots' line, and
+ * the others not known (a null file) */
+static const OMPDSM_srcpos decls[] = {
+    {"tests/runtime/rt_thrash.c", SLOTS_LINE}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0},
+};
+
 static OMPDSM_region rd = {region, "rt_thrash.c:region", 0};
 static OMPDSM_region *regions[] = {&rd};
 static OMPDSM_unit unit = {OMPDSM_ABI_VERSION, "rt_thrash.c", globals,
                            sizeof globals / sizeof *globals, 0, regions, 1, 0,
                            0, 0};
-__attribute__((constructor)) static void reg(void) { OMPDSM_register_unit(&unit); }
+__attribute__((constructor)) static void reg(void)
+{
+    OMPDSM_register_unit(&unit);
+    OMPDSM_global_decls(&unit, decls);
+}
 
 static int user_main(int argc, char **argv, char **envp)
 {
