@@ -163,6 +163,15 @@ void dsm_atomic_update(void *p, size_t size, dsm_atomic_fn fn, const void *arg,
  * fault handler would; for system calls and the runtime. */
 void dsm_touch(const void *p, size_t len, int write);
 
+/* Called on the faulting thread around the handling of each page fault in
+ * the shared heap (pc: the faulting instruction), so that the runtime can
+ * show a thread waiting for a page; a few stores, signal context. */
+struct dsm_fault_hooks {
+    void (*begin)(const void *pc);
+    void (*end)(void);
+};
+void dsm_set_fault_hooks(const struct dsm_fault_hooks *h);
+
 /* ---- statistics ---- */
 struct dsm_stats {
     uint64_t read_faults, write_faults;

@@ -202,6 +202,13 @@ static void chain(int sig, siginfo_t *si, void *uc)
     signal(sig, SIG_DFL);
 }
 
+static struct dsm_fault_hooks hooks;
+
+void dsm_set_fault_hooks(const struct dsm_fault_hooks *h)
+{
+    hooks = *h;
+}
+
 static void segv_handler(int sig, siginfo_t *si, void *ucv)
 {
     char *a = si->si_addr;
@@ -216,7 +223,15 @@ static void segv_handler(int sig, siginfo_t *si, void *ucv)
         /* Without the error code: a fault on a readable page is a write. */
         write = dsm_g.state[page_of(a)] != PG_INVALID;
 #endif
+        const void *pc = NULL;
+#if defined(__x86_64__)
+        pc = (const void *)uc->uc_mcontext.gregs[REG_RIP];
+#endif
+        if (hooks.begin)
+            hooks.begin(pc);
         dsm_page_access(page_of(a), write);
+        if (hooks.end)
+            hooks.end();
         errno = saved;
         return;
     }

@@ -49,27 +49,34 @@ RT_API int OMPDSM_posix_memalign(void **out, unsigned long align,
 {
     if (!align || (align & (align - 1)) || align % sizeof(void *))
         return EINVAL;
-    CALLER();
+    const void *pc = CALLER();
     void *p = dsm_memalign(align, size);
     if (!p)
         return ENOMEM;
+    rt_thrash_alloc(p, size, pc);
     *out = p;
     return 0;
 }
 RT_API void *OMPDSM_aligned_alloc(unsigned long align, unsigned long size)
 {
-    CALLER();
-    return dsm_memalign(align, size);
+    const void *pc = CALLER();
+    void *p = dsm_memalign(align, size);
+    rt_thrash_alloc(p, size, pc);
+    return p;
 }
 RT_API void *OMPDSM_memalign(unsigned long align, unsigned long size)
 {
-    CALLER();
-    return dsm_memalign(align, size);
+    const void *pc = CALLER();
+    void *p = dsm_memalign(align, size);
+    rt_thrash_alloc(p, size, pc);
+    return p;
 }
 RT_API void *OMPDSM_valloc(unsigned long size)
 {
-    CALLER();
-    return dsm_memalign((size_t)sysconf(_SC_PAGESIZE), size);
+    const void *pc = CALLER();
+    void *p = dsm_memalign((size_t)sysconf(_SC_PAGESIZE), size);
+    rt_thrash_alloc(p, size, pc);
+    return p;
 }
 RT_API char *OMPDSM_strdup(const char *s)
 {

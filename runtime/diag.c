@@ -111,7 +111,9 @@ void rt_wait_end(void)
     if (--s->depth)
         return;
     slot_write_begin(s);
-    s->done_ns[lock_like(s->kind)] += ompdsm_now_ns() - s->since_ns;
+    /* the monitor takes fault time from the dsm's own count */
+    if (s->kind != RT_WAIT_FAULT)
+        s->done_ns[lock_like(s->kind)] += ompdsm_now_ns() - s->since_ns;
     s->kind = RT_WAIT_NONE;
     slot_write_end(s);
 }
@@ -207,6 +209,7 @@ static const char *kind_name(int kind)
     case RT_WAIT_CRITICAL: return "critical";
     case RT_WAIT_ORDERED: return "ordered";
     case RT_WAIT_FLUSH: return "flush (spinning, no change seen)";
+    case RT_WAIT_FAULT: return "page fault (waiting for the page)";
     default: return "running";
     }
 }
@@ -261,8 +264,11 @@ static void fill_thread(struct boot_thread *t, const struct wait_slot *c,
     switch (c->kind) {
     case RT_WAIT_LOCK:
     case RT_WAIT_NEST_LOCK:
-        snprintf(t->what, sizeof t->what, "%s(lock %llu)", k,
-                 (unsigned long long)c->lock);
+        if (c->name) /* the argument as the user wrote it */
+            snprintf(t->what, sizeof t->what, "%s(%s)", k, c->name);
+        else
+            snprintf(t->what, sizeof t->what, "%s(lock %llu)", k,
+                     (unsigned long long)c->lock);
         break;
     case RT_WAIT_CRITICAL:
         if (c->name)
@@ -283,8 +289,10 @@ static void fill_thread(struct boot_thread *t, const struct wait_slot *c,
         t->has_lock = 1;
         t->lock = c->lock;
     }
-    if (c->file && c->line > 0)
-        snprintf(t->where, sizeof t->where, "%s:%d", c->file, c->line);
+    if (c->file && c->line > 0) /* without directories, as addr2line -s */
+        snprintf(t->where, sizeof t->where, "%s:%d",
+                 strrchr(c->file, '/') ? strrchr(c->file, '/') + 1 : c->file,
+                 c->line);
 }
 
 static struct {
@@ -329,7 +337,10 @@ static size_t sample(struct boot_state *st)
             c.kind = RT_WAIT_NONE;
         st->moves += s0;
         fill_thread(&t[i], &c, now);
-        if (!t[i].waiting)
+        /* A fault waits for the home's service side, never for another
+         * node's program, and its get is not counted in flight: shown,
+         * but never part of a deadlock (a slow fetch is no alarm). */
+        if (!t[i].waiting || c.kind == RT_WAIT_FAULT)
             st->blocked = 0;
     }
     st->nthreads = (uint32_t)n;
@@ -365,7 +376,7 @@ static void send_sample(void)
         w[0] += c2.done_ns[0];
         w[1] += c2.done_ns[1];
         if (c2.kind != RT_WAIT_NONE && c2.kind != RT_WAIT_FLUSH &&
-            now > c2.since_ns)
+            c2.kind != RT_WAIT_FAULT && now > c2.since_ns)
             w[lock_like(c2.kind)] += now - c2.since_ns;
     }
     struct boot_sample s = {
@@ -414,8 +425,33 @@ static void *diag_main(void *arg)
     return NULL;
 }
 
+/* A thread in a page fault waits for the page's home (or for diffs); the
+ * faulting instruction is the place.  rt_program_pc takes return
+ * addresses, hence the + 1.  A fault inside a flush spin (the flag's page
+ * refetched) is part of the spin and leaves its record alone. */
+static __thread int fault_recorded;
+
+static void fault_begin(const void *pc)
+{
+    if (slot()->kind == RT_WAIT_FLUSH)
+        return;
+    fault_recorded = 1;
+    rt_wait_begin(RT_WAIT_FAULT, pc ? (const char *)pc + 1 : NULL, NULL, 0,
+                  NULL, ~0ull);
+}
+
+static void fault_end(void)
+{
+    if (fault_recorded) {
+        fault_recorded = 0;
+        rt_wait_end();
+    }
+}
+
 void rt_diag_start(void)
 {
+    static const struct dsm_fault_hooks fh = {fault_begin, fault_end};
+    dsm_set_fault_hooks(&fh);
     const char *v = getenv("OMPDSM_DEADLOCK_S");
     double d = 5.0;
     if (v && *v && rt_parse_fraction(v, &d) < 0)

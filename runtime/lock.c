@@ -18,13 +18,25 @@ static uint32_t id_of(unsigned long long id, const char *what)
     return (uint32_t)id;
 }
 
-RT_API void omp_set_lock(omp_lock_t *l)
+/* pc: the user's call; file:line and text (the argument as written) when
+ * ompcc knew them, else NULL. */
+static void set_lock(omp_lock_t *l, const void *pc, const char *file,
+                     int line, const char *text)
 {
     uint32_t id = id_of(l->_ompdsm_id, "omp_set_lock");
-    rt_wait_begin(RT_WAIT_LOCK, RT_CALLER, NULL, 0, NULL, id);
+    rt_wait_begin(RT_WAIT_LOCK, pc, file, line, text, id);
     dsm_lock(id);
     rt_wait_end();
     rt_diag_lock_held(id, 1);
+}
+RT_API void omp_set_lock(omp_lock_t *l)
+{
+    set_lock(l, RT_CALLER, NULL, 0, NULL);
+}
+RT_API void OMPDSM_set_lock_at(omp_lock_t *l, const char *file, int line,
+                               const char *text)
+{
+    set_lock(l, RT_CALLER, file, line, text);
 }
 RT_API void omp_unset_lock(omp_lock_t *l)
 {
@@ -49,19 +61,29 @@ RT_API void omp_init_nest_lock(omp_nest_lock_t *l)
 }
 RT_API void omp_destroy_nest_lock(omp_nest_lock_t *l) { l->_ompdsm_id = ~0ull; }
 
-RT_API void omp_set_nest_lock(omp_nest_lock_t *l)
+static void set_nest_lock(omp_nest_lock_t *l, const void *pc,
+                          const char *file, int line, const char *text)
 {
     if (l->_ompdsm_owner == me()) {
         l->_ompdsm_count++;
         return;
     }
     uint32_t id = id_of(l->_ompdsm_id, "omp_set_nest_lock");
-    rt_wait_begin(RT_WAIT_NEST_LOCK, RT_CALLER, NULL, 0, NULL, id);
+    rt_wait_begin(RT_WAIT_NEST_LOCK, pc, file, line, text, id);
     dsm_lock(id);
     rt_wait_end();
     rt_diag_lock_held(id, 1);
     l->_ompdsm_owner = me();
     l->_ompdsm_count = 1;
+}
+RT_API void omp_set_nest_lock(omp_nest_lock_t *l)
+{
+    set_nest_lock(l, RT_CALLER, NULL, 0, NULL);
+}
+RT_API void OMPDSM_set_nest_lock_at(omp_nest_lock_t *l, const char *file,
+                                    int line, const char *text)
+{
+    set_nest_lock(l, RT_CALLER, file, line, text);
 }
 
 RT_API void omp_unset_nest_lock(omp_nest_lock_t *l)

@@ -69,6 +69,16 @@ typedef struct OMPDSM_unit {
 
 void OMPDSM_register_unit(OMPDSM_unit *unit);
 
+/* Where the user declared each shared global of a registered unit:
+ * decls[i] is the place of unit->globals[i] (the thrashing report names a
+ * global with it).  Called by the unit's constructor after
+ * OMPDSM_register_unit (ABI node OMPDSM_1.1). */
+typedef struct OMPDSM_srcpos {
+    const char *file;
+    int line;
+} OMPDSM_srcpos;
+void OMPDSM_global_decls(const OMPDSM_unit *unit, const OMPDSM_srcpos *decls);
+
 /* The generated `main` calls this with the user's renamed main (adapted to
  * the three-argument form).  Starts the node, allocates and initialises
  * shared globals on every node; node 0 then runs user_main, the others
@@ -262,6 +272,17 @@ void OMPDSM_barrier(void);
  * unit's criticals list. */
 void OMPDSM_critical_start(const char *name);
 void OMPDSM_critical_end(const char *name);
+
+/* omp_set_lock(l) and omp_set_nest_lock(l) as the user wrote them at
+ * file:line, `text` being the argument's source text ("&locks[3]"): the
+ * deadlock report and the status name the lock so (ABI node
+ * OMPDSM_1.1).  ompcc emits these for direct calls of the two routines. */
+struct omp_lock_t;
+struct omp_nest_lock_t;
+void OMPDSM_set_lock_at(struct omp_lock_t *lock, const char *file, int line,
+                        const char *text);
+void OMPDSM_set_nest_lock_at(struct omp_nest_lock_t *lock, const char *file,
+                             int line, const char *text);
 /* flush; flush(list) passes each item's address and size. */
 void OMPDSM_flush(void);
 void OMPDSM_flush_range(const void *p, unsigned long size);

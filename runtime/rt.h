@@ -223,6 +223,7 @@ enum rt_wait_kind {
     RT_WAIT_NONE = 0, RT_WAIT_BARRIER, RT_WAIT_LOOP_END, RT_WAIT_SINGLE_END,
     RT_WAIT_COPYPRIVATE, RT_WAIT_JOIN, RT_WAIT_FORK, RT_WAIT_LOCK,
     RT_WAIT_NEST_LOCK, RT_WAIT_CRITICAL, RT_WAIT_ORDERED, RT_WAIT_FLUSH,
+    RT_WAIT_FAULT,
 };
 /* The calling thread enters (and leaves) a construct that may wait for
  * other nodes: pc is the return address into the user's code (resolved to

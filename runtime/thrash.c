@@ -19,6 +19,7 @@ struct thrash_wire {
     struct dsm_page_stat s;
     uint64_t pc;        /* malloc'd block: the allocating call, else 0 */
     char var[88];       /* "slots[0..1023]", "block of 4096 bytes" */
+    char decl[72];      /* a global: where it is declared, "foo.c:12" */
 };
 
 static int enabled;
@@ -27,6 +28,32 @@ static struct block {
     uint64_t addr, size, pc;
 } *blocks;
 static size_t nblocks, capblocks;
+
+/* Each unit's declaration places of its globals (OMPDSM_global_decls),
+ * registered by constructors before main. */
+static struct unit_decls {
+    const OMPDSM_unit *unit;
+    const OMPDSM_srcpos *decls;
+} *udecls;
+static size_t nudecls;
+
+RT_API void OMPDSM_global_decls(const OMPDSM_unit *unit,
+                                const OMPDSM_srcpos *decls)
+{
+    struct unit_decls *u = realloc(udecls, (nudecls + 1) * sizeof *u);
+    if (!u)
+        return; /* the report then only lacks the places */
+    udecls = u;
+    udecls[nudecls++] = (struct unit_decls){unit, decls};
+}
+
+static const OMPDSM_srcpos *decl_of(const OMPDSM_unit *unit, unsigned i)
+{
+    for (size_t k = 0; k < nudecls; k++)
+        if (udecls[k].unit == unit)
+            return udecls[k].decls[i].file ? &udecls[k].decls[i] : NULL;
+    return NULL;
+}
 
 void rt_thrash_start(void)
 {
@@ -73,6 +100,11 @@ static void name_page(uint64_t addr, uint64_t psz, struct thrash_wire *w)
                 more++;
                 continue;
             }
+            const OMPDSM_srcpos *d = decl_of(u, i);
+            if (d)
+                snprintf(w->decl, sizeof w->decl, "%s:%d",
+                         strrchr(d->file, '/') ? strrchr(d->file, '/') + 1
+                                               : d->file, d->line);
             uint64_t lo = (addr > base ? addr : base) - base;
             uint64_t hi = (addr + psz < base + g->size ? addr + psz
                                                        : base + g->size) - base;
@@ -288,9 +320,11 @@ void rt_thrash_print(FILE *f, const struct rt_thrash *t)
         judge(t->all, t->nodes, p[i].addr, &v);
         char where[160] = "", text[512];
         where_of(p[i].named->pc, where, sizeof where);
-        char var[sizeof p[i].named->var + 170];
-        snprintf(var, sizeof var, "%s%s%s", p[i].named->var,
-                 where[0] ? " allocated at " : "", where);
+        char var[sizeof p[i].named->var + sizeof p[i].named->decl + 200];
+        snprintf(var, sizeof var, "%s%s%s%s%s%s", p[i].named->var,
+                 where[0] ? " allocated at " : "", where,
+                 p[i].named->decl[0] ? " (declared at " : "",
+                 p[i].named->decl, p[i].named->decl[0] ? ")" : "");
         verdict_text(&v, var, text, sizeof text);
         fprintf(f, "  page 0x%llx: %s\n", (unsigned long long)p[i].addr, text);
         for (int k = 0; k < t->nodes; k++) {
@@ -340,6 +374,8 @@ void rt_thrash_json(FILE *f, const struct rt_thrash *t)
         json_str(f, p[i].named->var);
         fprintf(f, ", \"allocated_at\": ");
         json_str(f, where);
+        fprintf(f, ", \"declared_at\": ");
+        json_str(f, p[i].named->decl);
         fprintf(f, ", \"verdict\": ");
         json_str(f, v.kind);
         fprintf(f, ", \"text\": ");

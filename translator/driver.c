@@ -72,6 +72,7 @@ typedef struct opts {
     int have_mt;
     int keep, verbose, dump;
     int debug; /* -g (not -g0): the translation keeps the user's lines */
+    int debug_given;     /* any -g option: else line tables are added */
     strvec pp;           /* preprocessing */
     strvec parse;        /* libclang's parse */
     strvec cc;           /* backend compile */
@@ -529,6 +530,7 @@ static int apply_option(opts *o, const struct optdef *d, char *a, char *arg,
         if (starts(a, "-g")) {
             push(&o->link, a);
             o->debug = strcmp(a, "-g0") != 0;
+            o->debug_given = 1;
         }
         break;
     default:
@@ -685,6 +687,13 @@ static int compile_one(opts *o, const paths *p, input *in, const char *obj)
     push(&cmd, "-Wno-error=implicit-function-declaration");
     push(&cmd, "-Wno-error=int-conversion");
     push(&cmd, "-Wno-error=incompatible-pointer-types");
+    /* Line tables only, so that deadlock and status reports say file:line
+     * without -g; they do not change the code.  gcc (through OMPDSM_CC)
+     * spells it -g1. */
+    if (!o->debug_given) {
+        const char *cc = getenv("OMPDSM_CC");
+        push(&cmd, cc && *cc ? "-g1" : "-gline-tables-only");
+    }
     push_all(&cmd, &o->cc);
     push(&cmd, cpath);
     push(&cmd, "-o");

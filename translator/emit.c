@@ -7,17 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void put_cstring(sbuf *o, const char *s)
-{
-    sb_putc(o, '"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            sb_putc(o, '\\');
-        sb_putc(o, *s);
-    }
-    sb_putc(o, '"');
-}
-
 static void main_thunk(tu *t, sbuf *o)
 {
     fninfo *f = &t->funcs.v[t->main_func];
@@ -151,7 +140,7 @@ char *emit_unit(tu *t, const char *abi_header, const char *abi_path)
     }
     if (abi_header) { /* as a system header: no warnings about it */
         sb_puts(&o, "# 1 ");
-        put_cstring(&o, abi_path);
+        sb_cstring(&o, abi_path);
         sb_puts(&o, " 3\n");
         sb_puts(&o, abi_header);
         if (o.n && o.s[o.n - 1] != '\n')
@@ -165,6 +154,10 @@ char *emit_unit(tu *t, const char *abi_header, const char *abi_path)
         sb_printf(&o, "/* the shared globals this unit defines */\n"
                       "static OMPDSM_global __ompdsm_globals[] = {\n%s};\n",
                   t->globals_tab.s);
+    if (t->nglobals)
+        sb_printf(&o, "/* where the user declared them */\n"
+                      "static const OMPDSM_srcpos __ompdsm_global_decls[] = {\n%s};\n",
+                  t->global_decls.s);
     if (t->init_fn.n)
         sb_printf(&o, "/* their initial values, stored once the runtime has "
                       "allocated them */\nstatic void __ompdsm_init(void)\n{%s\n}\n",
@@ -183,19 +176,22 @@ char *emit_unit(tu *t, const char *abi_header, const char *abi_path)
         for (i = 0; i < t->criticals.n; i++) {
             if (i)
                 sb_puts(&o, ", ");
-            put_cstring(&o, t->criticals.v[i]);
+            sb_cstring(&o, t->criticals.v[i]);
         }
         sb_puts(&o, "};\n");
     }
     sb_puts(&o, "static OMPDSM_unit __ompdsm_unit = {OMPDSM_ABI_VERSION, ");
-    put_cstring(&o, srcmap_main_file(&t->map));
+    sb_cstring(&o, srcmap_main_file(&t->map));
     sb_printf(&o, ",\n    %s, %d, %s,\n    %s, %d,\n    %s, %d, 0};\n",
               t->nglobals ? "__ompdsm_globals" : "0", t->nglobals,
               t->init_fn.n ? "__ompdsm_init" : "0",
               t->regions.n ? "__ompdsm_regions" : "0", t->regions.n,
               t->criticals.n ? "__ompdsm_criticals" : "0", t->criticals.n);
     sb_puts(&o, "__attribute__((constructor)) static void __ompdsm_register(void)\n"
-                "{\n    OMPDSM_register_unit(&__ompdsm_unit);\n}\n");
+                "{\n    OMPDSM_register_unit(&__ompdsm_unit);\n");
+    if (t->nglobals)
+        sb_puts(&o, "    OMPDSM_global_decls(&__ompdsm_unit, __ompdsm_global_decls);\n");
+    sb_puts(&o, "}\n");
     if (t->main_func >= 0 && t->funcs.v[t->main_func].body >= 0)
         main_thunk(t, &o);
     if (t->mark_user) {

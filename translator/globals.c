@@ -164,8 +164,14 @@ static void rewrite_declarator(tu *t, int v, int d)
 static void table_and_init(tu *t, int v, const char *label)
 {
     var *vv = &t->vars.v[v];
+    const char *file;
+    int line;
     sb_printf(&t->globals_tab, "    {(void **)&%s, sizeof(*%s), __alignof__(*%s), \"%s\", %u},\n",
               vv->ptr, vv->ptr, vv->ptr, label, ast_type_granule(vv->type));
+    srcmap_presumed(&t->map, t->nodes.v[vv->def].loc, &file, &line, NULL);
+    sb_puts(&t->global_decls, "    {");
+    sb_cstring(&t->global_decls, file);
+    sb_printf(&t->global_decls, ", %d},\n", line);
     t->nglobals++;
     if (vv->init >= 0) {
         char *init = render_str(t, t->nodes.v[vv->init].b, t->nodes.v[vv->init].e);
@@ -399,6 +405,59 @@ static int user_defines(tu *t, const char *name)
     return 0;
 }
 
+/* A direct call omp_set_lock(E) or omp_set_nest_lock(E) at node n (the
+ * callee's name) becomes OMPDSM_set_lock_at(E, "file", line, "E"), so that
+ * a deadlock report names the lock as the user wrote it.  Returns 1 when
+ * rewritten. */
+static int rewrite_lock_call(tu *t, int n, const char *name)
+{
+    int p = t->nodes.v[n].parent;
+    unsigned a, z;
+    const char *file;
+    int line;
+    sbuf text, ins;
+    while (p >= 0 && (t->nodes.v[p].kind == CXCursor_UnexposedExpr ||
+                      t->nodes.v[p].kind == CXCursor_ParenExpr) &&
+           t->nodes.v[p].b == t->nodes.v[n].b)
+        p = t->nodes.v[p].parent;
+    if (p < 0 || t->nodes.v[p].kind != CXCursor_CallExpr ||
+        clang_Cursor_getNumArguments(t->nodes.v[p].c) != 1 ||
+        t->nodes.v[p].b != t->nodes.v[n].b)
+        return 0;
+    a = t->nodes.v[n].e;
+    z = t->nodes.v[p].e;
+    while (a < z && isspace((unsigned char)t->text[a]))
+        a++;
+    if (a >= z || t->text[a] != '(' || t->text[z - 1] != ')')
+        return 0;
+    a++;
+    z--;
+    /* the argument's text on one line, blanks folded */
+    sb_init(&text);
+    for (; a < z; a++) {
+        unsigned char c = (unsigned char)t->text[a];
+        if (isspace(c)) {
+            if (text.n && text.s[text.n - 1] != ' ')
+                sb_putc(&text, ' ');
+        } else {
+            sb_putc(&text, (char)c);
+        }
+    }
+    while (text.n && text.s[text.n - 1] == ' ')
+        text.s[--text.n] = 0;
+    srcmap_presumed(&t->map, t->nodes.v[p].b, &file, &line, NULL);
+    sb_init(&ins);
+    sb_puts(&ins, ", ");
+    sb_cstring(&ins, file);
+    sb_printf(&ins, ", %d, ", line);
+    sb_cstring(&ins, text.s ? text.s : "");
+    sb_free(&text);
+    edit_add(t, t->nodes.v[n].b, t->nodes.v[n].e,
+             xasprintf("OMPDSM_%s_at", name + 4), 10);
+    edit_add(t, z, z, sb_take(&ins), 10);
+    return 1;
+}
+
 static void rewrite_functions(tu *t)
 {
     int i, k;
@@ -423,6 +482,10 @@ static void rewrite_functions(tu *t)
         name = clang_getCString(s);
         if (!strcmp(name, "main") && n->e - n->b == 4) {
             edit_add(t, n->b, n->e, xstrdup("__ompdsm_user_main"), 10);
+        } else if ((!strcmp(name, "omp_set_lock") ||
+                    !strcmp(name, "omp_set_nest_lock")) &&
+                   n->e - n->b == strlen(name) && !user_defines(t, name)) {
+            rewrite_lock_call(t, i, name);
         } else {
             for (k = 0; routed[k]; k++)
                 if (!strcmp(name, routed[k]) && n->e - n->b == strlen(name))

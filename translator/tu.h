@@ -202,6 +202,7 @@ typedef struct tu {
     int vhash_cap;
     /* per-TU generated pieces */
     sbuf globals_tab;     /* OMPDSM_global entries */
+    sbuf global_decls;    /* OMPDSM_srcpos of each, in the same order */
     int nglobals;
     sbuf init_fn;         /* body of the initialiser */
     VEC(char *) regions;  /* region descriptor names */

@@ -123,6 +123,17 @@ void sb_printf(sbuf *b, const char *fmt, ...)
     va_end(ap);
 }
 
+void sb_cstring(sbuf *b, const char *s)
+{
+    sb_putc(b, '"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            sb_putc(b, '\\');
+        sb_putc(b, *s);
+    }
+    sb_putc(b, '"');
+}
+
 char *sb_take(sbuf *b)
 {
     char *s = b->s ? b->s : xstrdup("");

@@ -18,6 +18,15 @@
                       --status and SIGUSR1 name every node and what it
                       waits on
   off                 OMPDSM_DEADLOCK_S=0: no report (--timeout ends it)
+  fault               (tcp) node 0 stopped with SIGSTOP, then node 1 reads
+                      pages it wrote: --status shows node 1 waiting in the
+                      page fault at its line; no report, status 0 once
+                      node 0 continues
+  translated          (RT_DEADLOCK is ompcc, RT_DEADLOCK_C
+                      rt_deadlock_omp.c) an OpenMP program built by ompcc
+                      without -g: crossed locks named by the argument
+                      written at each call (omp_set_lock(&locks[3])), and
+                      a named critical section, each with its line
 
 Expected lines come from the @NAME markers in rt_deadlock.c, not from a
 run.  Exit 0 pass, 1 fail.
@@ -170,6 +179,69 @@ elif CASE in ("stop", "tstp"):
             pass
     st, out, err = finish(p)
     expect_clean(st, out, err, CASE)
+elif CASE == "fault":
+    import tempfile
+    fd, path = tempfile.mkstemp(prefix="rt_deadlock_fault.")
+    os.close(fd)
+    os.unlink(path)
+    p = start(["fault", path], transport="tcp", timeout=60)
+    want = (r"node 1 thread 0: page fault \(waiting for the page\) at "
+            r"rt_deadlock\.c:%d" % LINE["FAULT1"])
+
+    def status():
+        r = subprocess.run([LAUNCHER, "--status", str(p.pid)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=20)
+        return r.stdout.decode(errors="replace")
+
+    deadline = time.monotonic() + 25
+    text, pid0 = "", None
+    while time.monotonic() < deadline and pid0 is None:
+        time.sleep(0.3)
+        text = status()
+        if re.search(r"node 0 thread 0: .*\(waiting", text):
+            pid0 = node_pid(p.pid, 0)
+    if pid0 is None:
+        fail("fault: node 0 never seen waiting; last status:\n" + text)
+    else:
+        os.kill(pid0, signal.SIGSTOP)
+        open(path, "w").close()
+        while time.monotonic() < deadline:
+            time.sleep(0.3)
+            text = status()
+            if re.search(want, text):
+                break
+        else:
+            fail("fault: --status never showed %r; last answer:\n%s"
+                 % (want, text))
+        os.kill(pid0, signal.SIGCONT)
+    st, out, err = finish(p)
+    os.unlink(path) if os.path.exists(path) else None
+    expect_clean(st, out, err, "fault")
+elif CASE == "translated":
+    import shutil
+    import tempfile
+    tmp = tempfile.mkdtemp(prefix="rt_deadlock_omp.")
+    try:
+        exe = os.path.join(tmp, "rt_deadlock_omp")
+        r = subprocess.run([PROG, "-O1", "-o", exe, SRC],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=120)
+        if r.returncode != 0:
+            fail("translated: ompcc failed:\n" + r.stdout.decode(errors="replace"))
+        else:
+            PROG = exe
+            f = r"rt_deadlock_omp\.c:%d"
+            expect_report("locks", [
+                r"ompdsmrun: node 0 thread 0: omp_set_nest_lock\(&nest\) at "
+                + f % LINE["OMP_LOCK0"] + ", held by node 1",
+                r"ompdsmrun: node 1 thread 0: omp_set_lock\(&locks\[3\]\) at "
+                + f % LINE["OMP_LOCK1"] + ", held by node 0"], "shm")
+            expect_report("critical", [
+                r"ompdsmrun: node 1 thread 0: critical\(update\) at "
+                + f % LINE["CRIT1"] + ", held by node 0"], "shm")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 elif CASE == "status":
     p = start(["held"], deadlock=0)
     want = [r"node 0 thread 0: barrier at rt_deadlock\.c:%d \(waiting [\d.]+ s\)"

@@ -9,6 +9,9 @@
  *   sleep     node 1 sleeps SECONDS while node 0 waits at a barrier
  *   barriers  both nodes meet barriers for SECONDS (the test stops a node
  *             meanwhile)
+ *   fault     node 1 waits (in user code) until the file PATH exists,
+ *             then reads eight pages node 0 wrote; the test stops node 0
+ *             first, so over tcp node 1 waits in the fault for a page
  * The lines the test expects in the report are marked with @NAME comments,
  * which the test finds in this file.  Built with -g: the launcher reads the
  * line table to name them. */
@@ -19,14 +22,17 @@
 
 static omp_lock_t *g_a, *g_b;
 static volatile long long *g_flag, *g_done;
+enum { FAULT_PAGES = 8, FAULT_PAGE = 65536 };
+static char (*g_pages)[FAULT_PAGES * FAULT_PAGE];
 static OMPDSM_global globals[] = {
+    {(void **)&g_pages, sizeof *g_pages, FAULT_PAGE, "pages"},
     {(void **)&g_a, sizeof(omp_lock_t), __alignof__(omp_lock_t), "a"},
     {(void **)&g_b, sizeof(omp_lock_t), __alignof__(omp_lock_t), "b"},
     {(void **)&g_flag, 8, 8, "flag"},
     {(void **)&g_done, 8, 8, "done"},
 };
 
-static const char *g_case;
+static const char *g_case, *g_path;
 static double g_seconds;
 
 static double now_s(void)
@@ -77,6 +83,17 @@ static void region(void *fp)
                 ;
         }
         OMPDSM_barrier();
+    } else if (!strcmp(g_case, "fault")) {
+        if (t == 1) {
+            while (access(g_path, F_OK) != 0) {
+                struct timespec ts = {0, 10 * 1000 * 1000};
+                nanosleep(&ts, NULL);
+            }
+            volatile long sum = 0;
+            for (int k = 0; k < FAULT_PAGES; k++)
+                sum += (*g_pages)[k * FAULT_PAGE]; /* @FAULT1 */
+        }
+        OMPDSM_barrier();
     } else if (!strcmp(g_case, "barriers")) {
         double end = now_s() + g_seconds;
         for (;;) {
@@ -107,6 +124,7 @@ static int user_main(int argc, char **argv, char **envp)
     }
     omp_init_lock(g_a);
     omp_init_lock(g_b);
+    memset(*g_pages, 1, sizeof *g_pages);
     OMPDSM_parallel(&rd, NULL, 0, 0, 1);
     printf("rt_deadlock %s: finished\n", argv[1]);
     return 0;
@@ -117,5 +135,6 @@ int main(int argc, char **argv, char **envp)
     /* Every node needs the case (node 0 alone runs user_main). */
     g_case = argc > 1 ? argv[1] : "";
     g_seconds = argc > 2 ? atof(argv[2]) : 3.0;
+    g_path = argc > 2 ? argv[2] : "";
     return OMPDSM_main(argc, argv, envp, user_main);
 }

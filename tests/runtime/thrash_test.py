@@ -2,10 +2,13 @@
 """tests/runtime/thrash_test.py - the thrashing report by variable
 (OMPDSM_STATS; docs/diagnostics.md) for rt_thrash.c on two nodes:
 
-  false      `slots` is reported as false sharing, written by nodes 0,1, in
+  false      `slots` is reported as false sharing, written by nodes 0,1,
+             named with the line of its declaration (@DECL_SLOTS), in
              the table and in the JSON
   block      the same on a malloc'd block, named by the line of its call
              (the @MALLOC marker in rt_thrash.c)
+  aligned    the same on blocks from posix_memalign, aligned_alloc,
+             memalign and valloc, each named by the line of its call
   migratory  `counter` (written under a lock) is reported as migratory
   private    `big` (each node writes its own page) is never reported as
              written by two nodes
@@ -45,23 +48,33 @@ def verdicts(err):
             if re.match(r"^  page 0x[0-9a-f]+: ", l)]
 
 
-malloc_line = None
+marks = {}
 with open(SRC) as f:
     for no, text in enumerate(f, 1):
-        if "/* @MALLOC */" in text:
-            malloc_line = no
+        m = re.search(r"/\* @([A-Z_]+) \*/", text)
+        if m:
+            marks[m.group(1)] = no
+malloc_line = marks["MALLOC"]
 
 err = run("1")
 vs = verdicts(err)
 want = {
-    "false": r"false sharing: slots\[\d+\.\.\d+\] \(one page\) written by "
-             r"nodes 0,1 between the same barriers: \d+ faults",
+    "false": r"false sharing: slots\[\d+\.\.\d+\] \(declared at "
+             r"rt_thrash\.c:%d\) \(one page\) written by nodes 0,1 between "
+             r"the same barriers: \d+ faults" % marks["DECL_SLOTS"],
     "block": r"false sharing: block of 8192 bytes allocated at "
              r"rt_thrash\.c:%d \(one page\) written by nodes 0,1 " % malloc_line,
     "migratory": r"migratory: counter written by nodes 0,1 in turn, under "
                  r"locks: \d+ faults",
 }
-if CASE in want:
+if CASE == "aligned":
+    for mark in ("POSIX_MEMALIGN", "ALIGNED_ALLOC", "MEMALIGN", "VALLOC"):
+        w = (r"false sharing: block of 131072 bytes allocated at "
+             r"rt_thrash\.c:%d \(one page\) written by nodes 0,1 " % marks[mark])
+        if not any(re.match(w, v) for v in vs):
+            fail("aligned: no verdict naming the %s block (%r) among:\n%s"
+                 % (mark, w, err))
+elif CASE in want:
     if not any(re.match(want[CASE], v) for v in vs):
         fail("%s: no verdict matching %r among:\n%s" % (CASE, want[CASE], err))
     if CASE == "false":
@@ -78,6 +91,9 @@ if CASE in want:
         if not rows or rows[0]["verdict"] != "false sharing":
             fail("false: the JSON has no false-sharing entry for slots: %r"
                  % doc.get("thrashing"))
+        elif rows[0].get("declared_at") != "rt_thrash.c:%d" % marks["DECL_SLOTS"]:
+            fail("false: the JSON's declared_at of slots is not "
+                 "rt_thrash.c:%d: %r" % (marks["DECL_SLOTS"], rows[0]))
         elif sorted(n["node"] for n in rows[0]["per_node"]
                     if n["write_faults"]) != [0, 1]:
             fail("false: the JSON's writers of slots are not nodes 0 and 1: %r"

@@ -93,6 +93,11 @@ void OMPDSM_register_unit(OMPDSM_unit *u)
     units = u;
 }
 
+void OMPDSM_global_decls(const OMPDSM_unit *u, const OMPDSM_srcpos *decls)
+{
+    (void)u; (void)decls;
+}
+
 static void read_env(void)
 {
     const char *s = getenv("OMP_NUM_THREADS");
@@ -841,6 +846,18 @@ void omp_set_nest_lock(omp_nest_lock_t *l)
     omp_set_lock((omp_lock_t *)l);
     l->_ompdsm_owner = me_id();
     l->_ompdsm_count = 1;
+}
+void OMPDSM_set_lock_at(omp_lock_t *l, const char *file, int line,
+                        const char *text)
+{
+    (void)file; (void)line; (void)text;
+    omp_set_lock(l);
+}
+void OMPDSM_set_nest_lock_at(omp_nest_lock_t *l, const char *file, int line,
+                             const char *text)
+{
+    (void)file; (void)line; (void)text;
+    omp_set_nest_lock(l);
 }
 void omp_unset_nest_lock(omp_nest_lock_t *l)
 {
