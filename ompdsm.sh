@@ -10,7 +10,7 @@ BUILD=${BUILD:-build}
 
 PKGS=(clang-19 llvm-19 libclang-19-dev libpapi-dev libibverbs-dev rdma-core
       libpmix-dev openmpi-bin libcmocka-dev meson ninja-build pkg-config gcc
-      python3 python3-matplotlib procps cppcheck clang-tidy)
+      python3 python3-matplotlib procps cppcheck clang-tidy libomp-19-dev)
 
 deps() {
     local missing=()
