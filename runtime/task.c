@@ -83,6 +83,7 @@ static unsigned push_at;
 static unsigned rng;
 static uint64_t queue_max, tiny_ns;
 static int tasks_on;    /* this region's unit creates tasks */
+static int prog_tasks;  /* some unit of the program creates tasks */
 static uint64_t bar_b;  /* barriers of this region with an arrival phase */
 
 /* Mean duration of each task function, sampled, for the cut-off. */
@@ -403,6 +404,13 @@ RT_API void OMPDSM_taskwait(void)
 
 RT_API void OMPDSM_task_region(void)
 {
+    /* Called outside any region by a constructor of each unit with
+     * tasks: every region of the program may then create tasks (from a
+     * function of that unit), so all of them start with tasks_on. */
+    if (rt_self.level == 0) {
+        prog_tasks = 1;
+        return;
+    }
     /* Only a region every member starts (a nested region, run by one
      * thread inside the team's region, would make this node alone wait
      * for arrivals at the outer team's barriers). */
@@ -412,7 +420,8 @@ RT_API void OMPDSM_task_region(void)
 
 void rt_task_region_start(void)
 {
-    tasks_on = 0;
+    /* (a team region: level 1; nested ones never come here) */
+    tasks_on = prog_tasks && rt_self.level == 1 && rt_self.nthreads > 1;
     bar_b = 0;
 }
 
