@@ -10,7 +10,7 @@ BUILD=${BUILD:-build}
 
 PKGS=(clang-19 llvm-19 libclang-19-dev libclang-rt-19-dev libpapi-dev libibverbs-dev rdma-core
       libpmix-dev openmpi-bin libcmocka-dev meson ninja-build pkg-config gcc
-      python3 python3-matplotlib procps cppcheck clang-tidy gdb
+      python3 python3-matplotlib procps cppcheck clang-tidy gdb libomp-19-dev
       slurmd slurmctld slurm-client munge)
 
 deps() {

@@ -767,10 +767,14 @@ static void prof_end(struct rt_loop *L, int nowait)
     RT_STAT(team_barriers, 1);
     struct prof_rec mine = {L->tid, 0, L->tm, L->iters};
     struct comm_buf up = {0}, down = {0};
+    /* like every barrier, this one completes the tasks (created in the
+     * loop's body, say) */
+    rt_task_arrive(&rt_self);
     if (rt_self.nred)
         rt_ext_append(&up, RT_REC_RED, rt_self.red,
                       (size_t)rt_self.nred * sizeof(struct rt_red_item));
     rt_ext_append(&up, RT_REC_PROF, &mine, sizeof mine);
+    rt_task_append(&up);
     struct dsm_sync_ext ext = {up.data, up.len, prof_combine, prof_at_root,
                                NULL, &down};
     dsm_barrier(rt_self.group, &ext);
@@ -791,6 +795,9 @@ static void prof_end(struct rt_loop *L, int nowait)
     }
     if (seen == nt && !L->frozen)
         prof_drift(L->ps, all, nt);
+    int extra = rt_task_rounds(rt_self.group, &down, &rt_self);
+    if (rt_self.group.chan == 0)
+        rt_world_barriers += (uint64_t)extra;
     comm_buf_free(&up);
     comm_buf_free(&down);
 }

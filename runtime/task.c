@@ -7,7 +7,14 @@
  * (RT_REG_TASK): the outlined function (valid on every node: the same
  * binary at the same address), the data ompcc packed (firstprivate
  * copies, addresses of shared variables, which are shared-heap addresses),
- * and where its parent's children counter lives.  The region is not the
+ * where its parent's children counter lives, and the identities of its
+ * nearest ancestors.
+ *
+ * taskwait runs only descendants of the waiting task (OpenMP's task
+ * scheduling constraint for tied tasks): a task holding a lock across
+ * taskwait must not start an unrelated task that takes the same lock.  A
+ * queued task is a descendant when the waiting task's identity is among
+ * its TQ_ANC nearest ancestors; one deeper than that is left to others.  The region is not the
  * shared heap: descriptors travel with one get, without page faults.
  *
  * A slot's state word goes EMPTY -> FULL (the owner, after writing the
@@ -32,7 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { TQ_SLOTS = 256, TQ_CTRS = 4096, TQ_DATA = 480 };
+enum { TQ_SLOTS = 256, TQ_CTRS = 4096, TQ_DATA = 480, TQ_ANC = 8 };
 enum { ST_EMPTY = 0, ST_FULL = 1, ST_TAKEN = 2 };
 #define CTR_REMOTE (1ULL << 32)
 #define CTR_PENDING(v) ((v) & (CTR_REMOTE - 1))
@@ -42,6 +49,8 @@ struct tq_desc {
     uint64_t parent;  /* (node + 1) << 32 | counter index; 0: none */
     uint32_t size, flags;
     uint64_t pad;
+    uint64_t anc[TQ_ANC]; /* identities of the parent, its parent, ...;
+                             0 past the root */
     unsigned char data[TQ_DATA];
 } __attribute__((aligned(16)));
 
@@ -60,17 +69,21 @@ struct tq_area {
 struct task_ctx {
     int ctr;    /* index in tq->ctr, -1 until it defers a child */
     int final;  /* its descendants run undeferred */
+    uint64_t id;             /* (node + 1) << 48 | sequence; 0 until needed */
+    uint64_t anc[TQ_ANC];    /* as in tq_desc */
 };
 
 static struct tq_area *tq;
-static __thread struct task_ctx implicit_ctx = {-1, 0};
+static __thread struct task_ctx implicit_ctx = {-1, 0, 0, {0}};
 static __thread struct task_ctx *cur;
 static uint64_t n_created, n_completed; /* deferred, since the last drain */
 static int ctr_next, ctr_free[TQ_CTRS], nfree;
+static uint64_t id_seq;
 static unsigned push_at;
 static unsigned rng;
 static uint64_t queue_max, tiny_ns;
 static int tasks_on;    /* this region's unit creates tasks */
+static int prog_tasks;  /* some unit of the program creates tasks */
 static uint64_t bar_b;  /* barriers of this region with an arrival phase */
 
 /* Mean duration of each task function, sampled, for the cut-off. */
@@ -111,6 +124,25 @@ static struct task_ctx *current(void)
     return cur ? cur : &implicit_ctx;
 }
 
+static uint64_t ctx_id(struct task_ctx *c)
+{
+    if (!c->id)
+        c->id = ((uint64_t)(comm_rank() + 1) << 48) | ++id_seq;
+    return c->id;
+}
+
+/* Is a task whose ancestors are anc a descendant of the task with
+ * identity want?  (want 0: any task will do.) */
+static int descends(const volatile uint64_t *anc, uint64_t want)
+{
+    if (!want)
+        return 1;
+    for (int k = 0; k < TQ_ANC && anc[k]; k++)
+        if (anc[k] == want)
+            return 1;
+    return 0;
+}
+
 static int ctr_alloc(void)
 {
     if (nfree)
@@ -130,9 +162,11 @@ static void ctx_end(struct task_ctx *c)
     }
 }
 
-static void run_fn(void (*fn)(void *), void *data, int final)
+static void run_fn(void (*fn)(void *), void *data, int final,
+                   const uint64_t *anc)
 {
-    struct task_ctx c = {-1, final}, *saved = cur;
+    struct task_ctx c = {-1, final, 0, {0}}, *saved = cur;
+    memcpy(c.anc, anc, sizeof c.anc);
     struct fn_time *ft = fn_time_of((uint64_t)(uintptr_t)fn);
     int sample = ft && ft->calls++ % FN_SAMPLE_EVERY == 0;
     uint64_t t0 = sample ? ompdsm_now_ns() : 0;
@@ -155,7 +189,7 @@ static void run_desc(struct tq_desc *d, int stolen)
     if (stolen)
         dsm_acquire();
     run_fn((void (*)(void *))(uintptr_t)d->fn, d->data,
-           !!(d->flags & OMPDSM_TASK_FINAL));
+           !!(d->flags & OMPDSM_TASK_FINAL), d->anc);
     if (d->parent) {
         int node = (int)(d->parent >> 32) - 1;
         uint32_t idx = (uint32_t)d->parent;
@@ -173,20 +207,26 @@ static void run_desc(struct tq_desc *d, int stolen)
     n_completed++;
 }
 
-/* Claims a FULL slot of this node's queue, newest first (depth first,
- * like a recursive program run serially). */
-static int take_local(struct tq_desc *out)
+/* Claims a FULL slot of this node's queue holding a descendant of the
+ * task want (0: any), newest first (depth first, like a recursive program
+ * run serially). */
+static int take_local(struct tq_desc *out, uint64_t want)
 {
     if (!__atomic_load_n(&tq->count, __ATOMIC_ACQUIRE))
         return 0;
     for (unsigned j = 1; j <= TQ_SLOTS; j++) {
         unsigned i = (push_at + TQ_SLOTS - j) % TQ_SLOTS;
         uint64_t exp = ST_FULL;
-        if (tq->state[i] != ST_FULL ||
+        if (tq->state[i] != ST_FULL || !descends(tq->slot[i].anc, want) ||
             !__atomic_compare_exchange_n(&tq->state[i], &exp, ST_TAKEN, 0,
                                          __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
             continue;
         memcpy(out, &tq->slot[i], sizeof *out);
+        if (!descends(out->anc, want)) {
+            /* refilled between the look and the claim: put it back */
+            __atomic_store_n(&tq->state[i], ST_FULL, __ATOMIC_RELEASE);
+            continue;
+        }
         __atomic_fetch_sub(&tq->count, 1, __ATOMIC_RELAXED);
         __atomic_store_n(&tq->state[i], ST_EMPTY, __ATOMIC_RELEASE);
         return 1;
@@ -194,10 +234,11 @@ static int take_local(struct tq_desc *out)
     return 0;
 }
 
-/* Claims one task from node v's queue, scanning from a random slot. */
-static int steal_from(int v, struct tq_desc *out)
+/* Claims one task from node v's queue that descends from the task want
+ * (0: any), scanning from a random slot. */
+static int steal_from(int v, struct tq_desc *out, uint64_t want)
 {
-    uint64_t cnt, st[TQ_SLOTS], old;
+    uint64_t cnt, st[TQ_SLOTS], old, anc[TQ_ANC];
     COMM_CHECK(comm_get(v, RT_REG_TASK, off_of(&tq->count), &cnt, sizeof cnt));
     if (!cnt)
         return 0;
@@ -207,11 +248,23 @@ static int steal_from(int v, struct tq_desc *out)
         unsigned i = (start + j) % TQ_SLOTS;
         if (st[i] != ST_FULL)
             continue;
+        if (want) {
+            COMM_CHECK(comm_get(v, RT_REG_TASK, off_of(tq->slot[i].anc), anc,
+                                sizeof anc));
+            if (!descends(anc, want))
+                continue;
+        }
         COMM_CHECK(comm_cas(v, RT_REG_TASK, off_of(&tq->state[i]), ST_FULL,
                             ST_TAKEN, &old));
         if (old != ST_FULL)
             continue;
         COMM_CHECK(comm_get(v, RT_REG_TASK, off_of(&tq->slot[i]), out, sizeof *out));
+        if (!descends(out->anc, want)) {
+            /* refilled between the look and the claim: put it back */
+            COMM_CHECK(comm_cas(v, RT_REG_TASK, off_of(&tq->state[i]), ST_TAKEN,
+                                ST_FULL, &old));
+            continue;
+        }
         COMM_CHECK(comm_fetch_add(v, RT_REG_TASK, off_of(&tq->count),
                                   (uint64_t)-1, &old));
         COMM_CHECK(comm_cas(v, RT_REG_TASK, off_of(&tq->state[i]), ST_TAKEN,
@@ -221,13 +274,14 @@ static int steal_from(int v, struct tq_desc *out)
     return 0;
 }
 
-/* Runs one queued task of the team: this node's first, then another
- * node's, starting from a random one.  0 when none was found. */
-static int run_one(void)
+/* Runs one queued task of the team that descends from the task want (0:
+ * any): this node's first, then another node's, starting from a random
+ * one.  0 when none was found. */
+static int run_one(uint64_t want)
 {
     struct tq_desc d;
     int nodes = rt_self.group.nodes, me = comm_rank();
-    if (take_local(&d)) {
+    if (take_local(&d, want)) {
         RT_STAT(tasks_local, 1);
         run_desc(&d, 0);
         return 1;
@@ -237,7 +291,7 @@ static int run_one(void)
     int first = (int)((rng = rng * 1103515245u + 12345u) >> 8) % nodes;
     for (int k = 0; k < nodes; k++) {
         int v = (first + k) % nodes;
-        if (v != me && steal_from(v, &d)) {
+        if (v != me && steal_from(v, &d, want)) {
             RT_STAT(tasks_stolen, 1);
             run_desc(&d, 1);
             return 1;
@@ -294,6 +348,8 @@ static int push(void (*fn)(void *), const void *data, unsigned long size,
     d->parent = ((uint64_t)(comm_rank() + 1) << 32) | (uint32_t)c->ctr;
     d->size = (uint32_t)size;
     d->flags = (uint32_t)flags;
+    d->anc[0] = ctx_id(c);
+    memcpy(&d->anc[1], c->anc, sizeof d->anc - sizeof d->anc[0]);
     memcpy(d->data, data, size);
     __atomic_fetch_add(&tq->ctr[c->ctr], 1, __ATOMIC_RELAXED);
     n_created++;
@@ -317,7 +373,11 @@ RT_API void OMPDSM_task(void (*fn)(void *), void *data, unsigned long size,
         RT_STAT(tasks_deferred, 1);
         return;
     }
-    run_fn(fn, data, !!(flags & OMPDSM_TASK_FINAL));
+    struct task_ctx *c = current();
+    uint64_t anc[TQ_ANC];
+    anc[0] = ctx_id(c);
+    memcpy(&anc[1], c->anc, sizeof anc - sizeof anc[0]);
+    run_fn(fn, data, !!(flags & OMPDSM_TASK_FINAL), anc);
 }
 
 RT_API void OMPDSM_taskwait(void)
@@ -326,9 +386,9 @@ RT_API void OMPDSM_taskwait(void)
     unsigned idle = 0;
     if (c->ctr < 0)
         return; /* no child was deferred: all ran already */
-    uint64_t v;
+    uint64_t v, want = ctx_id(c);
     while (CTR_PENDING(v = __atomic_load_n(&tq->ctr[c->ctr], __ATOMIC_ACQUIRE))) {
-        if (run_one())
+        if (run_one(want))
             idle = 0;
         else
             backoff(&idle);
@@ -344,6 +404,13 @@ RT_API void OMPDSM_taskwait(void)
 
 RT_API void OMPDSM_task_region(void)
 {
+    /* Called outside any region by a constructor of each unit with
+     * tasks: every region of the program may then create tasks (from a
+     * function of that unit), so all of them start with tasks_on. */
+    if (rt_self.level == 0) {
+        prog_tasks = 1;
+        return;
+    }
     /* Only a region every member starts (a nested region, run by one
      * thread inside the team's region, would make this node alone wait
      * for arrivals at the outer team's barriers). */
@@ -353,7 +420,8 @@ RT_API void OMPDSM_task_region(void)
 
 void rt_task_region_start(void)
 {
-    tasks_on = 0;
+    /* (a team region: level 1; nested ones never come here) */
+    tasks_on = prog_tasks && rt_self.level == 1 && rt_self.nthreads > 1;
     bar_b = 0;
 }
 
@@ -382,7 +450,7 @@ void rt_task_arrive(struct rt_thread *member)
             COMM_CHECK(comm_get(0, RT_REG_TASK, off_of(&tq->arrive), &seen, sizeof seen));
         if (seen >= target)
             break;
-        if (run_one())
+        if (run_one(0))
             idle = 0;
         else
             backoff(&idle);
@@ -440,10 +508,13 @@ int rt_task_rounds(struct comm_group g, struct comm_buf *down,
         if (member) {
             struct rt_thread saved = rt_self;
             rt_self = *member;
-            while (run_one())
+            while (run_one(0))
                 ;
             *member = rt_self;
             rt_self = saved;
+            /* a member that ran out keeps taking tasks (new ones, created
+             * by tasks still running elsewhere) until every member has */
+            rt_task_arrive(member);
         }
         struct comm_buf up = {0};
         comm_buf_free(down);

@@ -994,6 +994,19 @@ int outline_task(tu *t, int k)
         free(proto);
         c = &t->cons.v[k];
     }
+    for (i = 0; i < t->funcs.n; i++)
+        if (t->funcs.v[i].pre_decls.s && strstr(t->funcs.v[i].pre_decls.s,
+                                                "__ompdsm_tasks_unit"))
+            break;
+    if (i == t->funcs.n) {
+        /* the program creates tasks, maybe from a region of another unit:
+         * tell the runtime at start-up, so that every region's barriers
+         * take tasks while their creators create them */
+        sb_puts(&f->pre_decls, "__attribute__((constructor)) static void "
+                               "__ompdsm_tasks_unit(void) { OMPDSM_task_region(); }\n");
+        c = &t->cons.v[k];
+        f = &t->funcs.v[c->func];
+    }
     sb_printf(&f->pre_decls, "struct %s {\n%s};\nstatic void %s(void *);\n", frame,
               g.mem.s, fname);
     /* the function */

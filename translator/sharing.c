@@ -228,12 +228,13 @@ static int escapes(tu *t, int n)
 
 /* Functions that start a parallel region or a task (which another node
  * may run), directly or through the functions they call (calls of functions not defined here, other than
- * the C library's, count as such). */
-static void reaching_regions(tu *t, char *reach)
+ * the C library's, count as such).  tasks_only: functions that create a
+ * task, directly or through functions defined here. */
+static void reaching_regions(tu *t, char *reach, int tasks_only)
 {
     int i, changed;
     for (i = 0; i < t->cons.n; i++)
-        if (t->cons.v[i].func >= 0 && (con_is_region(&t->cons.v[i]) ||
+        if (t->cons.v[i].func >= 0 && ((!tasks_only && con_is_region(&t->cons.v[i])) ||
                                        t->cons.v[i].dir == DIR_TASK))
             reach[t->cons.v[i].func] = 1;
     do {
@@ -253,7 +254,8 @@ static void reaching_regions(tu *t, char *reach)
                 if (clang_equalCursors(clang_getCanonicalCursor(t->nodes.v[t->funcs.v[g].node].c), r))
                     break;
             if (g < t->funcs.n ? reach[g]
-                               : !clang_Location_isInSystemHeader(clang_getCursorLocation(r))) {
+                               : !tasks_only &&
+                                 !clang_Location_isInSystemHeader(clang_getCursorLocation(r))) {
                 reach[n->func] = 1;
                 changed = 1;
             }
@@ -263,12 +265,18 @@ static void reaching_regions(tu *t, char *reach)
 
 /* A local of a function that (possibly) starts a parallel region, whose
  * address escapes in the serial part, may be reached by other nodes
- * through that pointer: it lives in the shared heap. */
+ * through that pointer: it lives in the shared heap.  So does a local
+ * declared inside a region (private to the thread) whose address escapes
+ * in a function that creates tasks: OpenMP lets a task reach it through
+ * a pointer (a firstprivate one, say) until a taskwait, and the task may
+ * run on another node. */
 static void promote_escaping(tu *t)
 {
     char *reach = xcalloc((size_t)t->funcs.n + 1, 1);
+    char *tasks = xcalloc((size_t)t->funcs.n + 1, 1);
     int i;
-    reaching_regions(t, reach);
+    reaching_regions(t, reach, 0);
+    reaching_regions(t, tasks, 1);
     for (i = 0; i < t->vars.n; i++) {
         var *v = &t->vars.v[i];
         int k;
@@ -281,8 +289,8 @@ static void promote_escaping(tu *t)
             for (k = v->decl_con; k >= 0; k = t->cons.v[k].parent)
                 if (con_is_region(&t->cons.v[k]))
                     break;
-            if (k >= 0)
-                continue; /* private to a region's thread */
+            if (k >= 0 && !tasks[v->func])
+                continue; /* private to a region's thread, no task sees it */
             if (clang_Cursor_getStorageClass(t->nodes.v[v->decls.v[0]].c) == CX_SC_Register)
                 continue;
         } else if (v->kind != VK_PARAM) {
@@ -291,6 +299,7 @@ static void promote_escaping(tu *t)
         v->promoted = 1;
     }
     free(reach);
+    free(tasks);
 }
 
 /* A local that a task shares lives in the shared heap, so that the task

@@ -2,8 +2,10 @@
  * producer.c - a producer loop under `single` creating independent work
  * items of about a millisecond each (the common task pattern: one thread
  * walks a list or loop and hands each item to a task).  An item is a
- * chain of ITER_PER_ITEM steps of a 64-bit linear congruential generator
- * seeded with its number; its result goes to out[item].
+ * chain of ITER_PER_ITEM steps of a 64-bit xorshift-multiply mix seeded
+ * with its number; its result goes to out[item].  (A plain linear
+ * congruential step is affine: clang folds eight unrolled steps into one
+ * multiply-add, so its items did an eighth of gcc's work.)
  * Verification: every 7th item recomputed serially after the timing.
  *
  * Build:  gcc -O2 -fopenmp -DCLASS=S producer.c -o producer  (CLASS = S|W)
@@ -25,15 +27,17 @@
 #else
 #error "CLASS must be S or W"
 #endif
-#define ITER_PER_ITEM 1000000UL
+#define ITER_PER_ITEM 500000UL
 
 static unsigned long out[ITEMS];
 
 static unsigned long item(unsigned long seed)
 {
-    unsigned long x = seed, i;
-    for (i = 0; i < ITER_PER_ITEM; i++)
-        x = x * 6364136223846793005UL + 1442695040888963407UL;
+    unsigned long x = seed + 1, i;
+    for (i = 0; i < ITER_PER_ITEM; i++) {
+        x ^= x >> 29;
+        x *= 6364136223846793005UL;
+    }
     return x;
 }
 

@@ -1,0 +1,1 @@
+int make_items(int team);
