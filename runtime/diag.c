@@ -299,7 +299,8 @@ static struct {
     int monitor; /* OMPDSM_MONITOR=1: samples for ompdsmrun --monitor */
     int deadlock_ms;
     int period_ms;
-    unsigned char buf[BOOT_STATE_MAX];
+    /* struct boot_state and boot_thread are built in place: 8-aligned */
+    _Alignas(uint64_t) unsigned char buf[BOOT_STATE_MAX];
 } diag;
 
 /* Fills diag.buf; returns its length. */

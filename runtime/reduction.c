@@ -183,8 +183,10 @@ int rt_ext_append(struct comm_buf *b, uint32_t kind, const void *p, size_t len)
 const void *rt_ext_find(const void *buf, size_t len, uint32_t kind,
                         size_t *outlen)
 {
+    if (!buf) /* no payload: NULL + 0 is undefined, so no end pointer */
+        return NULL;
     const char *p = buf, *end = p + len;
-    while (p && p + 8 <= end) {
+    while (p + 8 <= end) {
         uint32_t h[2];
         memcpy(h, p, 8);
         if (p + 8 + h[1] > end)

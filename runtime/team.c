@@ -128,7 +128,8 @@ static void *frame_copy(const void *frame, size_t size)
     void *p = malloc(size ? size : 1);
     if (!p)
         ompdsm_fatal("out of memory copying a %zu-byte region frame", size);
-    memcpy(p, frame, size);
+    if (size) /* a region without a frame passes NULL */
+        memcpy(p, frame, size);
     return p;
 }
 
