@@ -314,7 +314,10 @@ static int conn_read(struct launch_job *job, struct ag_conn *c)
 static void ag_accept(void)
 {
     for (;;) {
-        struct sockaddr_in sa;
+        /* Zeroed: accept4 fills it for our AF_INET listener, but the
+         * peer name below must not depend on that (clang-tidy's analyzer
+         * does not model accept4 and took it for uninitialized). */
+        struct sockaddr_in sa = {0};
         socklen_t sl = sizeof sa;
         int fd = accept4(ab.listen_fd, (struct sockaddr *)&sa, &sl,
                          SOCK_CLOEXEC | SOCK_NONBLOCK);

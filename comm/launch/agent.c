@@ -210,15 +210,17 @@ int launch_agent_main(struct launch_job *job)
     unsigned char *setup = malloc(h.len ? h.len : 1);
     if (!setup || read_full(0, setup, h.len) < 0) {
         fprintf(stderr, "ompdsmrun --agent: the launcher went away\n");
+        free(setup);
         return 1;
     }
-    if (launch_setup_decode(job, setup, h.len, err, sizeof err) < 0 ||
-        !job->hosts.n) {
+    int bad = launch_setup_decode(job, setup, h.len, err, sizeof err) < 0 ||
+              !job->hosts.n;
+    free(setup);
+    if (bad) {
         int32_t st = 1;
         launch_agent_send(AG_FAIL, -1, &st, sizeof st, err, strlen(err));
         return 1;
     }
-    free(setup);
 
     /* Our subtree's agents run at our path, as we run at our parent's. */
     char exe[4096];
@@ -248,10 +250,12 @@ int launch_agent_main(struct launch_job *job)
     job->n = me->nnodes;
     job->nodes = calloc((size_t)(job->n ? job->n : 1), sizeof *job->nodes);
     job->links = calloc((size_t)job->hosts.n, sizeof *job->links);
+    /* From here on every return goes through out, to free reported. */
+    int ret = 1;
     int *reported = calloc((size_t)(job->n ? job->n : 1), sizeof(int));
     if (!job->nodes || !job->links || !reported) {
         fail_up(job, 1, "agent: out of memory");
-        return 1;
+        goto out;
     }
     for (int k = 0; k < job->n; k++) {
         job->nodes[k].rank = me->ranks[k];
@@ -262,7 +266,7 @@ int launch_agent_main(struct launch_job *job)
     int *sub = malloc((size_t)job->hosts.n * sizeof(int));
     if (!sub) {
         fail_up(job, 1, "agent: out of memory");
-        return 1;
+        goto out;
     }
     for (int i = 1; i < job->hosts.n; i++)
         sub[i - 1] = i;
@@ -271,12 +275,12 @@ int launch_agent_main(struct launch_job *job)
 
     if (launch_agboot_listen(job, err, sizeof err) < 0) {
         fail_up(job, 1, "%s", err);
-        return 1;
+        goto out;
     }
     if (launch_setup_signals(job) < 0 || launch_raise_nofile(job) < 0 ||
         launch_cpus(job) < 0) {
         fail_up(job, 1, "agent: cannot set up (see its messages above)");
-        return 1;
+        goto out;
     }
     if (job->opts.bind == LAUNCH_BIND_AUTO)
         job->bind = job->n <= job->ncpus;
@@ -287,18 +291,18 @@ int launch_agent_main(struct launch_job *job)
     job->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (job->devnull < 0 || launch_relay_init(job) < 0) {
         fail_up(job, 1, "agent: /dev/null: %s", strerror(errno));
-        return 1;
+        goto out;
     }
     fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK);
 
     int status;
     if (launch_spawn(job, &status) < 0) {
         fail_up(job, status, "%s", job->spawn_err);
-        return 1;
+        goto out;
     }
     if (launch_links_start(job) < 0) {
         orphaned(job);
-        return 1;
+        goto out;
     }
     launch_outq_start();
 
@@ -373,10 +377,13 @@ int launch_agent_main(struct launch_job *job)
     launch_agboot_close(job);
     if (parent_gone) {
         orphaned(job);
-        return 1;
+        goto out;
     }
     /* The last exit statuses must reach the launcher, however slowly it
      * reads; if it is gone, the writes fail at once. */
     launch_outq_finish(job, 0);
-    return 0;
+    ret = 0;
+out:
+    free(reported);
+    return ret;
 }

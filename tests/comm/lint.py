@@ -18,12 +18,8 @@ Checks left out, and why:
       (region, offset and length are all integers by nature).
 
 Files left out of clang-tidy for now (TIDY_LATER), each with its finding:
-  comm/launch/agent.c: launch_agent_main returns early (out of memory, a
-      failed set-up) without freeing `setup` and `reported`
-      (clang-analyzer-unix.Malloc; the agent process exits right after, so
-      nothing is lost).  The function is being rewritten for the
-      bootstrap through agents; its free on every path belongs there, and
-      then agent.c comes back into the list."""
+  none (comm/launch/agent.c was, until launch_agent_main freed `setup`
+      and `reported` on every path)."""
 import argparse
 import glob
 import os
