@@ -91,9 +91,14 @@ int launch_diag_state(struct launch_job *job, struct launch_node *node,
     memcpy(copy, body, len);
     double now = ompdsm_now();
     const struct boot_state *old = (const struct boot_state *)node->diag;
-    /* The same wait, nothing sent or received: the streak goes on. */
+    /* The same wait, nothing sent or received, and no silence longer than
+     * a waiting node's reports allow: the streak goes on.  A node that was
+     * silent (SIGSTOPped, or starved of CPU) cannot vouch for the time it
+     * was silent, even if it comes back with the very same wait: its
+     * streak starts again. */
     if (!(old && old->blocked && st.blocked && old->moves == st.moves &&
-          old->tx == st.tx && old->rx == st.rx))
+          old->tx == st.tx && old->rx == st.rx &&
+          now - node->diag_at <= stale_after(old)))
         node->diag_since = st.blocked ? now : 0;
     free(node->diag);
     node->diag = copy;
