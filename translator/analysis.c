@@ -650,7 +650,8 @@ static void nest_constructs(tu *t)
     for (i = 0; i < t->cons.n; i++)
         if (t->cons.v[i].func >= 0)
             VEC_PUSH(order, i);
-    qsort(order.v, (size_t)order.n, sizeof *order.v, cmp_cons);
+    if (order.n > 1) /* a unit without constructs has no vector at all */
+        qsort(order.v, (size_t)order.n, sizeof *order.v, cmp_cons);
     for (i = 0; i < order.n; i++) {
         construct *c = &t->cons.v[order.v[i]];
         VEC_PUSH(t->funcs.v[c->func].cons, order.v[i]);

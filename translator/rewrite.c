@@ -69,7 +69,9 @@ void render(tu *t, unsigned b, unsigned e, sbuf *out)
     unsigned pos = b;
     int i;
     if (!t->edits_sorted) {
-        qsort(t->edits.v, (size_t)t->edits.n, sizeof *t->edits.v, cmp_edit);
+        if (t->edits.n > 1) /* no edits: no vector, and qsort(NULL) is UB */
+            qsort(t->edits.v, (size_t)t->edits.n, sizeof *t->edits.v,
+                  cmp_edit);
         t->edits_sorted = 1;
     }
     for (i = first_at(t, b); i < t->edits.n && t->edits.v[i].b <= e; i++) {
