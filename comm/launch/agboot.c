@@ -261,29 +261,17 @@ static int conn_read(struct launch_job *job, struct ag_conn *c)
 {
     int budget;
     for (budget = 64; budget > 0 && c->fd >= 0; budget--) {
-        char *dst;
-        size_t want;
-        int in_hdr = c->hdr_got < sizeof c->hdr;
-        if (in_hdr) {
-            dst = (char *)&c->hdr + c->hdr_got;
-            want = sizeof c->hdr - c->hdr_got;
-        } else {
-            dst = (char *)c->body + c->body_got;
-            want = c->hdr.len - c->body_got;
-        }
-        ssize_t r = recv(c->fd, dst, want, 0);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        int got = launch_boot_recv(c->fd, &c->hdr, &c->hdr_got, c->body,
+                                   &c->body_got);
+        if (got == LAUNCH_RECV_AGAIN)
             return 0;
-        if (r <= 0) {
+        if (got == LAUNCH_RECV_CLOSED) {
             conn_close(job, c);
             return 0;
         }
-        if (in_hdr) {
-            c->hdr_got += (size_t)r;
-            if (c->hdr_got < sizeof c->hdr)
-                continue;
+        if (got == LAUNCH_RECV_BODY)
+            msg_done(job, c);
+        if (got == LAUNCH_RECV_HDR) {
             if (c->hdr.len > BOOT_MSG_MAX) {
                 char msg[256];
                 snprintf(msg, sizeof msg, "host %s: bootstrap: %s sent a "
@@ -301,10 +289,6 @@ static int conn_read(struct launch_job *job, struct ag_conn *c)
                 return 0;
             }
             if (c->hdr.len == 0)
-                msg_done(job, c);
-        } else {
-            c->body_got += (size_t)r;
-            if (c->body_got == c->hdr.len)
                 msg_done(job, c);
         }
     }

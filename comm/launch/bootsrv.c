@@ -465,6 +465,29 @@ static void msg_done(struct launch_job *job, struct boot_conn *c, int idx)
     c->hdr_got = c->body_got = 0;
 }
 
+int launch_boot_recv(int fd, struct boot_hdr *hdr, size_t *hdr_got,
+                     unsigned char *body, size_t *body_got)
+{
+    for (;;) {
+        int in_hdr = *hdr_got < sizeof *hdr;
+        char *dst = in_hdr ? (char *)hdr + *hdr_got : (char *)body + *body_got;
+        size_t want = in_hdr ? sizeof *hdr - *hdr_got : hdr->len - *body_got;
+        ssize_t r = recv(fd, dst, want, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return LAUNCH_RECV_AGAIN;
+        if (r <= 0)
+            return LAUNCH_RECV_CLOSED;
+        if (in_hdr) {
+            *hdr_got += (size_t)r;
+            return *hdr_got < sizeof *hdr ? LAUNCH_RECV_MORE : LAUNCH_RECV_HDR;
+        }
+        *body_got += (size_t)r;
+        return *body_got == hdr->len ? LAUNCH_RECV_BODY : LAUNCH_RECV_MORE;
+    }
+}
+
 /* Returns 1 when it stopped with data possibly left (budget spent). */
 static int conn_read(struct launch_job *job, int idx)
 {
@@ -473,37 +496,24 @@ static int conn_read(struct launch_job *job, int idx)
 
     /* Bounded so that one chatty node cannot starve the others. */
     for (budget = 64; budget > 0 && c->fd >= 0 && !job->ending; budget--) {
-        char *dst;
-        size_t want;
-        int in_hdr = c->hdr_got < sizeof c->hdr;
-        if (in_hdr) {
-            dst = (char *)&c->hdr + c->hdr_got;
-            want = sizeof c->hdr - c->hdr_got;
-        } else {
-            dst = (char *)c->body + c->body_got;
-            want = c->hdr.len - c->body_got;
-        }
-        ssize_t r = recv(c->fd, dst, want, 0);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        switch (launch_boot_recv(c->fd, &c->hdr, &c->hdr_got, c->body,
+                                 &c->body_got)) {
+        case LAUNCH_RECV_AGAIN:
             return 0;
-        if (r <= 0) {
+        case LAUNCH_RECV_CLOSED:
             conn_close(job, c, 1);
             return 0;
-        }
-        if (in_hdr) {
-            c->hdr_got += (size_t)r;
-            if (c->hdr_got < sizeof c->hdr)
-                continue;
+        case LAUNCH_RECV_HDR:
             if (hdr_check(job, c) < 0)
                 return 0;
             if (c->hdr.len == 0)
                 msg_done(job, c, idx);
-        } else {
-            c->body_got += (size_t)r;
-            if (c->body_got == c->hdr.len)
-                msg_done(job, c, idx);
+            break;
+        case LAUNCH_RECV_BODY:
+            msg_done(job, c, idx);
+            break;
+        default:
+            break;
         }
     }
     return budget == 0;

@@ -560,6 +560,15 @@ static inline int launch_boot_open(const struct launch_node *node)
 {
     return node->conn >= 0 || node->vconn;
 }
+/* One receive of a bootstrap message (header, then body) on a
+ * non-blocking socket, for the launcher's and the agents' servers alike:
+ * LAUNCH_RECV_HDR when the header became complete (the caller checks it
+ * and provides the body), _BODY when the body did, _MORE after a partial
+ * read, _AGAIN when nothing is there, _CLOSED at end or error. */
+enum { LAUNCH_RECV_AGAIN, LAUNCH_RECV_MORE, LAUNCH_RECV_HDR, LAUNCH_RECV_BODY,
+       LAUNCH_RECV_CLOSED };
+int launch_boot_recv(int fd, struct boot_hdr *hdr, size_t *hdr_got,
+                     unsigned char *body, size_t *body_got);
 struct boot_blob *launch_blob_new(uint32_t type, size_t payload);
 void launch_blob_unref(struct boot_blob *b);
 
