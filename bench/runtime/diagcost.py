@@ -27,23 +27,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def load():
-    with open('/proc/loadavg') as f:
-        return float(f.read().split()[0])
-
-
-def secs(cmd, env):
-    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True, timeout=600)
-    if p.returncode:
-        sys.exit('diagcost.py: %s failed (status %d):\n%s' %
-                 (' '.join(cmd), p.returncode, p.stdout))
-    for w in p.stdout.split():
-        if w.startswith('secs='):
-            return float(w[5:])
-    sys.exit('diagcost.py: no secs= in the output of %s' % ' '.join(cmd))
+sys.path.insert(0, HERE)
+from small import load, secs  # noqa: E402  (one runner for both benchmarks)
 
 
 def text_section(exe, out):

@@ -19,6 +19,7 @@ import subprocess
 import sys
 
 NAMES = ['collapse', 'loops', 'copyprivate', 'testlock']
+PROG = os.path.basename(sys.argv[0])  # small.py, or diagcost.py importing it
 
 
 def load():
@@ -30,13 +31,13 @@ def secs(cmd, env):
     p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True, timeout=600)
     if p.returncode:
-        sys.exit('small.py: %s failed (status %d):\n%s' %
-                 (' '.join(cmd), p.returncode, p.stdout))
+        sys.exit('%s: %s failed (status %d):\n%s' %
+                 (PROG, ' '.join(cmd), p.returncode, p.stdout))
     for line in p.stdout.splitlines():
         for w in line.split():
             if w.startswith('secs='):
                 return float(w[5:])
-    sys.exit('small.py: no secs= in the output of %s' % ' '.join(cmd))
+    sys.exit('%s: no secs= in the output of %s' % (PROG, ' '.join(cmd)))
 
 
 def main():
