@@ -349,9 +349,16 @@ RT_API void OMPDSM_single_copyprivate(int executed, void *data,
  * more than OMPDSM_PROFILED_DRIFT the next execution measures again.
  * With one thread per node, a thread's state is its node's. */
 
-enum { PH_SKIP, PH_TIMED, PH_TIMING, PH_XCHG, PH_RUN, PH_DONE };
+enum { PH_SKIP, PH_TIMED, PH_TIMING, PH_XCHG, PH_RUN, PH_CK, PH_CKRUN,
+       PH_DONE };
 /* The shortest measurement (eval_size iterations on one node) trusted. */
 #define PROF_MIN_MEASURE_NS 100000
+/* The shortest predicted rest of a measuring execution that gets a
+ * checkpoint: one more allgather is then well under 1% of it. */
+#define PROF_CK_MIN_NS 20000000
+/* Pieces a node's block is handed out in before the checkpoint: the
+ * checkpoint can come that late after its deadline. */
+#define PROF_CK_PIECES 64
 
 struct rt_prof_site *rt_prof_sites;
 static struct rt_prof_site **prof_tail = &rt_prof_sites;
@@ -464,7 +471,11 @@ static struct rt_prof_site *prof_site(OMPDSM_loop_site *site, int nthreads)
         free(ps->speed);
         free(ps->weight);
         free(ps->vec);
+        free(ps->ck_lo);
+        free(ps->ck_hi);
         size_t nt = (size_t)nthreads;
+        ps->ck_lo = prof_alloc(nt * sizeof *ps->ck_lo);
+        ps->ck_hi = prof_alloc(nt * sizeof *ps->ck_hi);
         ps->speed = prof_alloc(nt * sizeof *ps->speed);
         ps->weight = prof_alloc(nt * sizeof *ps->weight);
         ps->vec = prof_alloc(nt * sizeof *ps->vec);
@@ -592,6 +603,145 @@ static void prof_exchange(struct rt_loop *L, uint64_t timed_ns,
     ps->measure_ns += L->xchg_ns;
 }
 
+/* OMPDSM_PROFILED_CHECK: when, as a fraction of the rest's predicted
+ * time, a measuring execution re-measures; 0: never (one measurement, as
+ * the Omni/SCASH paper has it).  Read once, every node reads the same. */
+static double prof_check(void)
+{
+    static double frac = -1;
+    double v;
+    __atomic_load(&frac, &v, __ATOMIC_RELAXED);
+    if (v >= 0)
+        return v;
+    const char *e = getenv("OMPDSM_PROFILED_CHECK");
+    v = 0.25;
+    if (e && *e && (rt_parse_fraction(e, &v) < 0 || v < 0 || v >= 1))
+        ompdsm_fatal("OMPDSM_PROFILED_CHECK='%s' is not valid: expected a "
+                     "fraction in [0, 1), such as 0.25 (0: no checkpoint)", e);
+    __atomic_store(&frac, &v, __ATOMIC_RELAXED);
+    return v;
+}
+
+/* Right after the exchange: does this execution get a checkpoint?  One
+ * measurement of eval_size iterations can be far off (a node throttled
+ * in bursts longer than the measurement looks fast or stalled), and a
+ * loop executed once (EP's) never gets a second one; a checkpoint a
+ * quarter of the way through the rest measures every node over that
+ * quarter while all of them work, then splits what is left by those
+ * speeds.  Decided from exchanged data only, so every node agrees, and
+ * only where a thread may take iterations below ones it already ran (no
+ * ordered or monotonic loop) and the split is by block. */
+static int prof_ck_start(struct rt_loop *L)
+{
+    struct rt_prof_site *ps = L->ps;
+    double frac = prof_check();
+    if (!(frac > 0) || L->chunk || L->frozen ||
+        (L->flags & (OMPDSM_LOOP_ORDERED | OMPDSM_LOOP_MONOTONIC)))
+        return 0;
+    struct sched_prof_part p = {L->base, L->n, 0, L->nthreads, ps->vec};
+    double pred = 0;
+    for (int t = 0; t < L->nthreads; t++) {
+        uint64_t c = sched_profiled_count(&p, t);
+        if (!c)
+            continue;
+        if (!(ps->speed[t] > 0))
+            return 0;
+        double tt = (double)c / ps->speed[t];
+        if (tt > pred)
+            pred = tt;
+    }
+    if (!(pred >= PROF_CK_MIN_NS) || !isfinite(pred))
+        return 0;
+    uint64_t lo = 0, hi = 0;
+    if (!sched_profiled_range(&p, L->tid, 0, &lo, &hi))
+        lo = hi = 0;
+    double win = frac * pred;
+    double piece = ps->speed[L->tid] * win / PROF_CK_PIECES;
+    ps->ck_cur = lo;
+    ps->ck_end = hi;
+    ps->ck_piece = piece >= 1 ? (uint64_t)piece : 1;
+    ps->ck_t0 = prof_now();
+    ps->ck_at = ps->ck_t0 + (uint64_t)win;
+    ps->ck_it = 0;
+    return 1;
+}
+
+/* The checkpoint: every thread's iterations and time since the exchange
+ * and the rest of its block, one allgather; the rests, concatenated in
+ * thread order, are split by the speeds just measured when that is
+ * predicted to gain more than OMPDSM_PROFILED_GAIN, else each thread
+ * finishes its own.  The speeds persist: later executions split by them. */
+static void prof_checkpoint(struct rt_loop *L, uint64_t now)
+{
+    struct rt_prof_site *ps = L->ps;
+    int nt = L->nthreads;
+    struct {
+        uint64_t it, ns, cur, end;
+    } mine = {ps->ck_it, now - ps->ck_t0, ps->ck_cur, ps->ck_end}, all[nt];
+    if (comm_allgather(rt_self.group, &mine, sizeof mine, all) < 0)
+        ompdsm_fatal("schedule(profiled): exchanging the checkpoint's "
+                     "speeds failed: the job is failing");
+    double sp[nt];
+    uint64_t rest[nt], v[nt], r = 0;
+    for (int t = 0; t < nt; t++) {
+        /* A thread that ran nothing since (an empty block) keeps the
+         * speed of the first measurement. */
+        sp[t] = all[t].it && all[t].ns
+                    ? (double)all[t].it / (double)all[t].ns : ps->speed[t];
+        ps->ck_lo[t] = all[t].cur;
+        ps->ck_hi[t] = all[t].end;
+        rest[t] = all[t].end - all[t].cur;
+        r += rest[t];
+    }
+    double t_old = 0, t_new = 0;
+    int split = r > 0 && sched_profiled_vector(0, r, 0, nt, sp, v) == 0;
+    for (int t = 0; split && t < nt; t++) {
+        double o = rest[t] ? (sp[t] > 0 ? (double)rest[t] / sp[t] : INFINITY) : 0;
+        double w = v[t] ? (sp[t] > 0 ? (double)v[t] / sp[t] : INFINITY) : 0;
+        t_old = o > t_old ? o : t_old;
+        t_new = w > t_new ? w : t_new;
+    }
+    double gain = rt_icv.prof_gain > 0 ? rt_icv.prof_gain : 0;
+    split = split && isfinite(t_new) && t_old > t_new * (1 + gain);
+    if (!split)
+        memcpy(v, rest, sizeof v);
+    uint64_t before = 0;
+    for (int t = 0; t < L->tid; t++)
+        before += v[t];
+    ps->ck_v = before;
+    ps->ck_vend = before + v[L->tid];
+    ps->checks++;
+    ps->check_splits += split != 0;
+    memcpy(ps->speed, sp, sizeof sp);
+    if (split)
+        memcpy(ps->weight, sp, sizeof sp);
+    sched_profiled_vector(0, L->n, 0, nt, ps->weight, ps->vec);
+    uint64_t spent = prof_now() - now;
+    L->xchg_ns += spent;
+    ps->measure_ns += spent;
+}
+
+/* The next range of this thread's part of the concatenated rests. */
+static int prof_ck_range(struct rt_loop *L, uint64_t *a, uint64_t *b)
+{
+    struct rt_prof_site *ps = L->ps;
+    uint64_t acc = 0;
+    for (int t = 0; t < L->nthreads && ps->ck_v < ps->ck_vend; t++) {
+        uint64_t len = ps->ck_hi[t] - ps->ck_lo[t];
+        if (ps->ck_v < acc + len) {
+            uint64_t off = ps->ck_v - acc;
+            uint64_t take = len - off < ps->ck_vend - ps->ck_v
+                                ? len - off : ps->ck_vend - ps->ck_v;
+            *a = ps->ck_lo[t] + off;
+            *b = *a + take;
+            ps->ck_v += take;
+            return 1;
+        }
+        acc += len;
+    }
+    return 0;
+}
+
 /* This thread is done: its work time (without the exchange) for the
  * report and the drift check. */
 static void prof_finish(struct rt_loop *L)
@@ -654,8 +804,12 @@ static int prof_next(struct rt_loop *L, uint64_t *a, uint64_t *b)
             return 0;
         }
         prof_exchange(L, timed_ns, m1 - ms);
-        L->phase = PH_RUN;
         L->next = 0;
+        if (prof_ck_start(L)) {
+            L->phase = PH_CK;
+            goto ck;
+        }
+        L->phase = PH_RUN;
         /* fall through */
     case PH_RUN: {
         struct sched_prof_part p = {L->base, L->n, L->chunk, L->nthreads,
@@ -666,6 +820,28 @@ static int prof_next(struct rt_loop *L, uint64_t *a, uint64_t *b)
         }
         break;
     }
+    case PH_CK:
+    ck: {
+        struct rt_prof_site *ps = L->ps;
+        uint64_t now = prof_now();
+        if (ps->ck_cur < ps->ck_end && now < ps->ck_at) {
+            *a = ps->ck_cur;
+            *b = ps->ck_end - ps->ck_cur > ps->ck_piece
+                     ? ps->ck_cur + ps->ck_piece : ps->ck_end;
+            ps->ck_cur = *b;
+            ps->ck_it += *b - *a;
+            break;
+        }
+        prof_checkpoint(L, now);
+        L->phase = PH_CKRUN;
+    }
+        /* fall through */
+    case PH_CKRUN:
+        if (!prof_ck_range(L, a, b)) {
+            prof_finish(L);
+            return 0;
+        }
+        break;
     default:
         return 0;
     }

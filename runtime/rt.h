@@ -204,6 +204,16 @@ struct rt_prof_site {
     int drift_run;               /* executions in a row that strayed */
     uint64_t measure_ns;         /* timed iterations' clock reads and the
                                     exchange of speeds, this node */
+    /* The checkpoint of a measuring execution (OMPDSM_PROFILED_CHECK):
+     * this node's block is handed out in pieces until ck_at, when the
+     * nodes exchange what they ran since ck_t0 and split what is left. */
+    uint64_t ck_at, ck_t0, ck_it;   /* deadline; phase start; iterations */
+    uint64_t ck_piece, ck_cur, ck_end; /* piece size; own block's rest */
+    uint64_t *ck_lo, *ck_hi;     /* [nthreads] every thread's rest at the
+                                    checkpoint, in thread order */
+    uint64_t ck_v, ck_vend;      /* this thread's part of their
+                                    concatenation */
+    uint64_t checks, check_splits; /* checkpoints; those that re-split */
     uint64_t cycles, instructions; /* hardware counters, when present */
     long long cnt0[2];           /* their values at the loop's start */
     uint64_t nhist;              /* executions recorded (at most RT_PROF_HIST) */

@@ -301,6 +301,11 @@ static void print_prof(FILE *f, const struct prof_wire *all, int ns)
                 (unsigned long long)ps->repartitions,
                 (unsigned long long)ps->drifts,
                 (unsigned long long)ps->chunk);
+        if (ps->checks)
+            fprintf(f, "  %llu checkpoints, %llu of them re-split the rest "
+                       "(OMPDSM_PROFILED_CHECK)\n",
+                    (unsigned long long)ps->checks,
+                    (unsigned long long)ps->check_splits);
         if (ps->brief)
             fprintf(f, "  (its last measurement took under 0.1 ms on some "
                        "node: not used, static's split; raise eval_size)\n");
@@ -367,13 +372,16 @@ static void json_prof(FILE *f, const struct prof_wire *all, int ns)
             fprintf(f, *p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
         fprintf(f, "\", \"line\": %d, \"func\": \"%s\", \"nodes\": %d, "
                    "\"executions\": %llu, \"measurements\": %llu, "
-                   "\"repartitions\": %llu, \"drifts\": %llu, \"chunk\": %llu, "
-                   "\"brief_measurement\": %s",
+                   "\"repartitions\": %llu, \"drifts\": %llu, "
+                   "\"checkpoints\": %llu, \"checkpoint_splits\": %llu, "
+                   "\"chunk\": %llu, \"brief_measurement\": %s",
                 ps->site->line, ps->site->func ? ps->site->func : "", nt,
                 (unsigned long long)ps->executions,
                 (unsigned long long)ps->measurements,
                 (unsigned long long)ps->repartitions,
                 (unsigned long long)ps->drifts,
+                (unsigned long long)ps->checks,
+                (unsigned long long)ps->check_splits,
                 (unsigned long long)ps->chunk, ps->brief ? "true" : "false");
         fprintf(f, ",\n     \"speeds_per_ms\": [");
         for (int t = 0; t < nt; t++)

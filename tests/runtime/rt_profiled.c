@@ -15,6 +15,12 @@
  *                            third execution on: two executions stray from
  *                            the prediction, a later one measures again and
  *                            gives it the smallest share.
+ *   rt_profiled check [off]  one execution whose measurement is misleading
+ *                            (the last node is slow only after its measured
+ *                            iterations): its checkpoint re-splits the rest,
+ *                            and the vector kept gives that node the
+ *                            smallest share; with OMPDSM_PROFILED_CHECK=0
+ *                            ("off") there is no checkpoint and equal shares.
  *
  * The site's state is read through runtime/rt.h (white box): the vector
  * and the measurement count are what the test checks, never a time. */
@@ -50,6 +56,7 @@ struct frame {
     unsigned long long n;
     long long chunk, eval_size, eval_skip;
     int site, flags, nowait, slow_node, slow_us, base_us;
+    unsigned long long slow_from; /* the slow node is slow from here on */
 };
 
 static void region(void *fp)
@@ -62,8 +69,14 @@ static void region(void *fp)
     unsigned long long lo, hi, prev = 0;
     OMPDSM_loop_init(&L, &sites[f->site], f->n, OMPDSM_SCHED_PROFILED,
                      f->chunk, f->eval_size, f->eval_skip, f->flags);
+    /* Ranges come in increasing order, except after the checkpoint of a
+     * block split (OMPDSM_PROFILED_CHECK), which may give a thread part
+     * of another's rest, below what it ran: not in a monotonic or ordered
+     * loop. */
+    int inorder = f->chunk || (f->flags & (OMPDSM_LOOP_ORDERED |
+                                           OMPDSM_LOOP_MONOTONIC));
     while (OMPDSM_loop_next(&L, &lo, &hi)) {
-        CHECK(lo < hi && hi <= f->n && lo >= prev,
+        CHECK(lo < hi && hi <= f->n && (lo >= prev || !inorder),
               "block [%llu,%llu) of n=%llu after %llu", lo, hi, f->n, prev);
         if (!(lo < hi && hi <= f->n))
             break;
@@ -82,7 +95,9 @@ static void region(void *fp)
             if (k < NMAX)
                 (*g_owner)[k] = tid + 1;
             cnt++;
-            long long us = f->base_us + (tid == f->slow_node ? f->slow_us : 0);
+            long long us = f->base_us +
+                           (tid == f->slow_node && k >= f->slow_from
+                                ? f->slow_us : 0);
             if (us) {
                 struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
                 nanosleep(&ts, NULL);
@@ -265,6 +280,40 @@ static void slow(int T)
           "%llu iterations", T - 1, mine, f.n);
 }
 
+static void check(int T, int off)
+{
+    rtt_phase(off ? "check off" : "check");
+    /* 1 ms an iteration; the last node 5 ms after the measurement blocks
+     * (eval_skip 1 + eval_size 3 per thread): the measurement sees equal
+     * nodes, the rest is predicted at about 36 ms, so the checkpoint
+     * (after a quarter of it) measures the slow node at a fifth. */
+    struct frame f = {(unsigned long long)T * 40, 0, 3, 1, NSITES - 1, 0, 0,
+                      T - 1, 4000, 1000, (unsigned long long)T * 4};
+    run(&f, T);
+    if (T == 1)
+        return;
+    struct rt_prof_site *ps = site_state(f.site);
+    CHECK(ps != NULL, "no state");
+    if (!ps)
+        return;
+    CHECK_EQ_ULL(ps->checks, off ? 0 : 1, "checkpoints");
+    unsigned long long mine = ps->vec[T - 1], sum = 0;
+    for (int t = 0; t < T; t++) {
+        CHECK((*g_vec)[t] == ps->vec[t], "node %d's vector[%d] = %llu, node "
+              "0's %llu", t, t, (*g_vec)[t], (unsigned long long)ps->vec[t]);
+        sum += ps->vec[t];
+    }
+    printf("rt_profiled check: vector[%d] %llu of %llu, %llu re-split\n",
+           T - 1, mine, f.n, (unsigned long long)ps->check_splits);
+    if (off)
+        return;
+    CHECK_EQ_ULL(ps->check_splits, 1, "checkpoints that re-split");
+    CHECK_EQ_ULL(sum, f.n, "kept vector's sum");
+    for (int t = 0; t < T - 1; t++)
+        CHECK(mine < ps->vec[t], "slow node %d keeps %llu iterations, node %d "
+              "%llu", T - 1, mine, t, (unsigned long long)ps->vec[t]);
+}
+
 static int user_main(int argc, char **argv, char **envp)
 {
     (void)envp;
@@ -275,10 +324,12 @@ static int user_main(int argc, char **argv, char **envp)
         shapes(T, argc > 2 ? strtoull(argv[2], NULL, 10) : 1);
     else if (!strcmp(what, "persist"))
         persist(T);
+    else if (!strcmp(what, "check"))
+        check(T, argc > 2 && !strcmp(argv[2], "off"));
     else if (!strcmp(what, "slow"))
         slow(T);
     else {
-        printf("FAIL: rt_profiled: unknown mode '%s' (shapes, persist, slow)\n",
+        printf("FAIL: rt_profiled: unknown mode '%s' (shapes, persist, slow, check)\n",
                what);
         return 1;
     }
