@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """bench/harness/tasks.py - the task kernels (bench/kernels fib, nqueens,
-producer) side by side in one run: gcc -fopenmp and clang -fopenmp (the
+producer, sparselu) side by side in one run: gcc -fopenmp and clang -fopenmp (the
 compiler ompcc uses underneath; built here into --out) with 1 thread,
 ompdsm on 1 node and on 2 nodes (shm), repetitions interleaved (rep 1 of every
 configuration, then rep 2, ...) so that load drifts hit all alike; the
@@ -9,7 +9,7 @@ median time of each, the ratios 1 node / 2 nodes (speed-up) and native /
 build with 1 thread" compares like with like against clang), and the load
 average before and after, as a markdown table for docs/performance.md.
 
-usage: tasks.py --build BUILD [--class S] [--reps 3] [--kernels fib,nqueens,producer]
+usage: tasks.py --build BUILD [--class S] [--reps 3] [--kernels fib,nqueens,producer,sparselu]
                 [--out DIR]
 """
 import argparse
@@ -43,7 +43,7 @@ def main():
     ap.add_argument("--build", required=True, help="the meson build directory")
     ap.add_argument("--class", dest="cls", default="S", help="S or W")
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--kernels", default="fib,nqueens,producer")
+    ap.add_argument("--kernels", default="fib,nqueens,producer,sparselu")
     ap.add_argument("--out", default="/tmp/ompdsm-tasks-bench",
                     help="where the clang -fopenmp builds go")
     a = ap.parse_args()

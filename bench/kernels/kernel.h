@@ -13,7 +13,7 @@
  * default (libgomp: dynamic with chunk 1, ruinous for loops with millions of
  * tiny iterations); pin it to static so runs without the variable are
  * comparable.  Returns the schedule in force, for the report. */
-static const char *schedule_in_use(void)
+__attribute__((unused)) static const char *schedule_in_use(void)
 {
     static char buf[48];
     const char *name;
