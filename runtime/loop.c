@@ -537,22 +537,34 @@ static void prof_init(struct rt_loop *L, long long eval_size,
     L->t0 = prof_now();
 }
 
+/* A fraction from the environment, read once into *cache (negative until
+ * then); every node reads the same.  zero_ok: 0 is allowed, 1 is not (a
+ * fraction in [0, 1)); else (0, 1]. */
+static double prof_fraction(double *cache, const char *name, double dflt,
+                            int zero_ok, const char *hint)
+{
+    double v;
+    __atomic_load(cache, &v, __ATOMIC_RELAXED);
+    if (v >= 0)
+        return v;
+    const char *e = getenv(name);
+    v = dflt;
+    if (e && *e &&
+        (rt_parse_fraction(e, &v) < 0 ||
+         (zero_ok ? (v < 0 || v >= 1) : (v <= 0 || v > 1))))
+        ompdsm_fatal("%s='%s' is not valid: expected a fraction in %s", name,
+                     e, hint);
+    __atomic_store(cache, &v, __ATOMIC_RELAXED);
+    return v;
+}
+
 /* OMPDSM_PROFILED_STEP: how far a re-partition goes towards the measured
- * speeds (sched_prof_in.step); read once, every node reads the same. */
+ * speeds (sched_prof_in.step). */
 static double prof_step(void)
 {
     static double step = -1;
-    double v;
-    __atomic_load(&step, &v, __ATOMIC_RELAXED);
-    if (v >= 0)
-        return v;
-    const char *e = getenv("OMPDSM_PROFILED_STEP");
-    v = 1;
-    if (e && *e && (rt_parse_fraction(e, &v) < 0 || v <= 0 || v > 1))
-        ompdsm_fatal("OMPDSM_PROFILED_STEP='%s' is not valid: expected a "
-                     "fraction in (0, 1], such as 0.5", e);
-    __atomic_store(&step, &v, __ATOMIC_RELAXED);
-    return v;
+    return prof_fraction(&step, "OMPDSM_PROFILED_STEP", 1, 0,
+                         "(0, 1], such as 0.5");
 }
 
 /* Steps (1a)-(1e): every thread's time for its eval_size iterations, one
@@ -605,21 +617,12 @@ static void prof_exchange(struct rt_loop *L, uint64_t timed_ns,
 
 /* OMPDSM_PROFILED_CHECK: when, as a fraction of the rest's predicted
  * time, a measuring execution re-measures; 0: never (one measurement, as
- * the Omni/SCASH paper has it).  Read once, every node reads the same. */
+ * the Omni/SCASH paper has it). */
 static double prof_check(void)
 {
     static double frac = -1;
-    double v;
-    __atomic_load(&frac, &v, __ATOMIC_RELAXED);
-    if (v >= 0)
-        return v;
-    const char *e = getenv("OMPDSM_PROFILED_CHECK");
-    v = 0.25;
-    if (e && *e && (rt_parse_fraction(e, &v) < 0 || v < 0 || v >= 1))
-        ompdsm_fatal("OMPDSM_PROFILED_CHECK='%s' is not valid: expected a "
-                     "fraction in [0, 1), such as 0.25 (0: no checkpoint)", e);
-    __atomic_store(&frac, &v, __ATOMIC_RELAXED);
-    return v;
+    return prof_fraction(&frac, "OMPDSM_PROFILED_CHECK", 0.25, 1,
+                         "[0, 1), such as 0.25 (0: no checkpoint)");
 }
 
 /* Right after the exchange: does this execution get a checkpoint?  One
