@@ -509,6 +509,150 @@ static void rewrite_functions(tu *t)
  * shared locals and references
  * ------------------------------------------------------------------------ */
 
+static char *local_alloc_stmt(const var *v)
+{
+    return xasprintf(" __typeof__(__ompdsm_i_%s) *__ompdsm_l_%s "
+                     "__attribute__((cleanup(OMPDSM_local_free))) = "
+                     "OMPDSM_local_alloc(sizeof(__ompdsm_i_%s), "
+                     "__alignof__(__ompdsm_i_%s), %s%s);",
+                     v->name, v->name, v->name, v->name,
+                     v->init >= 0 ? "&__ompdsm_i_" : "0",
+                     v->init >= 0 ? v->name : "");
+}
+
+/* A declaration statement in which a promoted local comes before other
+ * declarators (`int x = 1, *p = &x, y = x;`): those must see the heap
+ * copy, which exists only once x's declaration is complete.  So the
+ * statement is split after x's declarator: each later declarator becomes a
+ * declaration of its own, `__typeof__(TYPE) NAME = INIT;`, and each
+ * promoted local's heap copy is made right after its own declaration
+ * (base_name names the heap copy in the later initializers). */
+/* Marks the promoted locals of statements to split (split_e), before any
+ * reference is renamed; split_local_decls splits them afterwards. */
+static void mark_split_locals(tu *t)
+{
+    int ds, r;
+    for (ds = 0; ds < t->nodes.n; ds++) {
+        int d, last = -1, split = 0, bad = 0;
+        node *s = &t->nodes.v[ds];
+        if (s->kind != CXCursor_DeclStmt)
+            continue;
+        for (d = s->first; d >= 0; d = t->nodes.v[d].next) {
+            int vi = t->nodes.v[d].var;
+            if (t->nodes.v[d].kind != CXCursor_VarDecl)
+                continue;
+            if (vi < 0 || t->vars.v[vi].kind != VK_LOCAL)
+                bad = 1;
+            last = d;
+        }
+        /* Needed only where a later declarator refers to a promoted one. */
+        for (r = 0; last >= 0 && r < t->refs.n && !split; r++) {
+            ref *rf = &t->refs.v[r];
+            var *v;
+            if (rf->var < 0 || rf->b < s->b || rf->b >= s->e)
+                continue;
+            v = &t->vars.v[rf->var];
+            if (v->promoted && v->kind == VK_LOCAL && v->declstmt == ds &&
+                rf->b >= t->nodes.v[v->decls.v[0]].e)
+                split = 1;
+        }
+        if (!split)
+            continue;
+        for (d = s->first; d >= 0; d = t->nodes.v[d].next)
+            if (t->nodes.v[d].kind == CXCursor_VarDecl && t->nodes.v[d].var >= 0 &&
+                t->vars.v[t->nodes.v[d].var].promoted &&
+                ast_var_vm(t, t->nodes.v[d].var) == VM_ARRAY)
+                bad = 1;
+        if (bad) {
+            tu_error(t, t->nodes.v[s->first].loc, "a parallel region needs a "
+                     "variable of this declaration in shared memory, and later "
+                     "declarators of the declaration use it, in a form ompcc "
+                     "cannot split: declare the shared one separately");
+            continue;
+        }
+        for (d = s->first; d >= 0; d = t->nodes.v[d].next) {
+            node *n = &t->nodes.v[d];
+            if (n->kind == CXCursor_VarDecl && t->vars.v[n->var].promoted)
+                t->vars.v[n->var].split_e = n->e;
+        }
+    }
+}
+
+static void split_local_decls(tu *t)
+{
+    int ds;
+    for (ds = 0; ds < t->nodes.n; ds++) {
+        int d, k, last = -1, split = 0, bad = 0;
+        if (t->nodes.v[ds].kind != CXCursor_DeclStmt)
+            continue;
+        for (d = t->nodes.v[ds].first; d >= 0; d = t->nodes.v[d].next)
+            if (t->nodes.v[d].kind == CXCursor_VarDecl) {
+                last = d;
+                if (t->vars.v[t->nodes.v[d].var].split_e)
+                    split = 1;
+            }
+        if (!split)
+            continue;
+        int first = -1;
+        sbuf o;
+        sb_init(&o);
+        for (d = t->nodes.v[ds].first, k = 0; d >= 0; d = t->nodes.v[d].next) {
+            node *n = &t->nodes.v[d];
+            var *v;
+            if (n->kind != CXCursor_VarDecl)
+                continue;
+            v = &t->vars.v[n->var];
+            if (k++ == 0) {
+                first = d;
+                if (v->promoted) {
+                    /* its own name is renamed by promote_locals */
+                    char *a = local_alloc_stmt(v);
+                    sb_printf(&o, ";%s", a);
+                    free(a);
+                } else {
+                    sb_puts(&o, ";");
+                }
+                continue;
+            }
+            char *sp = ast_type_spelling(clang_getCursorType(n->c));
+            if (strstr(sp, "(unnamed") || strstr(sp, "(anonymous")) {
+                tu_error(t, n->loc, "'%s' is declared together with a variable "
+                         "that a parallel region needs in shared memory, with a "
+                         "type that has no name: declare it separately", v->name);
+                free(sp);
+                bad = 1;
+                break;
+            }
+            sb_printf(&o, " __typeof__(%s) %s%s%s", sp, v->promoted ? "__ompdsm_i_" : "",
+                      v->name, v->nrefs && !v->used_base && !v->promoted
+                                   ? " __attribute__((unused))" : "");
+            free(sp);
+            if (v->init >= 0) {
+                char *init = render_str(t, t->nodes.v[v->init].b, t->nodes.v[v->init].e);
+                sb_printf(&o, " = %s", init);
+                free(init);
+            }
+            if (v->promoted) {
+                char *a = local_alloc_stmt(v);
+                sb_printf(&o, ";%s", a);
+                free(a);
+            } else {
+                sb_puts(&o, ";");
+            }
+        }
+        unsigned semi = t->nodes.v[last].e;
+        while (semi < t->len && t->text[semi] != ';')
+            semi++;
+        if (bad || semi >= t->len) {
+            sb_free(&o);
+            continue;
+        }
+        /* (the text ends with its last declaration's ';': the statement's
+         * own ';' goes) */
+        edit_add(t, t->nodes.v[first].e, semi + 1, sb_take(&o), 10);
+    }
+}
+
 static void promote_locals(tu *t)
 {
     int i;
@@ -535,15 +679,8 @@ static void promote_locals(tu *t)
             node *ds = &t->nodes.v[v->declstmt];
             edit_add(t, d->loc, d->loc + (unsigned)strlen(v->name),
                      xasprintf("__ompdsm_i_%s", v->name), 10);
-            edit_add(t, ds->e, ds->e,
-                     xasprintf(" __typeof__(__ompdsm_i_%s) *__ompdsm_l_%s "
-                               "__attribute__((cleanup(OMPDSM_local_free))) = "
-                               "OMPDSM_local_alloc(sizeof(__ompdsm_i_%s), "
-                               "__alignof__(__ompdsm_i_%s), %s%s);",
-                               v->name, v->name, v->name, v->name,
-                               v->init >= 0 ? "&__ompdsm_i_" : "0",
-                               v->init >= 0 ? v->name : ""),
-                     10);
+            if (!v->split_e) /* (split_local_decls made its copy) */
+                edit_add(t, ds->e, ds->e, local_alloc_stmt(v), 10);
         } else if (v->kind == VK_PARAM) {
             fninfo *f = &t->funcs.v[v->func];
             unsigned at = t->nodes.v[f->body].b + 1;
@@ -635,8 +772,10 @@ void globals_rewrite(tu *t)
         }
     }
     rewrite_functions(t);
+    mark_split_locals(t);
     promote_locals(t);
     rewrite_refs(t);
+    split_local_decls(t);
     split_groups(t);
 }
 

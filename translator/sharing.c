@@ -522,7 +522,8 @@ static char *base_name(tu *t, int v, unsigned off)
     if (vv->promoted) {
         /* (an array of variable size is allocated in its declarator) */
         if (vv->kind == VK_LOCAL && vv->declstmt >= 0 && ast_var_vm(t, v) != VM_ARRAY &&
-            off >= t->nodes.v[vv->declstmt].b && off < t->nodes.v[vv->declstmt].e)
+            off >= t->nodes.v[vv->declstmt].b && off < t->nodes.v[vv->declstmt].e &&
+            (!vv->split_e || off < vv->split_e))
             return xasprintf("__ompdsm_i_%s", vv->name);
         return xasprintf("(*__ompdsm_l_%s)", vv->name);
     }

@@ -86,6 +86,9 @@ typedef struct var {
     int decl_con;         /* innermost construct holding its declaration */
     int promoted;         /* local kept in the shared heap (OMPDSM_local_alloc) */
     int declstmt;         /* DeclStmt node of a local, -1 */
+    unsigned split_e;     /* promoted local declared before other declarators
+                             of its statement: the end of its declarator, after
+                             which the statement is split (globals.c); 0 */
     int dyn_init;         /* threadprivate initialised by the unit's init */
     int nrefs;            /* references in the code */
     int used_base;        /* some code still names the declared variable */
