@@ -282,7 +282,7 @@ int dsm_fork_recv(struct comm_group g, struct comm_buf *data)
     struct pl p;
     if (parse(b.data, b.len, &p, 1) < 0)
         ompdsm_fatal("malformed fork message from node 0");
-    dsm_release();
+    dsm_release_quiet();
     dsm_apply_notices(p.v, p.n);
     data->len = 0;
     rc = comm_buf_append(data, p.ext, p.extlen);

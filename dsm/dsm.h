@@ -100,7 +100,8 @@ struct dsm_sync_ext {
      * its faults are served (by the homes' transports, not their
      * application threads), but it must not lock, unlock, flush, or start
      * a barrier or fork, which would wait for members that cannot
-     * answer. */
+     * answer.  It must name what it writes with dsm_wrote (a page kept
+     * writable takes writes without a fault, OMPDSM_KEEP_WRITABLE). */
     int (*at_root)(void *ctx, struct comm_buf *acc);
     void *ctx;
     struct comm_buf *down; /* receives the root's combined ext payload */
@@ -113,6 +114,10 @@ int dsm_barrier(struct comm_group g, struct dsm_sync_ext *ext);
  * channel there must be a dsm_barrier on it. */
 int dsm_fork_send(struct comm_group g, const void *data, size_t len);
 int dsm_fork_recv(struct comm_group g, struct comm_buf *data);
+/* Says that [p, p+len) was written where no release follows that looks at
+ * every page kept writable: a barrier's at_root hook.  Costs nothing
+ * outside the shared heap. */
+void dsm_wrote(const void *p, size_t len);
 /* Release (make this node's writes visible to the next acquirer) and
  * acquire (see every write released before).  flush = both. */
 void dsm_release(void);
@@ -193,6 +198,11 @@ struct dsm_stats {
      * moved to this node and their bytes, and (node 0) barriers that moved
      * at least one page. */
     uint64_t remote_faults, migrations, migrate_bytes, migrate_barriers;
+    /* mprotect calls, and page-releases that left a page homed elsewhere
+     * writable with its twin brought up to date (OMPDSM_KEEP_WRITABLE). */
+    uint64_t protects, kept;
+    /* Pages a write fault made writable after the faulting one. */
+    uint64_t written_ahead;
 };
 void dsm_stats_get(struct dsm_stats *out);
 

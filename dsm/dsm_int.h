@@ -105,6 +105,18 @@ struct dsm_state {
     uint32_t *excl;
     size_t nexcl, excl_cap;
     int excl_on;            /* OMPDSM_HOME_EXCLUSIVE (default on) */
+    /* Pages kept writable (OMPDSM_KEEP_WRITABLE, release.c): per page, its
+     * write history and keeping state (release.c says the bits); a kept
+     * page stays PG_DIRTY and writable across barriers with its twin
+     * brought up to date, instead of being write-protected and faulted
+     * again. */
+    uint32_t *keep;
+    int keep_on;
+    uint32_t *kept;         /* the pages kept writable, under dirty_lock */
+    size_t nkept, kept_cap;
+    uint32_t *kept_wrote;   /* kept pages dsm_wrote named since the last
+                             * release, under dirty_lock */
+    size_t nkept_wrote, kept_wrote_cap;
     /* One release at a time per node: a release carries the writes of every
      * thread of the node, so a thread's own release must not finish (and
      * hand its lock on) before a concurrent release that took its writes
@@ -324,6 +336,8 @@ void dsm_fetch_page(uint32_t pg, int home);
  * there, within one stripe block); call before the get: the transports
  * order a get after earlier puts to the same peer. */
 void dsm_mark_fetch(uint32_t pg, uint32_t n, int home);
+/* A new twin holding page pg's current bytes. */
+void *dsm_twin_copy(uint32_t pg);
 
 /* ---- release and acquire (release.c) ---- */
 /* Sends diffs of every dirty page to its home, write-protects them, and
@@ -345,8 +359,21 @@ void dsm_refetched(uint32_t pg);
 /* Appends pg to a growing page list (v, n, cap); ends the job when out of
  * memory.  The caller holds whatever lock guards the list. */
 void dsm_page_list_push(uint32_t **v, size_t *n, size_t *cap, uint32_t pg);
-/* Releases and records the notices in the interval accumulator. */
+/* A write fault took ns (the pages kept writable weigh it against their
+ * scans). */
+void dsm_keep_fault_ns(uint64_t ns);
+/* Whether this node wrote page pg in one of the last few barrier
+ * intervals (as long as a page stays kept writable): the fault handler
+ * makes such pages writable ahead of a write fault on the page before. */
+int dsm_keep_recent(uint32_t pg);
+/* Pages a write fault makes writable after the faulting one, at most. */
+enum { DSM_WRITEAHEAD = 15 };
+/* Releases and records the notices in the interval accumulator (barriers
+ * and forks: no thread of the node writes shared memory meanwhile). */
 void dsm_release_interval(struct notice_list *published);
+/* dsm_release for a node none of whose threads writes shared memory
+ * meanwhile (a fork's receiver): pages kept writable stay so. */
+void dsm_release_quiet(void);
 
 /* ---- home migration (migrate.c) ----
  * Each node counts, per page, its uses of the page in the interval between

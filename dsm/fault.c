@@ -70,6 +70,13 @@ void dsm_twin_free(void *t)
     pthread_mutex_unlock(&twin_lock);
 }
 
+void *dsm_twin_copy(uint32_t pg)
+{
+    void *t = twin_alloc();
+    memcpy(t, page_sys(pg), dsm_g.page_size);
+    return t;
+}
+
 void dsm_mark_fetch(uint32_t pg, uint32_t n, int home)
 {
     static const uint8_t zeros[DSM_PLOCK_STRIPES];
@@ -96,6 +103,28 @@ static void add_dirty(uint32_t pg)
     pthread_mutex_lock(&dsm_g.dirty_lock);
     dsm_page_list_push(&dsm_g.dirty, &dsm_g.ndirty, &dsm_g.dirty_cap, pg);
     pthread_mutex_unlock(&dsm_g.dirty_lock);
+}
+
+/* A page this node is about to write (page lock held, valid copy): a twin
+ * if it is homed elsewhere, listed dirty, PG_DIRTY; the caller makes it
+ * writable. */
+static void make_dirty(uint32_t pg, int home)
+{
+    if (home != dsm_g.rank) {
+        void *t = twin_alloc();
+        memcpy(t, page_sys(pg), dsm_g.page_size);
+        dsm_g.twin[pg] = t;
+        DSM_STAT(twins, 1);
+    } else {
+        /* The home keeps no twin: its bytes are unknown, and half a
+         * page is what its write counts for under policy diffs. */
+        dsm_mig_bytes(pg, dsm_g.page_size / 2);
+    }
+    /* Listed before it becomes writable: once any thread can store to
+     * it, a release on another thread must find it in the list (and
+     * then wait for this page lock), or that store would be missed. */
+    add_dirty(pg);
+    dsm_g.state[pg] = PG_DIRTY;
 }
 
 void dsm_page_access(uint32_t pg, int write)
@@ -157,31 +186,45 @@ void dsm_page_access(uint32_t pg, int write)
             dsm_fetch_page(pg, home);
             dsm_mig_fault(pg, 1); /* the fetch; the write counts below */
         }
-        if (home != dsm_g.rank) {
-            void *t = twin_alloc();
-            memcpy(t, page_sys(pg), dsm_g.page_size);
-            dsm_g.twin[pg] = t;
-            DSM_STAT(twins, 1);
+        make_dirty(pg, home);
+        if (home != dsm_g.rank)
             DSM_STAT(remote_faults, 1);
-        } else {
-            /* The home keeps no twin: its bytes are unknown, and half a
-             * page is what its write counts for under policy diffs. */
-            dsm_mig_bytes(pg, dsm_g.page_size / 2);
-        }
         dsm_mig_fault(pg, 1);
-        /* Listed before it becomes writable: once any thread can store to
-         * it, a release on another thread must find it in the list (and
-         * then wait for this page lock), or that store would be missed. */
-        add_dirty(pg);
-        dsm_g.state[pg] = PG_DIRTY;
-        dsm_protect(pg, 1, PROT_READ | PROT_WRITE);
+        /* Write-ahead: the valid read-only pages right after this one,
+         * homed elsewhere, that this node wrote lately (dsm_keep_recent)
+         * become writable in the same mprotect, as read-ahead fetches in
+         * one get: a loop that writes a block of pages again takes one
+         * fault for the block.  A guess that was wrong costs a twin and an
+         * empty diff, and publishes nothing (a page homed here has no twin
+         * to tell, so none is written ahead).  Their locks are only tried,
+         * within one stripe block. */
+        uint32_t n = 1;
+        while (n <= DSM_WRITEAHEAD && !starts_stripe_block(pg + n) &&
+               pg + n < dsm_g.npages && dsm_g.state[pg + n] == PG_RO &&
+               dsm_home_known(pg + n) >= 0 && dsm_home_known(pg + n) != dsm_g.rank &&
+               dsm_keep_recent(pg + n) &&
+               pthread_mutex_trylock(page_lock(pg + n)) == 0) {
+            if (dsm_g.state[pg + n] != PG_RO) {
+                pthread_mutex_unlock(page_lock(pg + n));
+                break;
+            }
+            make_dirty(pg + n, dsm_home_known(pg + n));
+            n++;
+        }
+        dsm_protect(pg, n, PROT_READ | PROT_WRITE);
+        for (uint32_t k = 1; k < n; k++)
+            pthread_mutex_unlock(page_lock(pg + k));
         DSM_STAT(write_faults, 1);
+        DSM_STAT(written_ahead, n - 1);
         dsm_pagestat_fault(pg, 1);
-        OMPDSM_TRACE(OMPDSM_TR_FAULT, "write fault page %u (home %d)%s", pg,
-                     home, st == PG_INVALID ? " after fetch" : "");
+        OMPDSM_TRACE(OMPDSM_TR_FAULT, "write fault page %u (home %d)%s (+%u ahead)",
+                     pg, home, st == PG_INVALID ? " after fetch" : "", n - 1);
     }
     pthread_mutex_unlock(l);
-    DSM_STAT(fault_ns, ompdsm_now_ns() - t0);
+    uint64_t ns = ompdsm_now_ns() - t0;
+    DSM_STAT(fault_ns, ns);
+    if (write && (st == PG_RO || (st == PG_INVALID && home == dsm_g.rank)))
+        dsm_keep_fault_ns(ns); /* (a fault a kept page saves fetches nothing) */
 }
 
 static void chain(int sig, siginfo_t *si, void *uc)

@@ -121,6 +121,7 @@ int dsm_init(void)
      * each notice, so no page stays unfetched: no marks, no exclusivity. */
     dsm_g.excl_on = ompdsm_env_choice("OMPDSM_HOME_EXCLUSIVE", onoff, 2, 0) == 0 &&
                     !dsm_g.update_protocol;
+    dsm_g.keep_on = ompdsm_env_choice("OMPDSM_KEEP_WRITABLE", onoff, 2, 0) == 0;
 
     dsm_g.fd = memfd_create("ompdsm-heap", MFD_CLOEXEC);
     if (dsm_g.fd < 0 || ftruncate(dsm_g.fd, (off_t)size) < 0)
@@ -138,6 +139,7 @@ int dsm_init(void)
     dsm_g.state = dsm_table(dsm_g.npages, "page state");
     dsm_g.twin = dsm_table((size_t)dsm_g.npages * sizeof(void *), "twin");
     dsm_g.granule = dsm_table(dsm_g.npages, "diff granule");
+    dsm_g.keep = dsm_table((size_t)dsm_g.npages * sizeof *dsm_g.keep, "write history");
     for (size_t i = 0; i < OMPDSM_ARRAY_LEN(dsm_g.plock); i++)
         pthread_mutex_init(&dsm_g.plock[i], NULL);
     pthread_mutex_init(&dsm_g.dirty_lock, NULL);
@@ -212,6 +214,7 @@ void dsm_fini(void)
 
 void dsm_protect(uint32_t pg, uint32_t n, int prot)
 {
+    DSM_STAT(protects, 1);
     if (OMPDSM_UNLIKELY(mprotect(page_app(pg), (size_t)n << dsm_g.page_shift,
                                  prot) < 0)) {
         int e = errno;

@@ -235,9 +235,16 @@ void dsm_mig_apply(const struct mig_move *m, size_t n)
             /* Until our first notice for it, other nodes may hold copies. */
             __atomic_store_n((uint8_t *)dsm_g.area + dsm_off_fetched + pg, 0,
                              __ATOMIC_SEQ_CST);
-            if (st == PG_DIRTY || dsm_g.twin[pg])
+            if (st == PG_DIRTY && dsm_g.twin[pg] && dsm_g.keep_on) {
+                /* Kept writable at this barrier's release, so nothing is
+                 * unreleased: the copy below replaces it. */
+                dsm_twin_free(dsm_g.twin[pg]);
+                dsm_g.twin[pg] = NULL;
+                st = PG_INVALID;
+            } else if (st == PG_DIRTY || dsm_g.twin[pg]) {
                 ompdsm_fatal("internal: page %u moves here with unreleased "
                              "writes", pg);
+            }
             if (st != PG_RO) {
                 /* The root put the current contents into our memory. */
                 dsm_g.state[pg] = PG_RO;
@@ -247,10 +254,15 @@ void dsm_mig_apply(const struct mig_move *m, size_t n)
             DSM_STAT(migrate_bytes, dsm_g.page_size);
         } else if (m[i].from == me) {
             if (st == PG_DIRTY) {
-                /* An exclusive page: our copy stays valid, and the next
-                 * write must fault and make a twin. */
+                /* An exclusive page, or one kept writable (with a twin,
+                 * released at this barrier): our copy stays valid, and the
+                 * next write must fault and make a twin. */
                 dsm_protect(pg, 1, PROT_READ);
                 dsm_g.state[pg] = PG_RO;
+                if (dsm_g.twin[pg]) {
+                    dsm_twin_free(dsm_g.twin[pg]);
+                    dsm_g.twin[pg] = NULL;
+                }
             }
             left = 1;
         }

@@ -19,9 +19,9 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Sends the diff of one dirty non-home page to its home (page lock held,
- * page already write-protected). */
-static void send_diff(uint32_t pg, int home)
+/* The runs where page pg (dirty, with a twin) differs from its twin, in a
+ * buffer of the calling thread's. */
+static size_t page_diff(uint32_t pg, struct comm_run **out)
 {
     /* Worst case: alternating changed and unchanged bytes. */
     size_t maxruns = dsm_g.page_size / 2 + 1;
@@ -34,9 +34,20 @@ static void send_diff(uint32_t pg, int home)
     }
     if (!runs)
         ompdsm_fatal("out of memory for a diff");
-    void *twin = dsm_g.twin[pg];
-    size_t n = diff_page_g(twin, page_sys(pg), dsm_g.page_size, runs,
-                           dsm_g.granule[pg]);
+    *out = runs;
+    return diff_page_g(dsm_g.twin[pg], page_sys(pg), dsm_g.page_size, runs,
+                       dsm_g.granule[pg]);
+}
+
+/* Sends the diff of one dirty non-home page to its home (page lock held,
+ * page already write-protected or no thread of the node writing).  Returns
+ * the number of changed runs.  keep: the twin is brought up to date and
+ * stays (the caller frees it if the page does not stay writable after
+ * all); otherwise it is freed. */
+static size_t send_diff(uint32_t pg, int home, int keep)
+{
+    struct comm_run *runs;
+    size_t n = page_diff(pg, &runs);
     uint64_t bytes = 0;
     for (size_t k = 0; k < n; k++)
         bytes += runs[k].len;
@@ -47,8 +58,26 @@ static void send_diff(uint32_t pg, int home)
     DSM_STAT(diff_bytes, bytes);
     dsm_mig_bytes(pg, bytes);
     dsm_pagestat_diff(pg, runs, n);
+    void *twin = dsm_g.twin[pg];
+    if (keep) {
+        diff_apply(twin, page_sys(pg), runs, n);
+        return n;
+    }
     dsm_g.twin[pg] = NULL;
     dsm_twin_free(twin);
+    return n;
+}
+
+/* For a page homed here and kept writable (it has a twin): whether it
+ * changed since its twin was taken; the twin is brought up to date. */
+static int home_changed(uint32_t pg)
+{
+    /* No diff goes anywhere: memcmp stops at the first change, and a whole
+     * copy is cheaper than applying a many-run diff. */
+    if (!memcmp(dsm_g.twin[pg], page_sys(pg), dsm_g.page_size))
+        return 0;
+    memcpy(dsm_g.twin[pg], page_sys(pg), dsm_g.page_size);
+    return 1;
 }
 
 /* Page runs handled as one batch: contiguous pages that do not cross a
@@ -103,23 +132,281 @@ void dsm_page_list_push(uint32_t **v, size_t *n, size_t *cap, uint32_t pg)
     (*v)[(*n)++] = pg;
 }
 
-/* Takes the node's dirty list and extra notices (sorted pages) for a
- * release.  Home pages no other node fetched since our last notice for
- * them need no notice and no protection: they join the exclusive list and
- * stay writable.  Exclusive pages another node fetched meanwhile join the
- * batch, to be protected and noticed like any page written here.  Callers
+/* ---- pages kept writable (OMPDSM_KEEP_WRITABLE) ----
+ * On this machine a write fault costs two mprotects whose TLB flushes are
+ * the largest single cost of the protocol (docs/performance.md).  A page
+ * homed elsewhere that this node wrote in two intervals in a row is
+ * likely written in the next one too: at a barrier, where no thread of the
+ * node writes shared memory, its diff goes home, its twin takes the
+ * diff's bytes and the page stays PG_DIRTY and writable (dsm_g.kept).
+ *
+ * The modes of a release:
+ * - REL_BARRIER (barriers and forks, the node's threads all inside): kept
+ *   pages join the batch; a diff that is empty ends the keeping (the page
+ *   is protected, its twin freed, no notice); a non-empty one keeps it.
+ * - REL_QUIET (the barrier root's hook release, a node receiving a
+ *   fork): no thread of the node wrote a kept page since the node's last
+ *   release except where dsm_wrote says so (a hook's reduction results),
+ *   so only those kept pages join the batch; the release is not an
+ *   interval's end, so it counts no idle interval.
+ * - REL_LOCK (lock releases, flushes): other threads may be writing, and
+ *   what happens next is fine-grained: every kept page is write-protected
+ *   and compared with its twin; unchanged ones become read-only copies
+ *   with no notice, changed ones join the batch as any dirty page.  So a
+ *   kept page never makes a lock release publish a page it did not write,
+ *   and the first lock operation after a barrier ends all keeping. */
+enum rel_mode { REL_LOCK, REL_BARRIER, REL_QUIET };
+
+/* dsm_g.keep[pg], per page:
+ * - KEEP_LEFT: the barriers it may still stay kept without a write;
+ * - KEEP_LISTED: in dsm_g.kept;
+ * - KEEP_SHARED: homed here and written by another node too: never kept
+ *   (the other node's diffs land in it, so its twin would take them for
+ *   this node's writes, publishing and copying it at every barrier);
+ * - KEEP_WRITTEN: a barrier release found it written, the last time in
+ *   the interval (barrier releases so far, mod 256) at KEEP_EPOCH_SHIFT;
+ * - KEEP_HIT: written while kept, in its current keeping;
+ * - KEEP_GOOD: a keeping of it saved a fault (a write while kept) since
+ *   its last keeping that saved none;
+ * - KEEP_MISS: its last keeping ended with no write while kept (it saved
+ *   nothing and cost scans and an mprotect of its own, out of the
+ *   release's runs).
+ * A page is kept at a barrier when it is written in this interval and
+ * was written at most `gap` barrier intervals before (a page written once,
+ * as in an initialization, never is), and stays kept until `gap` barriers
+ * in a row found it unwritten.  A first keeping is a guess, made only
+ * within KEEP_FIRST intervals; after a keeping that saved a fault the
+ * whole gap applies, after one that saved none only a write in the very
+ * next interval starts another (NPB IS rewrites its pages every 8-9
+ * barriers and lost 15% to keepings that ended just before the write).  The gap is what a saved fault buys: an
+ * unwritten kept page costs a scan per barrier (3 us for 64 KiB in cache,
+ * 15-20 out of it, where the scans of large arrays run) and a write fault
+ * costs 20-90 us on these machines, so the gap is the node's measured
+ * average write-fault time over its measured average scan of an unwritten
+ * kept page, between 1 and KEEP_LEFT (both averages move by an eighth of
+ * each new sample; the gap starts at KEEP_GAP0). */
+enum {
+    KEEP_LEFT = 0x0f, KEEP_HIT = 0x10, KEEP_SHARED = 0x20, KEEP_LISTED = 0x40,
+    KEEP_WRITTEN = 0x80, KEEP_EPOCH_SHIFT = 8, KEEP_MISS = 0x10000,
+    KEEP_GOOD = 0x20000,
+};
+enum { KEEP_GAP0 = 4, KEEP_FIRST = 4 };
+static uint8_t keep_epoch; /* barrier releases so far, mod 256 */
+static uint64_t fault_avg_ns, scan_avg_ns; /* see above; 0: no sample yet */
+
+static void avg_add(uint64_t *avg, uint64_t ns)
+{
+    uint64_t a = __atomic_load_n(avg, __ATOMIC_RELAXED);
+    __atomic_store_n(avg, a ? a - a / 8 + ns / 8 : ns, __ATOMIC_RELAXED);
+}
+
+void dsm_keep_fault_ns(uint64_t ns)
+{
+    avg_add(&fault_avg_ns, ns);
+}
+
+static unsigned keep_gap(void)
+{
+    uint64_t f = __atomic_load_n(&fault_avg_ns, __ATOMIC_RELAXED);
+    uint64_t c = __atomic_load_n(&scan_avg_ns, __ATOMIC_RELAXED);
+    if (!f || !c)
+        return KEEP_GAP0;
+    uint64_t g = f / c;
+    return g < 1 ? 1 : g > KEEP_LEFT ? KEEP_LEFT : (unsigned)g;
+}
+
+/* Whether a page written now is worth keeping writable (see above); the
+ * fault handler's write-ahead asks the same of the pages after a fault.
+ * Read without locks: a stale answer costs a fault or a wasted twin. */
+static int keep_ok(uint32_t pg)
+{
+    uint32_t h = __atomic_load_n(&dsm_g.keep[pg], __ATOMIC_RELAXED);
+    uint8_t last = (uint8_t)(h >> KEEP_EPOCH_SHIFT);
+    uint8_t ago = (uint8_t)(__atomic_load_n(&keep_epoch, __ATOMIC_RELAXED) - last);
+    unsigned limit = keep_gap();
+    if (h & KEEP_MISS)
+        limit = 1;
+    else if (!(h & KEEP_GOOD) && limit > KEEP_FIRST)
+        limit = KEEP_FIRST;
+    return (h & (KEEP_WRITTEN | KEEP_SHARED)) == KEEP_WRITTEN && ago <= limit;
+}
+
+int dsm_keep_recent(uint32_t pg)
+{
+    return dsm_g.keep_on && keep_ok(pg);
+}
+
+/* Counts a barrier release of pg; was_kept: it was kept (writable with no
+ * fault) since the last release.  Returns whether it stays kept, if
+ * keeping is allowed. */
+static int keep_count(uint32_t pg, int written, int was_kept)
+{
+    uint32_t h = dsm_g.keep[pg];
+    uint32_t flags = h & (KEEP_LISTED | KEEP_SHARED | KEEP_HIT | KEEP_MISS | KEEP_GOOD);
+    if (written) {
+        if (was_kept)
+            flags = (flags | KEEP_HIT | KEEP_GOOD) & ~(uint32_t)KEEP_MISS;
+        else
+            flags &= ~(uint32_t)KEEP_HIT; /* a keeping may start here */
+        dsm_g.keep[pg] = flags | KEEP_WRITTEN | keep_gap() |
+                         ((uint32_t)keep_epoch << KEEP_EPOCH_SHIFT);
+        return 1;
+    }
+    unsigned left = h & KEEP_LEFT;
+    if (left)
+        left--;
+    if (!left && was_kept && !(h & KEEP_HIT))
+        flags = (flags | KEEP_MISS) & ~(uint32_t)KEEP_GOOD;
+    dsm_g.keep[pg] = (h & ~(uint32_t)(KEEP_LEFT | KEEP_HIT | KEEP_MISS | KEEP_GOOD)) |
+                     flags | left;
+    return left > 0;
+}
+
+/* Lists pg as kept (dirty_lock held), once. */
+static void list_kept(uint32_t pg)
+{
+    if (dsm_g.keep[pg] & KEEP_LISTED)
+        return;
+    dsm_g.keep[pg] |= KEEP_LISTED;
+    dsm_page_list_push(&dsm_g.kept, &dsm_g.nkept, &dsm_g.kept_cap, pg);
+}
+
+void dsm_wrote(const void *p, size_t len)
+{
+    if (!len || dsm_g.solo || !dsm_g.started || !dsm_g.keep_on)
+        return;
+    const char *lo = p, *hi = lo + len;
+    if (hi <= dsm_heap_lo_ || lo >= dsm_heap_hi_)
+        return;
+    if (lo < dsm_heap_lo_)
+        lo = dsm_heap_lo_;
+    if (hi > dsm_heap_hi_)
+        hi = dsm_heap_hi_;
+    pthread_mutex_lock(&dsm_g.dirty_lock);
+    for (uint32_t pg = page_of(lo), end = page_of(hi - 1); pg <= end; pg++)
+        if (dsm_g.keep[pg] & KEEP_LISTED)
+            dsm_page_list_push(&dsm_g.kept_wrote, &dsm_g.nkept_wrote,
+                               &dsm_g.kept_wrote_cap, pg);
+    pthread_mutex_unlock(&dsm_g.dirty_lock);
+}
+
+/* Protects the pages of [pg, pg+n) marked in mark, one mprotect per
+ * stretch. */
+static void protect_marked(uint32_t pg, uint32_t n, const uint8_t *mark)
+{
+    for (uint32_t k = 0; k < n;) {
+        uint32_t m = 0;
+        while (k + m < n && mark[k + m])
+            m++;
+        if (m)
+            dsm_protect(pg + k, m, PROT_READ);
+        k += m ? m : 1;
+    }
+}
+
+static void sort_unique(uint32_t *v, size_t *n)
+{
+    if (*n < 2)
+        return;
+    qsort(v, *n, sizeof *v, cmp_u32);
+    size_t w = 1;
+    for (size_t i = 1; i < *n; i++)
+        if (v[i] != v[w - 1])
+            v[w++] = v[i];
+    *n = w;
+}
+
+/* Hands the kept pages that a release of this mode must see to the batch
+ * (v, nv, cap), and keeps the rest kept (see the modes above).  Callers
  * hold release_lock, except the barrier root's hook release. */
-static void take_batch(uint32_t **pages, size_t *n, struct notice_list *extra)
+static void take_kept(enum rel_mode mode, uint32_t **v, size_t *nv, size_t *cap)
+{
+    pthread_mutex_lock(&dsm_g.dirty_lock);
+    uint32_t *kv = dsm_g.kept, *wv = dsm_g.kept_wrote;
+    size_t nk = dsm_g.nkept, nw = dsm_g.nkept_wrote;
+    dsm_g.kept_wrote = NULL;
+    dsm_g.nkept_wrote = dsm_g.kept_wrote_cap = 0;
+    if (mode == REL_QUIET) {
+        /* Only what dsm_wrote declared can have changed. */
+        for (size_t i = 0; i < nw; i++)
+            dsm_page_list_push(v, nv, cap, wv[i]);
+        pthread_mutex_unlock(&dsm_g.dirty_lock);
+        free(wv);
+        return;
+    }
+    dsm_g.kept = NULL;
+    dsm_g.nkept = dsm_g.kept_cap = 0;
+    for (size_t i = 0; i < nk; i++) {
+        /* Under REL_BARRIER, a page still kept stays marked listed so that
+         * release_batch knows it was kept; it unmarks it.  One an acquire
+         * or a move took is read-only or invalid, or faulted again and in
+         * the dirty list anyway. */
+        uint32_t p = kv[i];
+        if (mode == REL_BARRIER && dsm_g.state[p] == PG_DIRTY && dsm_g.twin[p])
+            dsm_page_list_push(v, nv, cap, p);
+        else
+            dsm_g.keep[p] &= (uint32_t)~KEEP_LISTED;
+    }
+    pthread_mutex_unlock(&dsm_g.dirty_lock);
+    free(wv);
+    if (mode == REL_BARRIER) {
+        free(kv);
+        return;
+    }
+    /* REL_LOCK: protect, compare, and hand on the changed ones. */
+    sort_unique(kv, &nk);
+    uint8_t mark[DSM_PLOCK_STRIPES];
+    for (size_t i = 0; i < nk;) {
+        uint32_t pg = kv[i], len = run_end(kv, nk, i);
+        i += len;
+        lock_run(pg, len);
+        for (uint32_t k = 0; k < len; k++)
+            mark[k] = dsm_g.state[pg + k] == PG_DIRTY && dsm_g.twin[pg + k];
+        protect_marked(pg, len, mark);
+        for (uint32_t k = 0; k < len; k++) {
+            uint32_t p = pg + k;
+            if (!mark[k])
+                continue; /* no longer kept: an acquire or a move took it */
+            if (memcmp(dsm_g.twin[p], page_sys(p), dsm_g.page_size)) {
+                dsm_page_list_push(v, nv, cap, p);
+            } else {
+                dsm_g.state[p] = PG_RO;
+                dsm_twin_free(dsm_g.twin[p]);
+                dsm_g.twin[p] = NULL;
+            }
+        }
+        unlock_run(pg, len);
+    }
+    free(kv);
+}
+
+/* Takes the node's dirty list and extra notices (sorted pages) for a
+ * release, with the kept pages the mode wants (take_kept).  Home pages no
+ * other node fetched since our last notice for them need no notice and no
+ * protection: they join the exclusive list and stay writable.  Exclusive
+ * pages another node fetched meanwhile join the batch, to be protected and
+ * noticed like any page written here.  Callers hold release_lock, except
+ * the barrier root's hook release. */
+static void take_batch(uint32_t **pages, size_t *n, struct notice_list *extra,
+                       enum rel_mode mode)
 {
     pthread_mutex_lock(&dsm_g.dirty_lock);
     uint32_t *v = dsm_g.dirty, *ex = dsm_g.excl;
     size_t nv = dsm_g.ndirty, cap = dsm_g.dirty_cap, nex = dsm_g.nexcl;
     size_t excap = dsm_g.excl_cap;
-    *extra = dsm_g.extra_notices;
     dsm_g.dirty = NULL;
     dsm_g.ndirty = dsm_g.dirty_cap = 0;
     dsm_g.excl = NULL;
     dsm_g.nexcl = dsm_g.excl_cap = 0;
+    pthread_mutex_unlock(&dsm_g.dirty_lock);
+    if (dsm_g.keep_on) {
+        /* A page that stopped being kept and was written again is in both
+         * lists. */
+        take_kept(mode, &v, &nv, &cap);
+        sort_unique(v, &nv);
+    }
+    pthread_mutex_lock(&dsm_g.dirty_lock);
+    *extra = dsm_g.extra_notices;
     memset(&dsm_g.extra_notices, 0, sizeof dsm_g.extra_notices);
     pthread_mutex_unlock(&dsm_g.dirty_lock);
 
@@ -127,8 +414,9 @@ static void take_batch(uint32_t **pages, size_t *n, struct notice_list *extra)
         size_t w = 0;
         for (size_t i = 0; i < nv; i++) {
             uint32_t pg = v[i];
+            /* (A page with a twin is kept writable: see the modes.) */
             if (dsm_home(pg) == dsm_g.rank && dsm_g.state[pg] == PG_DIRTY &&
-                !fetched_since_notice(pg)) {
+                !dsm_g.twin[pg] && !fetched_since_notice(pg)) {
                 dsm_page_list_push(&ex, &nex, &excap, pg);
             } else {
                 v[w++] = pg;
@@ -170,12 +458,18 @@ static void take_batch(uint32_t **pages, size_t *n, struct notice_list *extra)
         qsort(*pages, *n, sizeof **pages, cmp_u32);
 }
 
-/* Write-protects the pages of a batch that are still dirty, sends the diffs
- * of those not homed here, and appends a notice for each to out (may be
- * NULL).  Returns whether diffs went out (they need a fence). */
-static int release_batch(const uint32_t *pages, size_t n, struct notice_list *out)
+/* Releases the pages of a batch that are still dirty: sends the diffs of
+ * those not homed here, write-protects them (before the diffs under
+ * REL_LOCK, where other threads may write; after, in one mprotect per
+ * stretch, otherwise), and appends a notice for each page written (a diff
+ * that is empty needs none) to out (may be NULL).  Under REL_BARRIER and
+ * REL_QUIET, pages written in a row stay writable (dsm_g.kept).  Returns
+ * whether diffs went out (they need a fence). */
+static int release_batch(const uint32_t *pages, size_t n, struct notice_list *out,
+                         enum rel_mode mode)
 {
     int sent = 0;
+    uint8_t mark[DSM_PLOCK_STRIPES];
     for (size_t i = 0; i < n;) {
         uint32_t pg = pages[i], len = run_end(pages, n, i);
         i += len;
@@ -183,40 +477,78 @@ static int release_batch(const uint32_t *pages, size_t n, struct notice_list *ou
         /* One mprotect per stretch of still-dirty pages (an acquire on
          * another thread may have cleaned or invalidated some meanwhile);
          * then no thread of this node can write them until we are done. */
-        for (uint32_t k = 0; k < len;) {
-            uint32_t m = 0;
-            while (k + m < len && dsm_g.state[pg + k + m] == PG_DIRTY)
-                m++;
-            if (m)
-                dsm_protect(pg + k, m, PROT_READ);
-            k += m ? m : 1;
-        }
+        for (uint32_t k = 0; k < len; k++)
+            mark[k] = dsm_g.state[pg + k] == PG_DIRTY;
+        if (mode == REL_LOCK)
+            protect_marked(pg, len, mark);
         for (uint32_t k = 0; k < len; k++) {
             uint32_t p = pg + k;
-            if (dsm_g.state[p] != PG_DIRTY)
+            if (!mark[k])
                 continue;
-            int home = dsm_home(p);
-            if (home != dsm_g.rank) {
-                send_diff(p, home);
-                sent = 1;
+            /* A page homed here has a twin only while kept: without one,
+             * being dirty is all we know, and it counts as written. */
+            int home = dsm_home(p), written = 1, was_kept = 0;
+            if (mode == REL_BARRIER) {
+                pthread_mutex_lock(&dsm_g.dirty_lock);
+                was_kept = (dsm_g.keep[p] & KEEP_LISTED) != 0;
+                dsm_g.keep[p] &= (uint32_t)~KEEP_LISTED;
+                pthread_mutex_unlock(&dsm_g.dirty_lock);
             }
-            dsm_g.state[p] = PG_RO;
-            if (out)
+            int keep = mode != REL_LOCK && dsm_g.keep_on &&
+                       (was_kept || keep_ok(p));
+            uint64_t t0 = was_kept ? ompdsm_now_ns() : 0;
+            if (home != dsm_g.rank) {
+                written = send_diff(p, home, keep) > 0;
+                sent |= written;
+            } else if (dsm_g.twin[p]) {
+                written = home_changed(p);
+            }
+            if (was_kept && !written)
+                avg_add(&scan_avg_ns, ompdsm_now_ns() - t0);
+            int stays = 0;
+            if (mode == REL_BARRIER) {
+                stays = keep_count(p, written, was_kept) && keep;
+            } else if (mode == REL_QUIET && written) {
+                /* (take_kept left unchanged kept pages out; this is not an
+                 * interval's end) */
+                stays = keep;
+            }
+            if (stays) {
+                if (!dsm_g.twin[p])
+                    dsm_g.twin[p] = dsm_twin_copy(p);
+                mark[k] = 0; /* stays writable */
+                DSM_STAT(kept, 1);
+                pthread_mutex_lock(&dsm_g.dirty_lock);
+                list_kept(p);
+                pthread_mutex_unlock(&dsm_g.dirty_lock);
+            } else {
+                if (dsm_g.twin[p]) {
+                    dsm_twin_free(dsm_g.twin[p]);
+                    dsm_g.twin[p] = NULL;
+                }
+                dsm_g.state[p] = PG_RO;
+            }
+            if (out && written)
                 notice_push(out, p, 1, dsm_g.rank);
-            OMPDSM_TRACE(OMPDSM_TR_DSM, "release page %u (home %d)", p, home);
+            OMPDSM_TRACE(OMPDSM_TR_DSM, "release page %u (home %d)%s", p, home,
+                         mark[k] ? "" : " kept writable");
         }
+        if (mode != REL_LOCK)
+            protect_marked(pg, len, mark);
         unlock_run(pg, len);
     }
     return sent;
 }
 
-void dsm_release_pages(struct notice_list *out)
+static void release_pages_mode(struct notice_list *out, enum rel_mode mode)
 {
     uint32_t *pages;
     size_t n;
     struct notice_list at;
-    take_batch(&pages, &n, &at);
-    int sent = release_batch(pages, n, out);
+    take_batch(&pages, &n, &at, mode);
+    int sent = release_batch(pages, n, out, mode);
+    if (mode == REL_BARRIER)
+        keep_epoch++;
     free(pages);
     for (size_t i = 0; i < at.n; i++)
         notice_push(out, at.v[i].page, at.v[i].npages, at.v[i].writer);
@@ -225,6 +557,11 @@ void dsm_release_pages(struct notice_list *out)
     DSM_STAT(notices_sent, out->n);
     if (sent && comm_fence(-1) < 0)
         ompdsm_fatal("completing diffs failed");
+}
+
+void dsm_release_pages(struct notice_list *out)
+{
+    release_pages_mode(out, REL_QUIET);
 }
 
 /* acc = acc merged with the normalized notices v[0..n). */
@@ -252,7 +589,7 @@ static void record_released(const struct notice_list *rel)
 static void release_interval_locked(struct notice_list *published)
 {
     struct notice_list rel = {0};
-    dsm_release_pages(&rel);
+    release_pages_mode(&rel, REL_BARRIER);
     record_released(&rel);
     if (published) {
         notice_free(published);
@@ -351,8 +688,9 @@ static void stale_run(uint32_t pg, uint32_t n)
         if (dsm_g.state[p] != PG_DIRTY)
             continue;
         dsm_protect(p, 1, PROT_READ);
-        send_diff(p, dsm_home(p));
         dsm_g.state[p] = PG_RO;
+        if (!send_diff(p, dsm_home(p), 0))
+            continue; /* (a page kept writable and not written since) */
         pthread_mutex_lock(&dsm_g.dirty_lock);
         notice_push(&dsm_g.extra_notices, p, 1, dsm_g.rank);
         pthread_mutex_unlock(&dsm_g.dirty_lock);
@@ -411,13 +749,14 @@ void dsm_release_page(uint32_t pg)
     pthread_mutex_lock(page_lock(pg));
     if (dsm_g.state[pg] == PG_DIRTY && dsm_home(pg) != dsm_g.rank) {
         dsm_protect(pg, 1, PROT_READ);
-        send_diff(pg, dsm_home(pg));
         dsm_g.state[pg] = PG_RO;
-        pthread_mutex_lock(&dsm_g.dirty_lock);
-        notice_push(&dsm_g.extra_notices, pg, 1, dsm_g.rank);
-        pthread_mutex_unlock(&dsm_g.dirty_lock);
-        if (comm_fence(dsm_home(pg)) < 0)
-            ompdsm_fatal("completing the diff of page %u failed", pg);
+        if (send_diff(pg, dsm_home(pg), 0)) {
+            pthread_mutex_lock(&dsm_g.dirty_lock);
+            notice_push(&dsm_g.extra_notices, pg, 1, dsm_g.rank);
+            pthread_mutex_unlock(&dsm_g.dirty_lock);
+            if (comm_fence(dsm_home(pg)) < 0)
+                ompdsm_fatal("completing the diff of page %u failed", pg);
+        }
     }
     pthread_mutex_unlock(page_lock(pg));
 }
@@ -452,6 +791,28 @@ static void stale_range(uint32_t pg, uint32_t n)
     }
 }
 
+/* Another node wrote pages [pg, pg+n): those homed here are never kept
+ * (KEEP_SHARED), and one kept now stops being kept.  Called while no
+ * thread of the node writes (a barrier after its release, or an acquire
+ * after the release that ended all keeping), so a kept page is clean. */
+static void keep_shared(uint32_t pg, uint32_t n)
+{
+    int me = dsm_g.rank;
+    for (uint32_t p = pg; p < pg + n; p++) {
+        if (dsm_home_known(p) != me)
+            continue;
+        pthread_mutex_lock(page_lock(p));
+        dsm_g.keep[p] |= KEEP_SHARED;
+        if (dsm_g.state[p] == PG_DIRTY && dsm_g.twin[p]) {
+            dsm_protect(p, 1, PROT_READ);
+            dsm_g.state[p] = PG_RO;
+            dsm_twin_free(dsm_g.twin[p]);
+            dsm_g.twin[p] = NULL;
+        }
+        pthread_mutex_unlock(page_lock(p));
+    }
+}
+
 void dsm_apply_notices(const struct notice *v, size_t n)
 {
     int me = dsm_g.rank;
@@ -461,6 +822,8 @@ void dsm_apply_notices(const struct notice *v, size_t n)
             continue; /* only we wrote it: our copy is what the home has */
         DSM_STAT(notices_applied, 1);
         stale_range(v[i].page, v[i].npages);
+        if (dsm_g.keep_on)
+            keep_shared(v[i].page, v[i].npages);
     }
     /* A fault from here to the next application follows this one's
      * invalidations at once (dsm_refetched). */
@@ -601,7 +964,8 @@ void dsm_log_acquire(void)
 
 /* ---- the public release/acquire/flush ---- */
 
-void dsm_release(void)
+/* A release published through the log (locks, flushes, forks). */
+static void release_logged(enum rel_mode mode)
 {
     if (dsm_g.solo || !dsm_g.started)
         return;
@@ -610,7 +974,7 @@ void dsm_release(void)
     uint32_t *pages;
     size_t n;
     struct notice_list pre = {0};
-    take_batch(&pages, &n, &pre);
+    take_batch(&pages, &n, &pre, mode);
     if (!n && !pre.n) {
         free(pages);
         pthread_mutex_unlock(&dsm_g.release_lock);
@@ -629,7 +993,7 @@ void dsm_release(void)
     size_t cnt = pre.n;
     const struct notice *v = log_shape(pre.v, &cnt, &all);
     uint64_t start = log_reserve(cnt);
-    if (release_batch(pages, n, NULL) && comm_fence(-1) < 0)
+    if (release_batch(pages, n, NULL, mode) && comm_fence(-1) < 0)
         ompdsm_fatal("completing diffs failed");
     free(pages);
     DSM_STAT(notices_sent, pre.n);
@@ -637,6 +1001,16 @@ void dsm_release(void)
     log_write(start, v, cnt);
     pthread_mutex_unlock(&dsm_g.release_lock);
     notice_free(&pre);
+}
+
+void dsm_release(void)
+{
+    release_logged(REL_LOCK);
+}
+
+void dsm_release_quiet(void)
+{
+    release_logged(REL_QUIET);
 }
 
 void dsm_acquire(void)

@@ -134,6 +134,8 @@ static const struct rt_env_var vars[] = {
      "diff granule of large globals", NULL},
     {"OMPDSM_HOME_EXCLUSIVE", RT_ENV_NODE, "on", "on|off",
      "home pages no other node fetched stay writable across releases", NULL},
+    {"OMPDSM_KEEP_WRITABLE", RT_ENV_NODE, "on", "on|off",
+     "pages written in every interval stay writable across barriers", NULL},
     {"OMPDSM_ADAPTIVE_UPDATE", RT_ENV_NODE, "on", "on|off",
      "refetch at the acquire the copies faulted back after invalidation", NULL},
     {"OMPDSM_LOCK_CACHE", RT_ENV_NODE, "on", "on|off",

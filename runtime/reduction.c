@@ -169,6 +169,7 @@ void rt_red_apply(const struct rt_red_item *it)
     memcpy(cur, it->shared, sz);
     rt_red_combine(it->type, it->op, cur, it->value);
     memcpy(it->shared, cur, sz);
+    dsm_wrote(it->shared, sz);
 }
 
 /* ---- barrier payload records ---- */

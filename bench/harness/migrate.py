@@ -35,13 +35,16 @@ def load():
     return os.getloadavg()[0]
 
 
-def run_one(args, kc, nodes, policy, tag):
+def run_one(args, kc, nodes, policy, tag, extra_env=None, prefix='migrate'):
+    """One run of kernel kc on `nodes` nodes under OMPDSM_MIGRATION=policy
+    (and extra_env); its time, status and whole-job DSM counters."""
     k, c = kc.split('.')
     exe = os.path.join(args.build, 'bench', 'kernels', kc)
-    stats = os.path.join(args.out, 'migrate_%s_n%d_%s_%s.json' % (kc, nodes, policy, tag))
+    stats = os.path.join(args.out, '%s_%s_n%d_%s_%s.json' % (prefix, kc, nodes, policy, tag))
     env = dict(os.environ)
     env.update({'OMPDSM_TRANSPORT': args.transport, 'OMPDSM_MIGRATION': policy,
                 'OMPDSM_STATS': stats})
+    env.update(extra_env or {})
     cmd = [os.path.join(args.build, 'ompdsmrun'), '--timeout', str(args.timeout),
            '-np', str(nodes), exe]
     if k == 'himeno':
@@ -72,7 +75,8 @@ def run_one(args, kc, nodes, policy, tag):
                 tot[key] = tot.get(key, 0) + val
     rec['faults'] = tot.get('dsm_read_faults', 0) + tot.get('dsm_write_faults', 0)
     for key in ('dsm_remote_faults', 'dsm_migrations', 'dsm_migrate_bytes',
-                'dsm_migrate_barriers', 'dsm_diff_bytes'):
+                'dsm_migrate_barriers', 'dsm_diff_bytes', 'dsm_protects', 'dsm_kept',
+                'dsm_written_ahead', 'dsm_fault_ns', 'dsm_barrier_ns'):
         rec[key[4:]] = tot.get(key, 0)
     rec['barriers'] = nodes_st[0].get('dsm_barriers', 0) if nodes_st else 0
     return rec
