@@ -336,6 +336,8 @@ void dsm_fetch_page(uint32_t pg, int home);
  * there, within one stripe block); call before the get: the transports
  * order a get after earlier puts to the same peer. */
 void dsm_mark_fetch(uint32_t pg, uint32_t n, int home);
+/* The heap pages [*first, *last] that [p, p+len) overlaps; 0 if none. */
+int dsm_heap_pages(const void *p, size_t len, uint32_t *first, uint32_t *last);
 /* A new twin holding page pg's current bytes. */
 void *dsm_twin_copy(uint32_t pg);
 

@@ -293,18 +293,26 @@ int dsm_fault_install(void)
     return 0;
 }
 
-void dsm_touch(const void *p, size_t len, int write)
+int dsm_heap_pages(const void *p, size_t len, uint32_t *first, uint32_t *last)
 {
-    if (!len || dsm_g.solo || !dsm_g.started)
-        return;
     const char *lo = p, *hi = lo + len;
-    if (hi <= dsm_heap_lo_ || lo >= dsm_heap_hi_)
-        return;
+    if (!len || hi <= dsm_heap_lo_ || lo >= dsm_heap_hi_)
+        return 0;
     if (lo < dsm_heap_lo_)
         lo = dsm_heap_lo_;
     if (hi > dsm_heap_hi_)
         hi = dsm_heap_hi_;
-    for (uint32_t pg = page_of(lo), end = page_of(hi - 1); pg <= end; pg++) {
+    *first = page_of(lo);
+    *last = page_of(hi - 1);
+    return 1;
+}
+
+void dsm_touch(const void *p, size_t len, int write)
+{
+    uint32_t pg, end;
+    if (!len || dsm_g.solo || !dsm_g.started || !dsm_heap_pages(p, len, &pg, &end))
+        return;
+    for (; pg <= end; pg++) {
         uint8_t st = dsm_g.state[pg];
         if (st == PG_INVALID || (write && st != PG_DIRTY))
             dsm_page_access(pg, write);

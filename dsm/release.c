@@ -273,17 +273,12 @@ static void list_kept(uint32_t pg)
 
 void dsm_wrote(const void *p, size_t len)
 {
-    if (!len || dsm_g.solo || !dsm_g.started || !dsm_g.keep_on)
+    uint32_t pg, end;
+    if (dsm_g.solo || !dsm_g.started || !dsm_g.keep_on ||
+        !dsm_heap_pages(p, len, &pg, &end))
         return;
-    const char *lo = p, *hi = lo + len;
-    if (hi <= dsm_heap_lo_ || lo >= dsm_heap_hi_)
-        return;
-    if (lo < dsm_heap_lo_)
-        lo = dsm_heap_lo_;
-    if (hi > dsm_heap_hi_)
-        hi = dsm_heap_hi_;
     pthread_mutex_lock(&dsm_g.dirty_lock);
-    for (uint32_t pg = page_of(lo), end = page_of(hi - 1); pg <= end; pg++)
+    for (; pg <= end; pg++)
         if (dsm_g.keep[pg] & KEEP_LISTED)
             dsm_page_list_push(&dsm_g.kept_wrote, &dsm_g.nkept_wrote,
                                &dsm_g.kept_wrote_cap, pg);

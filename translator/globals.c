@@ -520,6 +520,15 @@ static char *local_alloc_stmt(const var *v)
                      v->init >= 0 ? v->name : "");
 }
 
+/* Ends a declaration of the split statement: `;`, and a promoted local's
+ * heap copy. */
+static void end_local_decl(sbuf *o, const var *v)
+{
+    char *a = v->promoted ? local_alloc_stmt(v) : NULL;
+    sb_printf(o, ";%s", a ? a : "");
+    free(a);
+}
+
 /* A declaration statement in which a promoted local comes before other
  * declarators (`int x = 1, *p = &x, y = x;`): those must see the heap
  * copy, which exists only once x's declaration is complete.  So the
@@ -604,14 +613,7 @@ static void split_local_decls(tu *t)
             v = &t->vars.v[n->var];
             if (k++ == 0) {
                 first = d;
-                if (v->promoted) {
-                    /* its own name is renamed by promote_locals */
-                    char *a = local_alloc_stmt(v);
-                    sb_printf(&o, ";%s", a);
-                    free(a);
-                } else {
-                    sb_puts(&o, ";");
-                }
+                end_local_decl(&o, v); /* (promote_locals renames it) */
                 continue;
             }
             char *sp = ast_type_spelling(clang_getCursorType(n->c));
@@ -632,13 +634,7 @@ static void split_local_decls(tu *t)
                 sb_printf(&o, " = %s", init);
                 free(init);
             }
-            if (v->promoted) {
-                char *a = local_alloc_stmt(v);
-                sb_printf(&o, ";%s", a);
-                free(a);
-            } else {
-                sb_puts(&o, ";");
-            }
+            end_local_decl(&o, v);
         }
         unsigned semi = t->nodes.v[last].e;
         while (semi < t->len && t->text[semi] != ';')
