@@ -359,6 +359,10 @@ enum { PH_SKIP, PH_TIMED, PH_TIMING, PH_XCHG, PH_RUN, PH_CK, PH_CKRUN,
 /* Pieces a node's block is handed out in before the checkpoint: the
  * checkpoint can come that late after its deadline. */
 #define PROF_CK_PIECES 64
+/* Checkpoints of one execution, at most (each takes a quarter of what is
+ * left, and none comes when that is under PROF_CK_MIN_NS: about 20 for a
+ * rest of 4 s). */
+#define PROF_CK_MAX_ROUNDS 48
 
 struct rt_prof_site *rt_prof_sites;
 static struct rt_prof_site **prof_tail = &rt_prof_sites;
@@ -471,11 +475,7 @@ static struct rt_prof_site *prof_site(OMPDSM_loop_site *site, int nthreads)
         free(ps->speed);
         free(ps->weight);
         free(ps->vec);
-        free(ps->ck_lo);
-        free(ps->ck_hi);
         size_t nt = (size_t)nthreads;
-        ps->ck_lo = prof_alloc(nt * sizeof *ps->ck_lo);
-        ps->ck_hi = prof_alloc(nt * sizeof *ps->ck_hi);
         ps->speed = prof_alloc(nt * sizeof *ps->speed);
         ps->weight = prof_alloc(nt * sizeof *ps->weight);
         ps->vec = prof_alloc(nt * sizeof *ps->vec);
@@ -625,15 +625,36 @@ static double prof_check(void)
                          "[0, 1), such as 0.25 (0: no checkpoint)");
 }
 
-/* Right after the exchange: does this execution get a checkpoint?  One
+/* Arms the next checkpoint: this thread's ranges are handed out in pieces
+ * until frac of pred (the rest's predicted time, ns) has passed. */
+static void prof_ck_arm(struct rt_loop *L, double pred, double speed)
+{
+    struct rt_prof_site *ps = L->ps;
+    double win = prof_check() * pred;
+    double piece = speed * win / PROF_CK_PIECES;
+    ps->ck_piece = piece >= 1 ? (uint64_t)piece : 1;
+    ps->ck_t0 = prof_now();
+    ps->ck_at = ps->ck_t0 + (uint64_t)win;
+    ps->ck_it = 0;
+}
+
+/* Whether a rest predicted to take pred ns gets another checkpoint. */
+static int prof_ck_more(const struct rt_prof_site *ps, double pred)
+{
+    return pred >= PROF_CK_MIN_NS && isfinite(pred) &&
+           ps->ck_rounds < PROF_CK_MAX_ROUNDS;
+}
+
+/* Right after the exchange: does this execution get checkpoints?  One
  * measurement of eval_size iterations can be far off (a node throttled
  * in bursts longer than the measurement looks fast or stalled), and a
  * loop executed once (EP's) never gets a second one; a checkpoint a
  * quarter of the way through the rest measures every node over that
  * quarter while all of them work, then splits what is left by those
- * speeds.  Decided from exchanged data only, so every node agrees, and
- * only where a thread may take iterations below ones it already ran (no
- * ordered or monotonic loop) and the split is by block. */
+ * speeds, and so on while what is left is long enough.  Decided from
+ * exchanged data only, so every node agrees, and only where a thread may
+ * take iterations below ones it already ran (no ordered or monotonic
+ * loop) and the split is by block. */
 static int prof_ck_start(struct rt_loop *L)
 {
     struct rt_prof_site *ps = L->ps;
@@ -653,47 +674,99 @@ static int prof_ck_start(struct rt_loop *L)
         if (tt > pred)
             pred = tt;
     }
-    if (!(pred >= PROF_CK_MIN_NS) || !isfinite(pred))
+    ps->ck_rounds = 0;
+    if (!prof_ck_more(ps, pred))
         return 0;
     uint64_t lo = 0, hi = 0;
     if (!sched_profiled_range(&p, L->tid, 0, &lo, &hi))
         lo = hi = 0;
-    double win = frac * pred;
-    double piece = ps->speed[L->tid] * win / PROF_CK_PIECES;
-    ps->ck_cur = lo;
-    ps->ck_end = hi;
-    ps->ck_piece = piece >= 1 ? (uint64_t)piece : 1;
-    ps->ck_t0 = prof_now();
-    ps->ck_at = ps->ck_t0 + (uint64_t)win;
-    ps->ck_it = 0;
+    ps->ck_lo[0] = lo;
+    ps->ck_hi[0] = hi;
+    ps->ck_n = 1;
+    ps->ck_i = 0;
+    ps->ck_last = 0;
+    ps->ck_cit = 0;
+    ps->ck_cns = 0;
+    prof_ck_arm(L, pred, ps->speed[L->tid]);
     return 1;
 }
 
-/* The checkpoint: every thread's iterations and time since the exchange
- * and the rest of its block, one allgather; the rests, concatenated in
+/* What a thread tells the others at a checkpoint. */
+struct ck_rec {
+    uint64_t it, ns;   /* iterations and time since the last exchange */
+    uint64_t cit, cns; /* the same since the first checkpoint phase began */
+    uint64_t n;        /* its ranges left */
+    uint64_t lo[RT_CK_RANGES], hi[RT_CK_RANGES];
+};
+
+/* The slice [from, from + len) of the concatenation of every thread's
+ * ranges (in thread order) as ranges; -1 if more than RT_CK_RANGES. */
+static int ck_slice(const struct ck_rec *all, int nt, uint64_t from,
+                    uint64_t len, uint64_t *lo, uint64_t *hi)
+{
+    int n = 0;
+    uint64_t acc = 0;
+    for (int t = 0; t < nt && len; t++)
+        for (uint64_t k = 0; k < all[t].n && len; k++) {
+            uint64_t l = all[t].hi[k] - all[t].lo[k];
+            if (from < acc + l) {
+                uint64_t off = from - acc;
+                uint64_t take = l - off < len ? l - off : len;
+                if (n && hi[n - 1] == all[t].lo[k] + off) {
+                    hi[n - 1] += take; /* adjacent: one range */
+                } else {
+                    if (n == RT_CK_RANGES)
+                        return -1;
+                    lo[n] = all[t].lo[k] + off;
+                    hi[n] = lo[n] + take;
+                    n++;
+                }
+                from += take;
+                len -= take;
+            }
+            acc += l;
+        }
+    return n;
+}
+
+/* A checkpoint: every thread's iterations and time since the exchange
+ * and the ranges it has left, one allgather; the ranges, concatenated in
  * thread order, are split by the speeds just measured when that is
- * predicted to gain more than OMPDSM_PROFILED_GAIN, else each thread
- * finishes its own.  The speeds persist: later executions split by them. */
+ * predicted to gain more than OMPDSM_PROFILED_GAIN (and gives no thread
+ * more than RT_CK_RANGES ranges), else each thread keeps its own.  A
+ * window shorter than PROF_CK_MIN_NS is judged by the speeds since the
+ * first checkpoint phase began: a few ms of a throttled node are its
+ * quota's bursts, not its speed.  Those cumulative speeds persist: later
+ * executions split by them. */
 static void prof_checkpoint(struct rt_loop *L, uint64_t now)
 {
     struct rt_prof_site *ps = L->ps;
     int nt = L->nthreads;
-    struct {
-        uint64_t it, ns, cur, end;
-    } mine = {ps->ck_it, now - ps->ck_t0, ps->ck_cur, ps->ck_end}, all[nt];
+    uint64_t ns = now - ps->ck_t0;
+    struct ck_rec mine = {ps->ck_it, ns, ps->ck_cit + ps->ck_it,
+                          ps->ck_cns + ns, 0, {0}, {0}};
+    for (int k = ps->ck_i; k < ps->ck_n; k++)
+        if (ps->ck_lo[k] < ps->ck_hi[k]) {
+            mine.lo[mine.n] = ps->ck_lo[k];
+            mine.hi[mine.n] = ps->ck_hi[k];
+            mine.n++;
+        }
+    struct ck_rec *all = prof_alloc((size_t)nt * sizeof *all);
     if (comm_allgather(rt_self.group, &mine, sizeof mine, all) < 0)
         ompdsm_fatal("schedule(profiled): exchanging the checkpoint's "
                      "speeds failed: the job is failing");
-    double sp[nt];
+    double sp[nt], cum[nt];
     uint64_t rest[nt], v[nt], r = 0;
     for (int t = 0; t < nt; t++) {
-        /* A thread that ran nothing since (an empty block) keeps the
-         * speed of the first measurement. */
-        sp[t] = all[t].it && all[t].ns
-                    ? (double)all[t].it / (double)all[t].ns : ps->speed[t];
-        ps->ck_lo[t] = all[t].cur;
-        ps->ck_hi[t] = all[t].end;
-        rest[t] = all[t].end - all[t].cur;
+        /* A thread that ran nothing (an empty part) keeps the speed of
+         * the first measurement. */
+        cum[t] = all[t].cit && all[t].cns
+                     ? (double)all[t].cit / (double)all[t].cns : ps->speed[t];
+        sp[t] = all[t].ns >= PROF_CK_MIN_NS && all[t].it
+                    ? (double)all[t].it / (double)all[t].ns : cum[t];
+        rest[t] = 0;
+        for (uint64_t k = 0; k < all[t].n; k++)
+            rest[t] += all[t].hi[k] - all[t].lo[k];
         r += rest[t];
     }
     double t_old = 0, t_new = 0;
@@ -706,43 +779,69 @@ static void prof_checkpoint(struct rt_loop *L, uint64_t now)
     }
     double gain = rt_icv.prof_gain > 0 ? rt_icv.prof_gain : 0;
     split = split && isfinite(t_new) && t_old > t_new * (1 + gain);
-    if (!split)
+    uint64_t lo[RT_CK_RANGES], hi[RT_CK_RANGES];
+    int n = 0;
+    if (split) {
+        /* Every node checks every slice, so that all agree. */
+        uint64_t from = 0;
+        for (int t = 0; split && t < nt; t++) {
+            int c = ck_slice(all, nt, from, v[t], lo, hi);
+            split = c >= 0;
+            if (t == L->tid)
+                n = c;
+            from += v[t];
+        }
+        if (split) {
+            uint64_t from2 = 0;
+            for (int t = 0; t < L->tid; t++)
+                from2 += v[t];
+            n = ck_slice(all, nt, from2, v[L->tid], lo, hi);
+        }
+    }
+    if (!split) {
         memcpy(v, rest, sizeof v);
-    uint64_t before = 0;
-    for (int t = 0; t < L->tid; t++)
-        before += v[t];
-    ps->ck_v = before;
-    ps->ck_vend = before + v[L->tid];
+        n = (int)mine.n;
+        memcpy(lo, mine.lo, sizeof lo);
+        memcpy(hi, mine.hi, sizeof hi);
+        t_new = t_old;
+    }
+    memcpy(ps->ck_lo, lo, sizeof lo);
+    memcpy(ps->ck_hi, hi, sizeof hi);
+    ps->ck_n = n;
+    ps->ck_i = 0;
+    ps->ck_cit = mine.cit;
+    ps->ck_cns = mine.cns;
     ps->checks++;
+    ps->ck_rounds++;
     ps->check_splits += split != 0;
-    memcpy(ps->speed, sp, sizeof sp);
+    memcpy(ps->speed, cum, sizeof cum);
     if (split)
-        memcpy(ps->weight, sp, sizeof sp);
+        memcpy(ps->weight, cum, sizeof cum);
     sched_profiled_vector(0, L->n, 0, nt, ps->weight, ps->vec);
+    free(all);
+    ps->ck_last = !prof_ck_more(ps, t_new);
+    if (!ps->ck_last)
+        prof_ck_arm(L, t_new, sp[L->tid]);
     uint64_t spent = prof_now() - now;
     L->xchg_ns += spent;
     ps->measure_ns += spent;
 }
 
-/* The next range of this thread's part of the concatenated rests. */
-static int prof_ck_range(struct rt_loop *L, uint64_t *a, uint64_t *b)
+/* The next range of this thread's part: a piece of at most max
+ * iterations. */
+static int prof_ck_range(struct rt_loop *L, uint64_t max, uint64_t *a,
+                         uint64_t *b)
 {
     struct rt_prof_site *ps = L->ps;
-    uint64_t acc = 0;
-    for (int t = 0; t < L->nthreads && ps->ck_v < ps->ck_vend; t++) {
-        uint64_t len = ps->ck_hi[t] - ps->ck_lo[t];
-        if (ps->ck_v < acc + len) {
-            uint64_t off = ps->ck_v - acc;
-            uint64_t take = len - off < ps->ck_vend - ps->ck_v
-                                ? len - off : ps->ck_vend - ps->ck_v;
-            *a = ps->ck_lo[t] + off;
-            *b = *a + take;
-            ps->ck_v += take;
-            return 1;
-        }
-        acc += len;
-    }
-    return 0;
+    while (ps->ck_i < ps->ck_n && ps->ck_lo[ps->ck_i] >= ps->ck_hi[ps->ck_i])
+        ps->ck_i++;
+    if (ps->ck_i >= ps->ck_n)
+        return 0;
+    uint64_t *lo = &ps->ck_lo[ps->ck_i], hi = ps->ck_hi[ps->ck_i];
+    *a = *lo;
+    *b = hi - *lo > max ? *lo + max : hi;
+    *lo = *b;
+    return 1;
 }
 
 /* This thread is done: its work time (without the exchange) for the
@@ -827,20 +926,18 @@ static int prof_next(struct rt_loop *L, uint64_t *a, uint64_t *b)
     ck: {
         struct rt_prof_site *ps = L->ps;
         uint64_t now = prof_now();
-        if (ps->ck_cur < ps->ck_end && now < ps->ck_at) {
-            *a = ps->ck_cur;
-            *b = ps->ck_end - ps->ck_cur > ps->ck_piece
-                     ? ps->ck_cur + ps->ck_piece : ps->ck_end;
-            ps->ck_cur = *b;
+        if (now < ps->ck_at && prof_ck_range(L, ps->ck_piece, a, b)) {
             ps->ck_it += *b - *a;
             break;
         }
         prof_checkpoint(L, now);
+        if (!ps->ck_last)
+            goto ck;
         L->phase = PH_CKRUN;
     }
         /* fall through */
     case PH_CKRUN:
-        if (!prof_ck_range(L, a, b)) {
+        if (!prof_ck_range(L, UINT64_MAX, a, b)) {
             prof_finish(L);
             return 0;
         }

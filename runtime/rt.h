@@ -188,6 +188,9 @@ _Static_assert(sizeof(struct rt_loop) <= sizeof(OMPDSM_loop),
  * per loop site, hung on OMPDSM_loop_site.rt).  Every team node holds the
  * same weights and vector: they come from exchanged data only. */
 enum { RT_PROF_HIST = 256 };
+/* Ranges a thread's part may have after checkpoints: a split that would
+ * give a thread more ends the checkpoints of that execution. */
+enum { RT_CK_RANGES = 16 };
 struct rt_prof_site {
     OMPDSM_loop_site *site;
     struct rt_prof_site *next;   /* all sites, in order of first use */
@@ -204,15 +207,20 @@ struct rt_prof_site {
     int drift_run;               /* executions in a row that strayed */
     uint64_t measure_ns;         /* timed iterations' clock reads and the
                                     exchange of speeds, this node */
-    /* The checkpoint of a measuring execution (OMPDSM_PROFILED_CHECK):
-     * this node's block is handed out in pieces until ck_at, when the
-     * nodes exchange what they ran since ck_t0 and split what is left. */
+    /* The checkpoints of a measuring execution (OMPDSM_PROFILED_CHECK):
+     * this thread's part, a list of iteration ranges, is handed out in
+     * pieces until ck_at, when the threads exchange what they ran since
+     * ck_t0 and the ranges left, and split what is left; again, while
+     * what is left is long enough. */
     uint64_t ck_at, ck_t0, ck_it;   /* deadline; phase start; iterations */
-    uint64_t ck_piece, ck_cur, ck_end; /* piece size; own block's rest */
-    uint64_t *ck_lo, *ck_hi;     /* [nthreads] every thread's rest at the
-                                    checkpoint, in thread order */
-    uint64_t ck_v, ck_vend;      /* this thread's part of their
-                                    concatenation */
+    uint64_t ck_piece;              /* piece size before the deadline */
+    uint64_t ck_lo[RT_CK_RANGES], ck_hi[RT_CK_RANGES]; /* this thread's
+                                       ranges left, in order */
+    int ck_n, ck_i;                 /* ranges; the one being handed out */
+    int ck_last;                    /* no checkpoint follows this part */
+    uint64_t ck_rounds;             /* checkpoints of this execution */
+    uint64_t ck_cit, ck_cns;        /* iterations and time since the
+                                       first checkpoint phase began */
     uint64_t checks, check_splits; /* checkpoints; those that re-split */
     uint64_t cycles, instructions; /* hardware counters, when present */
     long long cnt0[2];           /* their values at the loop's start */

@@ -15,6 +15,11 @@
  *                            third execution on: two executions stray from
  *                            the prediction, a later one measures again and
  *                            gives it the smallest share.
+ *   rt_profiled later        a node slow only after the first checkpoint:
+ *                            a later checkpoint re-splits, and the vector
+ *                            kept gives it the smallest share.
+ *   rt_profiled rounds SEED  checkpoints that re-split parts made of
+ *                            several ranges: every iteration exactly once.
  *   rt_profiled check [off]  one execution whose measurement is misleading
  *                            (the last node is slow only after its measured
  *                            iterations): its checkpoint re-splits the rest,
@@ -57,7 +62,16 @@ struct frame {
     long long chunk, eval_size, eval_skip;
     int site, flags, nowait, slow_node, slow_us, base_us;
     unsigned long long slow_from; /* the slow node is slow from here on */
+    long long slow_after_us; /* or, when not 0, from this much of its time
+                              * in the loop on */
 };
+
+static long long now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
 
 static void region(void *fp)
 {
@@ -67,6 +81,7 @@ static void region(void *fp)
     OMPDSM_reduce_init(&cnt, OMPDSM_TY_I64, OMPDSM_OP_ADD);
     OMPDSM_loop L;
     unsigned long long lo, hi, prev = 0;
+    long long t0 = now_us();
     OMPDSM_loop_init(&L, &sites[f->site], f->n, OMPDSM_SCHED_PROFILED,
                      f->chunk, f->eval_size, f->eval_skip, f->flags);
     /* Ranges come in increasing order, except after the checkpoint of a
@@ -95,9 +110,10 @@ static void region(void *fp)
             if (k < NMAX)
                 (*g_owner)[k] = tid + 1;
             cnt++;
-            long long us = f->base_us +
-                           (tid == f->slow_node && k >= f->slow_from
-                                ? f->slow_us : 0);
+            int slow = tid == f->slow_node &&
+                       (f->slow_after_us ? now_us() - t0 >= f->slow_after_us
+                                         : k >= f->slow_from);
+            long long us = f->base_us + (slow ? f->slow_us : 0);
             if (us) {
                 struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
                 nanosleep(&ts, NULL);
@@ -296,7 +312,10 @@ static void check(int T, int off)
     CHECK(ps != NULL, "no state");
     if (!ps)
         return;
-    CHECK_EQ_ULL(ps->checks, off ? 0 : 1, "checkpoints");
+    if (off)
+        CHECK_EQ_ULL(ps->checks, 0, "checkpoints");
+    else
+        CHECK(ps->checks >= 1, "no checkpoint");
     unsigned long long mine = ps->vec[T - 1], sum = 0;
     for (int t = 0; t < T; t++) {
         CHECK((*g_vec)[t] == ps->vec[t], "node %d's vector[%d] = %llu, node "
@@ -307,11 +326,71 @@ static void check(int T, int off)
            T - 1, mine, f.n, (unsigned long long)ps->check_splits);
     if (off)
         return;
-    CHECK_EQ_ULL(ps->check_splits, 1, "checkpoints that re-split");
+    CHECK(ps->check_splits >= 1, "no checkpoint re-split");
     CHECK_EQ_ULL(sum, f.n, "kept vector's sum");
     for (int t = 0; t < T - 1; t++)
         CHECK(mine < ps->vec[t], "slow node %d keeps %llu iterations, node %d "
               "%llu", T - 1, mine, t, (unsigned long long)ps->vec[t]);
+}
+
+/* A node that becomes slow after the first checkpoint: only a later one
+ * sees it.  1 ms an iteration, 100 a node; the last node sleeps 4 ms more
+ * an iteration once it has been 45 ms in the loop; the first checkpoint
+ * comes after about 30 ms (4 measured iterations, then a quarter of the
+ * 96 left), when every node is as fast as the others. */
+static void later(int T)
+{
+    rtt_phase("later");
+    struct frame f = {(unsigned long long)T * 100, 0, 3, 1, NSITES - 1, 0, 0,
+                      T - 1, 4000, 1000, 0, 45000};
+    run(&f, T);
+    if (T == 1)
+        return;
+    struct rt_prof_site *ps = site_state(f.site);
+    CHECK(ps != NULL, "no state");
+    if (!ps)
+        return;
+    unsigned long long mine = ps->vec[T - 1], sum = 0;
+    for (int t = 0; t < T; t++) {
+        CHECK((*g_vec)[t] == ps->vec[t], "node %d's vector[%d] = %llu, node "
+              "0's %llu", t, t, (*g_vec)[t], (unsigned long long)ps->vec[t]);
+        sum += ps->vec[t];
+    }
+    printf("rt_profiled later: %llu checkpoints, %llu re-split; vector[%d] "
+           "%llu of %llu\n", (unsigned long long)ps->checks,
+           (unsigned long long)ps->check_splits, T - 1, mine, f.n);
+    CHECK(ps->checks >= 2, "%llu checkpoints, expected several",
+          (unsigned long long)ps->checks);
+    CHECK(ps->check_splits >= 1, "no checkpoint re-split");
+    CHECK_EQ_ULL(sum, f.n, "kept vector's sum");
+    for (int t = 0; t < T - 1; t++)
+        CHECK(mine < ps->vec[t], "slow node %d keeps %llu iterations, node %d "
+              "%llu", T - 1, mine, t, (unsigned long long)ps->vec[t]);
+}
+
+/* Repeated checkpoints with re-splits: a node chosen at random becomes
+ * slower at a random time (seeded), so that parts become lists of ranges
+ * taken from other nodes' rests; every iteration must run exactly once
+ * and iteration n-1's thread alone is last (run()). */
+static void rounds(int T, unsigned long long seed)
+{
+    rng = seed * 0x9e3779b97f4a7c15ull + 1;
+    for (int round = 0; round < 3; round++) {
+        static char ph[64];
+        snprintf(ph, sizeof ph, "rounds %d", round);
+        rtt_phase(ph);
+        struct frame f = {(unsigned long long)T * (150 + rnd() % 100), 0,
+                          (long long)(1 + rnd() % 3), (long long)(rnd() % 3),
+                          round % (NSITES - 1), 0, round == 2, (int)(rnd() % (unsigned)T),
+                          (int)(1000 + rnd() % 2000), 300, 0,
+                          (long long)(5000 + rnd() % 20000)};
+        run(&f, T);
+        struct rt_prof_site *ps = site_state(f.site);
+        if (T > 1 && ps)
+            printf("rt_profiled rounds %d: n=%llu, %llu checkpoints, %llu "
+                   "re-split\n", round, f.n, (unsigned long long)ps->checks,
+                   (unsigned long long)ps->check_splits);
+    }
 }
 
 static int user_main(int argc, char **argv, char **envp)
@@ -328,8 +407,12 @@ static int user_main(int argc, char **argv, char **envp)
         check(T, argc > 2 && !strcmp(argv[2], "off"));
     else if (!strcmp(what, "slow"))
         slow(T);
+    else if (!strcmp(what, "later"))
+        later(T);
+    else if (!strcmp(what, "rounds"))
+        rounds(T, argc > 2 ? strtoull(argv[2], NULL, 10) : 1);
     else {
-        printf("FAIL: rt_profiled: unknown mode '%s' (shapes, persist, slow, check)\n",
+        printf("FAIL: rt_profiled: unknown mode '%s' (shapes, persist, slow, check, later, rounds)\n",
                what);
         return 1;
     }
