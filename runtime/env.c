@@ -280,6 +280,9 @@ void rt_env_init(int nodes)
      * prediction is measured again. */
     rt_icv.prof_gain = env_fraction("OMPDSM_PROFILED_GAIN", 0.05);
     rt_icv.prof_drift = env_fraction("OMPDSM_PROFILED_DRIFT", 0.2);
+    static const char *const onoff[] = {"on", "off"};
+    rt_icv.prof_share = ompdsm_env_choice("OMPDSM_PROFILED_SHARE", onoff, 2,
+                                          0) == 0;
     v = getenv("OMPDSM_PROFILED");
     rt_icv.prof_over = NULL;
     rt_icv.nprof_over = 0;

@@ -186,6 +186,8 @@ static const struct rt_env_var vars[] = {
      "how far a re-partition moves towards the measured speeds", NULL},
     {"OMPDSM_PROFILED_DRIFT", RT_ENV_NODE, "0.2", "fraction",
      "drift from the prediction that makes a profiled loop measure again", NULL},
+    {"OMPDSM_PROFILED_SHARE", RT_ENV_NODE, "on", "on|off",
+     "profiled loops with the same bounds share one partition", NULL},
     {"OMPDSM_PROFILED_CHECK", RT_ENV_NODE, "0.25", "fraction in [0, 1)",
      "when a measuring execution re-measures and re-splits its rest (0: never)", NULL},
     {"OMPDSM_THREADS_PER_NODE", RT_ENV_NODE, "1", "1", "threads per node", show_tpn},

@@ -485,8 +485,80 @@ static struct rt_prof_site *prof_site(OMPDSM_loop_site *site, int nthreads)
         ps->measure = 1;
         ps->measured = 0;
         ps->brief = 0;
+        if (ps->grp)
+            ps->grp->sites--;
+        ps->grp = NULL;
     }
     return ps;
+}
+
+static struct rt_prof_group *rt_prof_groups;
+
+/* The group of a site at its first execution (n, chunk, team): an
+ * existing one with the same, or a new one that takes the site's state. */
+static struct rt_prof_group *prof_group(struct rt_prof_site *ps,
+                                        unsigned long long n,
+                                        unsigned long long chunk)
+{
+    struct rt_prof_group *g;
+    for (g = rt_prof_groups; g; g = g->next)
+        if (g->n == n && g->chunk == chunk && g->nthreads == ps->nthreads)
+            break;
+    if (!g) {
+        size_t nt = (size_t)ps->nthreads;
+        g = prof_alloc(sizeof *g);
+        g->n = n;
+        g->chunk = chunk;
+        g->nthreads = ps->nthreads;
+        g->speed = prof_alloc(nt * sizeof *g->speed);
+        g->weight = prof_alloc(nt * sizeof *g->weight);
+        memcpy(g->speed, ps->speed, nt * sizeof *g->speed);
+        memcpy(g->weight, ps->weight, nt * sizeof *g->weight);
+        g->measure = ps->measure;
+        g->measured = ps->measured;
+        g->brief = ps->brief;
+        g->next = rt_prof_groups;
+        rt_prof_groups = g;
+    }
+    /* A site joining a group that exists takes its weights next. */
+    ps->grp_gen = g->sites++ ? g->gen - 1 : g->gen;
+    ps->grp = g;
+    return g;
+}
+
+/* Before an execution: a site takes its group's weights when another
+ * loop of the group changed them, and measures when the group does. */
+static void prof_group_take(struct rt_prof_site *ps)
+{
+    struct rt_prof_group *g = ps->grp;
+    if (!g)
+        return;
+    if (ps->grp_gen != g->gen) {
+        size_t nt = (size_t)ps->nthreads;
+        memcpy(ps->speed, g->speed, nt * sizeof *g->speed);
+        memcpy(ps->weight, g->weight, nt * sizeof *g->weight);
+        ps->measured = g->measured;
+        ps->brief = g->brief;
+        ps->grp_gen = g->gen;
+        ps->drift_run = 0;
+    }
+    ps->measure = g->measure;
+}
+
+/* After a measurement or a checkpoint of one of its loops: the group
+ * takes the site's weights. */
+static void prof_group_give(struct rt_prof_site *ps)
+{
+    struct rt_prof_group *g = ps->grp;
+    if (!g)
+        return;
+    size_t nt = (size_t)ps->nthreads;
+    memcpy(g->speed, ps->speed, nt * sizeof *g->speed);
+    memcpy(g->weight, ps->weight, nt * sizeof *g->weight);
+    g->measured = ps->measured;
+    g->brief = ps->brief;
+    g->measure = ps->measure;
+    ps->grp_gen = ++g->gen;
 }
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -509,6 +581,10 @@ static void prof_init(struct rt_loop *L, long long eval_size,
     prof_papi_init();
     struct rt_prof_site *ps = prof_site(L->site, L->nthreads);
     L->ps = ps;
+    if (!L->frozen && rt_icv.prof_share && !ps->grp && !ps->executions)
+        prof_group(ps, L->n, L->chunk);
+    if (!L->frozen)
+        prof_group_take(ps);
     ps->executions++;
     L->skip = eval_skip > 0 ? (uint64_t)eval_skip : 0;
     L->size = eval_size > 0 ? (uint64_t)eval_size : 1;
@@ -611,6 +687,7 @@ static void prof_exchange(struct rt_loop *L, uint64_t timed_ns,
     ps->measure = 0;
     ps->measurements++;
     ps->repartitions += out.repartition != 0;
+    prof_group_give(ps);
     L->xchg_ns = prof_now() - t;
     ps->measure_ns += L->xchg_ns;
 }
@@ -818,6 +895,7 @@ static void prof_checkpoint(struct rt_loop *L, uint64_t now)
     if (split)
         memcpy(ps->weight, cum, sizeof cum);
     sched_profiled_vector(0, L->n, 0, nt, ps->weight, ps->vec);
+    prof_group_give(ps);
     free(all);
     ps->ck_last = !prof_ck_more(ps, t_new);
     if (!ps->ck_last)
@@ -1032,6 +1110,8 @@ static void prof_drift(struct rt_prof_site *ps, const struct prof_rec *r,
     if (++ps->drift_run >= 2) {
         ps->measure = 1;
         ps->drift_run = 0;
+        if (ps->grp)
+            ps->grp->measure = 1;
     }
 }
 

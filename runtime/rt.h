@@ -32,6 +32,7 @@ struct rt_icv {
     int max_threads;       /* nodes x threads per node */
     double prof_gain;      /* OMPDSM_PROFILED_GAIN */
     double prof_drift;     /* OMPDSM_PROFILED_DRIFT */
+    int prof_share;        /* OMPDSM_PROFILED_SHARE */
     struct rt_prof_override *prof_over; /* OMPDSM_PROFILED */
     int nprof_over;
 };
@@ -188,12 +189,30 @@ _Static_assert(sizeof(struct rt_loop) <= sizeof(OMPDSM_loop),
  * per loop site, hung on OMPDSM_loop_site.rt).  Every team node holds the
  * same weights and vector: they come from exchanged data only. */
 enum { RT_PROF_HIST = 256 };
+/* Profiled loops whose first executions had the same trip count, chunk
+ * and team share one partition (OMPDSM_PROFILED_SHARE): one measures,
+ * the others split by its weights, so that a node runs the same
+ * iterations in every loop of the group and the pages those iterations
+ * use (and homes migrated to it) stay its own. */
+struct rt_prof_group {
+    struct rt_prof_group *next;
+    unsigned long long n, chunk; /* of its loops' first executions */
+    int nthreads;
+    int sites;                   /* loops in it */
+    int measure;                 /* the next execution of any of its loops
+                                    measures */
+    int measured, brief;         /* as a site's, for speed[] */
+    double *speed, *weight;      /* [nthreads] */
+    uint64_t gen;                /* weights changed this many times */
+};
 /* Ranges a thread's part may have after checkpoints: a split that would
  * give a thread more ends the checkpoints of that execution. */
 enum { RT_CK_RANGES = 16 };
 struct rt_prof_site {
     OMPDSM_loop_site *site;
     struct rt_prof_site *next;   /* all sites, in order of first use */
+    struct rt_prof_group *grp;   /* its group, or NULL (not shared) */
+    uint64_t grp_gen;            /* the group's weights last taken */
     int nthreads;                /* the team the state is for */
     int measure;                 /* the next execution measures */
     int measured;                /* speed[] holds a measurement */

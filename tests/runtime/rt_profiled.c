@@ -18,6 +18,10 @@
  *   rt_profiled later        a node slow only after the first checkpoint:
  *                            a later checkpoint re-splits, and the vector
  *                            kept gives it the smallest share.
+ *   rt_profiled share [off]  two loops with the same bounds share one
+ *                            partition: one measures, and the same node
+ *                            runs each iteration in both ("off": each
+ *                            measures).
  *   rt_profiled rounds SEED  checkpoints that re-split parts made of
  *                            several ranges: every iteration exactly once.
  *   rt_profiled check [off]  one execution whose measurement is misleading
@@ -393,6 +397,50 @@ static void rounds(int T, unsigned long long seed)
     }
 }
 
+/* Two loops with the same bounds (OMPDSM_PROFILED_DRIFT=0): with
+ * OMPDSM_PROFILED_SHARE on (the default) the first measures and the
+ * second never does, and from their second executions on every
+ * iteration runs on the same node in both; "off": each measures. */
+static void share(int T, int off)
+{
+    rtt_phase(off ? "share off" : "share");
+    static int own[NMAX];
+    struct frame fx = {(unsigned long long)T * 30, 0, 3, 1, 3, 0, 0,
+                       T - 1, 2000, 1000, 0, 0};
+    struct frame fy = fx;
+    fy.site = 4;
+    for (int e = 0; e < 3; e++) {
+        run(&fx, T);
+        memcpy(own, *g_owner, sizeof own);
+        run(&fy, T);
+        if (T == 1 || e == 0 || off)
+            continue; /* the first execution of x is its measurement */
+        int differ = 0;
+        for (unsigned long long k = 0; k < fx.n; k++)
+            differ += own[k] != (*g_owner)[k];
+        CHECK(!differ, "execution %d: %d of %llu iterations ran on another "
+              "node in the second loop", e + 1, differ, fx.n);
+    }
+    if (T == 1)
+        return;
+    struct rt_prof_site *px = site_state(3), *py = site_state(4);
+    CHECK(px && py, "no state");
+    if (!px || !py)
+        return;
+    printf("rt_profiled share%s: measurements %llu and %llu; vector[%d] %llu "
+           "and %llu of %llu\n", off ? " off" : "",
+           (unsigned long long)px->measurements,
+           (unsigned long long)py->measurements, T - 1,
+           (unsigned long long)px->vec[T - 1],
+           (unsigned long long)py->vec[T - 1], fx.n);
+    CHECK_EQ_ULL(px->measurements, 1, "measurements of the first loop");
+    CHECK_EQ_ULL(py->measurements, off ? 1 : 0,
+                 "measurements of the second loop");
+    CHECK(px->vec[T - 1] < fx.n / (unsigned long long)T,
+          "slow node %d has %llu of %llu iterations", T - 1,
+          (unsigned long long)px->vec[T - 1], fx.n);
+}
+
 static int user_main(int argc, char **argv, char **envp)
 {
     (void)envp;
@@ -407,12 +455,14 @@ static int user_main(int argc, char **argv, char **envp)
         check(T, argc > 2 && !strcmp(argv[2], "off"));
     else if (!strcmp(what, "slow"))
         slow(T);
+    else if (!strcmp(what, "share"))
+        share(T, argc > 2 && !strcmp(argv[2], "off"));
     else if (!strcmp(what, "later"))
         later(T);
     else if (!strcmp(what, "rounds"))
         rounds(T, argc > 2 ? strtoull(argv[2], NULL, 10) : 1);
     else {
-        printf("FAIL: rt_profiled: unknown mode '%s' (shapes, persist, slow, check, later, rounds)\n",
+        printf("FAIL: rt_profiled: unknown mode '%s' (shapes, persist, slow, check, later, rounds, share)\n",
                what);
         return 1;
     }
