@@ -542,7 +542,10 @@ static void prof_group_take(struct rt_prof_site *ps)
         ps->grp_gen = g->gen;
         ps->drift_run = 0;
     }
-    ps->measure = g->measure;
+    /* A loop whose group has only a measurement too brief to trust (its
+     * loop's body was too short) measures itself once: its body may be
+     * long enough. */
+    ps->measure = g->measure || (g->brief && !ps->executions);
 }
 
 /* After a measurement or a checkpoint of one of its loops: the group
@@ -552,6 +555,13 @@ static void prof_group_give(struct rt_prof_site *ps)
     struct rt_prof_group *g = ps->grp;
     if (!g)
         return;
+    if (ps->brief && g->measured && !g->brief) {
+        /* Too brief to replace what another loop measured: the site
+         * takes the group's weights again next time. */
+        g->measure = 0;
+        ps->grp_gen = g->gen - 1;
+        return;
+    }
     size_t nt = (size_t)ps->nthreads;
     memcpy(g->speed, ps->speed, nt * sizeof *g->speed);
     memcpy(g->weight, ps->weight, nt * sizeof *g->weight);

@@ -19,8 +19,9 @@
  * relative error of 1e-10 (reference values: see README.md).
  *
  * Build:  gcc -O2 -fopenmp -DCLASS=S cg.c -o cg -lm     (CLASS = S|W|A)
- * The sparse matrix-vector row loop is "schedule(runtime)": the rows have
- * very different lengths, so this is where a schedule choice matters.
+ * The loops over the rows are "schedule(runtime)": the sparse matrix-vector
+ * rows have very different lengths, so this is where a schedule choice
+ * matters, and the other row loops follow the same partition.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,7 +199,10 @@ static void make_matrix(void)
 
 /* 25 CG iterations on A z = x from z = 0; returns ||x - A z||.
  * One parallel region for the whole solve keeps fork/join cost out of the
- * inner loop; reductions go into variables shared by the team. */
+ * inner loop; reductions go into variables shared by the team.  Every loop
+ * over the rows is schedule(runtime), so that OMP_SCHEDULE=static is the
+ * usual equal split and profiled gives all of them one partition
+ * (OMPDSM_PROFILED_SHARE): a node reads p, q, r and z where it wrote them. */
 static double conj_grad(void)
 {
     double rho = 0.0, rho_new = 0.0, pq = 0.0, rnorm2 = 0.0;
@@ -209,7 +213,7 @@ static double conj_grad(void)
         int i, j;
         double alpha, beta;
 
-#pragma omp for reduction(+:rho)
+#pragma omp for schedule(runtime) reduction(+:rho)
         for (i = 0; i < NA; i++) {
             q[i] = 0.0;
             z[i] = 0.0;
@@ -231,19 +235,19 @@ static double conj_grad(void)
                     s += aval[j] * p[colidx[j]];
                 q[i] = s;
             }
-#pragma omp for reduction(+:pq)
+#pragma omp for schedule(runtime) reduction(+:pq)
             for (i = 0; i < NA; i++)
                 pq += p[i] * q[i];
 
             alpha = rho / pq;
-#pragma omp for reduction(+:rho_new)
+#pragma omp for schedule(runtime) reduction(+:rho_new)
             for (i = 0; i < NA; i++) {
                 z[i] += alpha * p[i];
                 r[i] -= alpha * q[i];
                 rho_new += r[i] * r[i];
             }
             beta = rho_new / rho;
-#pragma omp for
+#pragma omp for schedule(runtime)
             for (i = 0; i < NA; i++)
                 p[i] = r[i] + beta * p[i];
             /* Every thread has read rho for beta before the barrier above. */

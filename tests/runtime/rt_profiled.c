@@ -21,7 +21,8 @@
  *   rt_profiled share [off]  two loops with the same bounds share one
  *                            partition: one measures, and the same node
  *                            runs each iteration in both ("off": each
- *                            measures).
+ *                            measures); a loop too brief to measure takes
+ *                            the weights of the next loop of its group.
  *   rt_profiled rounds SEED  checkpoints that re-split parts made of
  *                            several ranges: every iteration exactly once.
  *   rt_profiled check [off]  one execution whose measurement is misleading
@@ -441,6 +442,43 @@ static void share(int T, int off)
           (unsigned long long)px->vec[T - 1], fx.n);
 }
 
+/* A group whose first loop is too brief to measure (no sleep) and whose
+ * second is not: the second measures once, and the first then splits by
+ * its weights (another trip count than share()'s, so another group). */
+static void share_brief(int T)
+{
+    rtt_phase("share brief");
+    struct frame fx = {(unsigned long long)T * 32, 0, 3, 1, 1, 0, 0,
+                       -1, 0, 0, 0, 0};
+    struct frame fy = {(unsigned long long)T * 32, 0, 3, 1, 2, 0, 0,
+                       T - 1, 2000, 1000, 0, 0};
+    for (int e = 0; e < 3; e++) {
+        run(&fx, T);
+        run(&fy, T);
+    }
+    if (T == 1)
+        return;
+    struct rt_prof_site *px = site_state(1), *py = site_state(2);
+    CHECK(px && py, "no state");
+    if (!px || !py)
+        return;
+    printf("rt_profiled share brief: measurements %llu and %llu; "
+           "vector[%d] %llu and %llu of %llu\n",
+           (unsigned long long)px->measurements,
+           (unsigned long long)py->measurements, T - 1,
+           (unsigned long long)px->vec[T - 1],
+           (unsigned long long)py->vec[T - 1], fx.n);
+    CHECK_EQ_ULL(px->measurements, 1, "measurements of the brief loop");
+    CHECK_EQ_ULL(py->measurements, 1, "measurements of the second loop");
+    for (int t = 0; t < T; t++)
+        CHECK(px->vec[t] == py->vec[t], "vector[%d]: %llu in the brief "
+              "loop, %llu in the other", t, (unsigned long long)px->vec[t],
+              (unsigned long long)py->vec[t]);
+    CHECK(py->vec[T - 1] < fx.n / (unsigned long long)T,
+          "slow node %d has %llu of %llu iterations", T - 1,
+          (unsigned long long)py->vec[T - 1], fx.n);
+}
+
 static int user_main(int argc, char **argv, char **envp)
 {
     (void)envp;
@@ -455,8 +493,11 @@ static int user_main(int argc, char **argv, char **envp)
         check(T, argc > 2 && !strcmp(argv[2], "off"));
     else if (!strcmp(what, "slow"))
         slow(T);
-    else if (!strcmp(what, "share"))
+    else if (!strcmp(what, "share")) {
         share(T, argc > 2 && !strcmp(argv[2], "off"));
+        if (argc <= 2)
+            share_brief(T);
+    }
     else if (!strcmp(what, "later"))
         later(T);
     else if (!strcmp(what, "rounds"))
