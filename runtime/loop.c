@@ -494,6 +494,14 @@ static struct rt_prof_site *prof_site(OMPDSM_loop_site *site, int nthreads)
 
 static struct rt_prof_group *rt_prof_groups;
 
+/* Copies a partition's speeds and weights (nt of each). */
+static void prof_copy(double *speed, double *weight, const double *from_speed,
+                      const double *from_weight, int nt)
+{
+    memcpy(speed, from_speed, (size_t)nt * sizeof *speed);
+    memcpy(weight, from_weight, (size_t)nt * sizeof *weight);
+}
+
 /* The group of a site at its first execution (n, chunk, team): an
  * existing one with the same, or a new one that takes the site's state. */
 static struct rt_prof_group *prof_group(struct rt_prof_site *ps,
@@ -512,8 +520,7 @@ static struct rt_prof_group *prof_group(struct rt_prof_site *ps,
         g->nthreads = ps->nthreads;
         g->speed = prof_alloc(nt * sizeof *g->speed);
         g->weight = prof_alloc(nt * sizeof *g->weight);
-        memcpy(g->speed, ps->speed, nt * sizeof *g->speed);
-        memcpy(g->weight, ps->weight, nt * sizeof *g->weight);
+        prof_copy(g->speed, g->weight, ps->speed, ps->weight, ps->nthreads);
         g->measure = ps->measure;
         g->measured = ps->measured;
         g->brief = ps->brief;
@@ -534,9 +541,7 @@ static void prof_group_take(struct rt_prof_site *ps)
     if (!g)
         return;
     if (ps->grp_gen != g->gen) {
-        size_t nt = (size_t)ps->nthreads;
-        memcpy(ps->speed, g->speed, nt * sizeof *g->speed);
-        memcpy(ps->weight, g->weight, nt * sizeof *g->weight);
+        prof_copy(ps->speed, ps->weight, g->speed, g->weight, ps->nthreads);
         ps->measured = g->measured;
         ps->brief = g->brief;
         ps->grp_gen = g->gen;
@@ -562,9 +567,7 @@ static void prof_group_give(struct rt_prof_site *ps)
         ps->grp_gen = g->gen - 1;
         return;
     }
-    size_t nt = (size_t)ps->nthreads;
-    memcpy(g->speed, ps->speed, nt * sizeof *g->speed);
-    memcpy(g->weight, ps->weight, nt * sizeof *g->weight);
+    prof_copy(g->speed, g->weight, ps->speed, ps->weight, ps->nthreads);
     g->measured = ps->measured;
     g->brief = ps->brief;
     g->measure = ps->measure;

@@ -301,6 +301,32 @@ static void slow(int T)
           "%llu iterations", T - 1, mine, f.n);
 }
 
+/* The site's state after a run on T > 1 nodes, with every node's vector
+ * checked equal to node 0's; *sum: the vector's sum.  NULL if none. */
+static struct rt_prof_site *kept_state(int site, int T, unsigned long long *sum)
+{
+    struct rt_prof_site *ps = site_state(site);
+    CHECK(ps != NULL, "no state");
+    if (!ps)
+        return NULL;
+    *sum = 0;
+    for (int t = 0; t < T; t++) {
+        CHECK((*g_vec)[t] == ps->vec[t], "node %d's vector[%d] = %llu, node "
+              "0's %llu", t, t, (*g_vec)[t], (unsigned long long)ps->vec[t]);
+        *sum += ps->vec[t];
+    }
+    return ps;
+}
+
+/* The slow node T-1 keeps fewer iterations than every other node. */
+static void slow_smallest(const struct rt_prof_site *ps, int T)
+{
+    unsigned long long mine = ps->vec[T - 1];
+    for (int t = 0; t < T - 1; t++)
+        CHECK(mine < ps->vec[t], "slow node %d keeps %llu iterations, node %d "
+              "%llu", T - 1, mine, t, (unsigned long long)ps->vec[t]);
+}
+
 static void check(int T, int off)
 {
     rtt_phase(off ? "check off" : "check");
@@ -311,31 +337,22 @@ static void check(int T, int off)
     struct frame f = {(unsigned long long)T * 40, 0, 3, 1, NSITES - 1, 0, 0,
                       T - 1, 4000, 1000, (unsigned long long)T * 4};
     run(&f, T);
-    if (T == 1)
-        return;
-    struct rt_prof_site *ps = site_state(f.site);
-    CHECK(ps != NULL, "no state");
+    unsigned long long sum;
+    struct rt_prof_site *ps = T > 1 ? kept_state(f.site, T, &sum) : NULL;
     if (!ps)
         return;
     if (off)
         CHECK_EQ_ULL(ps->checks, 0, "checkpoints");
     else
         CHECK(ps->checks >= 1, "no checkpoint");
-    unsigned long long mine = ps->vec[T - 1], sum = 0;
-    for (int t = 0; t < T; t++) {
-        CHECK((*g_vec)[t] == ps->vec[t], "node %d's vector[%d] = %llu, node "
-              "0's %llu", t, t, (*g_vec)[t], (unsigned long long)ps->vec[t]);
-        sum += ps->vec[t];
-    }
     printf("rt_profiled check: vector[%d] %llu of %llu, %llu re-split\n",
-           T - 1, mine, f.n, (unsigned long long)ps->check_splits);
+           T - 1, (unsigned long long)ps->vec[T - 1], f.n,
+           (unsigned long long)ps->check_splits);
     if (off)
         return;
     CHECK(ps->check_splits >= 1, "no checkpoint re-split");
     CHECK_EQ_ULL(sum, f.n, "kept vector's sum");
-    for (int t = 0; t < T - 1; t++)
-        CHECK(mine < ps->vec[t], "slow node %d keeps %llu iterations, node %d "
-              "%llu", T - 1, mine, t, (unsigned long long)ps->vec[t]);
+    slow_smallest(ps, T);
 }
 
 /* A node that becomes slow after the first checkpoint: only a later one
@@ -349,28 +366,19 @@ static void later(int T)
     struct frame f = {(unsigned long long)T * 100, 0, 3, 1, NSITES - 1, 0, 0,
                       T - 1, 4000, 1000, 0, 45000};
     run(&f, T);
-    if (T == 1)
-        return;
-    struct rt_prof_site *ps = site_state(f.site);
-    CHECK(ps != NULL, "no state");
+    unsigned long long sum;
+    struct rt_prof_site *ps = T > 1 ? kept_state(f.site, T, &sum) : NULL;
     if (!ps)
         return;
-    unsigned long long mine = ps->vec[T - 1], sum = 0;
-    for (int t = 0; t < T; t++) {
-        CHECK((*g_vec)[t] == ps->vec[t], "node %d's vector[%d] = %llu, node "
-              "0's %llu", t, t, (*g_vec)[t], (unsigned long long)ps->vec[t]);
-        sum += ps->vec[t];
-    }
     printf("rt_profiled later: %llu checkpoints, %llu re-split; vector[%d] "
            "%llu of %llu\n", (unsigned long long)ps->checks,
-           (unsigned long long)ps->check_splits, T - 1, mine, f.n);
+           (unsigned long long)ps->check_splits, T - 1,
+           (unsigned long long)ps->vec[T - 1], f.n);
     CHECK(ps->checks >= 2, "%llu checkpoints, expected several",
           (unsigned long long)ps->checks);
     CHECK(ps->check_splits >= 1, "no checkpoint re-split");
     CHECK_EQ_ULL(sum, f.n, "kept vector's sum");
-    for (int t = 0; t < T - 1; t++)
-        CHECK(mine < ps->vec[t], "slow node %d keeps %llu iterations, node %d "
-              "%llu", T - 1, mine, t, (unsigned long long)ps->vec[t]);
+    slow_smallest(ps, T);
 }
 
 /* Repeated checkpoints with re-splits: a node chosen at random becomes
