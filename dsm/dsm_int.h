@@ -112,6 +112,7 @@ struct dsm_state {
      * again. */
     uint32_t *keep;
     int keep_on;
+    unsigned keep_gap;      /* OMPDSM_KEEP_GAP: 0 = measured (release.c) */
     uint32_t *kept;         /* the pages kept writable, under dirty_lock */
     size_t nkept, kept_cap;
     uint32_t *kept_wrote;   /* kept pages dsm_wrote named since the last

@@ -122,6 +122,8 @@ int dsm_init(void)
     dsm_g.excl_on = ompdsm_env_choice("OMPDSM_HOME_EXCLUSIVE", onoff, 2, 0) == 0 &&
                     !dsm_g.update_protocol;
     dsm_g.keep_on = ompdsm_env_choice("OMPDSM_KEEP_WRITABLE", onoff, 2, 0) == 0;
+    /* 0: the gap is measured (release.c, keep_gap); 15 is its largest. */
+    dsm_g.keep_gap = (unsigned)ompdsm_env_u64("OMPDSM_KEEP_GAP", 0, 0, 15, 0);
 
     dsm_g.fd = memfd_create("ompdsm-heap", MFD_CLOEXEC);
     if (dsm_g.fd < 0 || ftruncate(dsm_g.fd, (off_t)size) < 0)

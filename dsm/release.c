@@ -207,6 +207,8 @@ void dsm_keep_fault_ns(uint64_t ns)
 
 static unsigned keep_gap(void)
 {
+    if (dsm_g.keep_gap)
+        return dsm_g.keep_gap;
     uint64_t f = __atomic_load_n(&fault_avg_ns, __ATOMIC_RELAXED);
     uint64_t c = __atomic_load_n(&scan_avg_ns, __ATOMIC_RELAXED);
     if (!f || !c)

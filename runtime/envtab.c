@@ -136,6 +136,8 @@ static const struct rt_env_var vars[] = {
      "home pages no other node fetched stay writable across releases", NULL},
     {"OMPDSM_KEEP_WRITABLE", RT_ENV_NODE, "on", "on|off",
      "pages written in every interval stay writable across barriers", NULL},
+    {"OMPDSM_KEEP_GAP", RT_ENV_NODE, "0", "0..15",
+     "barriers a written page stays kept without a write (0: measured)", NULL},
     {"OMPDSM_ADAPTIVE_UPDATE", RT_ENV_NODE, "on", "on|off",
      "refetch at the acquire the copies faulted back after invalidation", NULL},
     {"OMPDSM_LOCK_CACHE", RT_ENV_NODE, "on", "on|off",

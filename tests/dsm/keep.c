@@ -7,7 +7,9 @@
  *   pages written by their home, by another node, and by both (halves of
  *   one page); rounds in which nobody writes publish no notice at all (a
  *   kept page whose diff is empty must not be noticed); with keeping on,
- *   pages are kept (dsm_kept), with it off none is;
+ *   pages are kept (dsm_kept), with it off none is (meson runs it with
+ *   OMPDSM_KEEP_GAP=4: the measured gap depends on the machine's load,
+ *   and a loaded one keeps fewer pages);
  * - phase 2: a write to a kept page followed by a lock release reaches the
  *   node that acquires the lock next (the first lock release after a
  *   barrier must compare kept pages with their twins and publish the
@@ -117,7 +119,7 @@ int main(void)
     /* Phase 1. */
     int last = 0;
     struct dsm_stats a, b;
-    for (int r = 1; r <= ROUNDS && !T_failures; r++) {
+    for (int r = 1; r <= ROUNDS; r++) {
         int idle = r % IDLE_EVERY == 0;
         dsm_stats_get(&a);
         if (!idle) {
@@ -147,7 +149,7 @@ int main(void)
      * see the page. */
     int right = (me_ + 1) % n_, left = (me_ + n_ - 1) % n_;
     int64_t *mine = g->pages[right][2], *theirs = g->pages[me_][2];
-    for (int r = 1; r <= LOCK_ROUNDS && !T_failures; r++) {
+    for (int r = 1; r <= LOCK_ROUNDS; r++) {
         int64_t v = 5000000 + r;
         for (size_t w = 0; w < words; w++)
             mine[w] = v + (int64_t)w;
@@ -185,7 +187,7 @@ int main(void)
 
     /* Phase 3: the root's hook writes a kept page; every node writes its
      * page 2 of its right neighbour before each barrier. */
-    for (int r = 1; r <= 6 && !T_failures; r++) {
+    for (int r = 1; r <= 6; r++) {
         for (size_t w = 0; w < words; w++)
             mine[w] = 7000000 + r;
         hook_value = -7000000 - r;
