@@ -335,6 +335,7 @@ RT_API int OMPDSM_main(int argc, char **argv, char **envp,
     rt_env_init(comm_size());
     rt_stats_install(); /* before the DSM's SIGSEGV handler, which chains */
     dsm_init();
+    dsm_volatile_threads(rt_icv.threads_per_node);
     setup_rt_region();
     rt_task_setup();
     if (comm_connect() < 0)
