@@ -341,7 +341,7 @@ int launch_parse_opts(int argc, char **argv, struct launch_opts *o, char *err,
     if (o->bind == LAUNCH_BIND_AUTO) {
         const char *tv = getenv("OMPDSM_THREADS_PER_NODE");
         if (o->threads_per_node ? o->threads_per_node != 1
-                                : tv && *tv && strcmp(tv, "1"))
+                                : tv && *tv && strcmp(tv, "1") != 0)
             o->bind = LAUNCH_BIND_NONE;
     }
     if (i >= argc)
