@@ -10,6 +10,17 @@
 
 static pthread_mutex_t wide_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Atomics of one node on a page it is not home of: with several threads in
+ * the node, two updates of one word could write their results into the
+ * node's copy in the opposite order from the one they took effect at the
+ * home, leaving the copy with the older value (which the node keeps when
+ * it is the page's only writer).  So a node's threads update such a page
+ * one at a time, from their compare-swap at the home to the write into
+ * the copy (striped by page). */
+enum { ATOMIC_STRIPES = 64 };
+static pthread_mutex_t remote_lock[ATOMIC_STRIPES] = {
+    [0 ... ATOMIC_STRIPES - 1] = PTHREAD_MUTEX_INITIALIZER};
+
 static uint64_t apply(uint64_t word, size_t off, size_t size,
                       dsm_atomic_fn fn, const void *arg, void *out_old,
                       void *out_new)
@@ -76,7 +87,10 @@ void dsm_atomic_update(void *p, size_t size, dsm_atomic_fn fn, const void *arg,
     int home = dsm_home(pg);
     uint64_t hoff = (uint64_t)((char *)(a - off) - dsm_g.app);
     uint64_t guess, got, nw;
+    pthread_mutex_t *rl = NULL;
     if (home != dsm_g.rank) {
+        rl = &remote_lock[pg % ATOMIC_STRIPES];
+        pthread_mutex_lock(rl);
         /* Stores this node made to the page and not yet released are not
          * at the home: release the page first, or the compare-swap would
          * work on (and our twin update would then hide) an older value. */
@@ -110,6 +124,7 @@ void dsm_atomic_update(void *p, size_t size, dsm_atomic_fn fn, const void *arg,
                        (char *)&nw + off, size);
         }
         pthread_mutex_unlock(l);
+        pthread_mutex_unlock(rl);
     }
     pthread_mutex_lock(&dsm_g.dirty_lock);
     notice_push(&dsm_g.extra_notices, pg, 1, dsm_g.rank);

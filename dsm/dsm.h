@@ -135,6 +135,14 @@ void dsm_flush_range(const void *p, size_t len);
  * one node, only a fence. */
 void dsm_volatile_read(const volatile void *p, size_t len);
 void dsm_volatile_write(const volatile void *p, size_t len);
+/* Several threads of this node use volatile objects (hybrid nodes): a
+ * sibling may see a store, and act on it, before the storing thread's
+ * write-through.  Then a refetch keeps the bytes a thread of this node
+ * stored and did not yet write through, and a write-through whose bytes
+ * all equal the twin's (written through already, or sent by a release,
+ * since the store) sends nothing, so that it cannot overwrite a newer
+ * value another node wrote through meanwhile.  Called at start. */
+void dsm_volatile_threads(int threads_per_node);
 /* Regions whose writes must be tracked cumulatively from a fork to the
  * join (a sub-team region: nodes outside it see its writes at the join). */
 void dsm_track_since_fork(int on);

@@ -1044,6 +1044,13 @@ void dsm_flush_range(const void *p, size_t len)
 
 /* ---- volatile objects ---- */
 
+static int vol_hybrid; /* dsm_volatile_threads: several threads per node */
+
+void dsm_volatile_threads(int threads_per_node)
+{
+    vol_hybrid = threads_per_node > 1;
+}
+
 /* Calls fn on each piece of [p, p+len) that lies within one heap page. */
 static void vol_pieces(const volatile void *p, size_t len,
                        void (*fn)(uint32_t pg, size_t off, size_t n))
@@ -1062,8 +1069,10 @@ static void vol_pieces(const volatile void *p, size_t len,
 
 /* Refetches bytes [off, off+n) of page pg from its home into this node's
  * copy, and into its twin when the page is dirty, so that the next diff
- * does not take the home's value for a write of ours.  An invalid copy is
- * fetched whole (the read would fault anyway). */
+ * does not take the home's value for a write of ours; bytes of a dirty page
+ * that another thread of this node stored and has not yet written through
+ * are kept.  An invalid copy is fetched whole (the read would fault
+ * anyway). */
 static void vol_refetch(uint32_t pg, size_t off, size_t n)
 {
     int home = dsm_home(pg);
@@ -1084,9 +1093,28 @@ static void vol_refetch(uint32_t pg, size_t off, size_t n)
             if (comm_get(home, DSM_REG_HEAP, page_off(pg) + off, b, n) < 0)
                 ompdsm_fatal("refetch of a volatile object (page %u) from "
                              "node %d failed", pg, home);
-            memcpy(page_sys(pg) + off, b, n);
-            if (st == PG_DIRTY && dsm_g.twin[pg])
-                memcpy((char *)dsm_g.twin[pg] + off, b, n);
+            if (st == PG_DIRTY && dsm_g.twin[pg] && vol_hybrid) {
+                /* A byte that differs from the twin was stored by a thread
+                 * of this node whose write-through is still to come (hybrid
+                 * nodes): it stays.  The others take the home's value, each
+                 * with a compare-swap from the twin's, so that such a store
+                 * landing meanwhile wins too. */
+                unsigned char *c = (unsigned char *)page_sys(pg) + off;
+                unsigned char *tw = (unsigned char *)dsm_g.twin[pg] + off;
+                const unsigned char *h = (const unsigned char *)b;
+                for (size_t i = 0; i < n; i++) {
+                    unsigned char exp = tw[i];
+                    if (h[i] != exp &&
+                        __atomic_compare_exchange_n(&c[i], &exp, h[i], 0,
+                                                    __ATOMIC_SEQ_CST,
+                                                    __ATOMIC_RELAXED))
+                        tw[i] = h[i];
+                }
+            } else {
+                memcpy(page_sys(pg) + off, b, n);
+                if (st == PG_DIRTY && dsm_g.twin[pg])
+                    memcpy((char *)dsm_g.twin[pg] + off, b, n);
+            }
             if (b != buf)
                 free(b);
             pthread_mutex_unlock(page_lock(pg));
@@ -1105,8 +1133,17 @@ static void vol_write_through(uint32_t pg, size_t off, size_t n)
     if (home == dsm_g.rank)
         return; /* written in place into the master copy */
     pthread_mutex_lock(page_lock(pg));
-    if (dsm_g.state[pg] == PG_DIRTY && dsm_g.twin[pg])
+    if (dsm_g.state[pg] == PG_DIRTY && dsm_g.twin[pg]) {
+        if (vol_hybrid &&
+            !memcmp((char *)dsm_g.twin[pg] + off, page_sys(pg) + off, n)) {
+            /* a sibling thread wrote these bytes through (or a release
+             * sent them) after our store: the home has them, or a newer
+             * value from another node that ours must not overwrite */
+            pthread_mutex_unlock(page_lock(pg));
+            return;
+        }
         memcpy((char *)dsm_g.twin[pg] + off, page_sys(pg) + off, n);
+    }
     if (comm_put(home, DSM_REG_HEAP, page_off(pg) + off, page_sys(pg) + off,
                  n) < 0 ||
         comm_fence(home) < 0)

@@ -9,14 +9,14 @@ RT_API void omp_set_num_threads(int n)
 {
     if (n < 1)
         return;
-    rt_icv.nthreads = n > rt_icv.max_threads ? rt_icv.max_threads : n;
+    rt_dv()->nthreads = n > rt_icv.max_threads ? rt_icv.max_threads : n;
 }
 RT_API int omp_get_num_threads(void) { return rt_self.nthreads; }
 RT_API int omp_get_max_threads(void)
 {
     /* nthreads-var, as libgomp reports it, also inside regions (where a
      * nested region would still get a team of one). */
-    return rt_icv.nthreads;
+    return rt_dv()->nthreads;
 }
 RT_API int omp_get_thread_num(void) { return rt_self.tid; }
 /* The processors this node may run on (its affinity mask, as libgomp
@@ -30,34 +30,34 @@ RT_API int omp_get_num_procs(void)
     return n > 0 ? (int)n : 1;
 }
 RT_API int omp_in_parallel(void) { return rt_self.active_level > 0; }
-RT_API void omp_set_dynamic(int d) { rt_icv.dynamic = d != 0; }
-RT_API int omp_get_dynamic(void) { return rt_icv.dynamic; }
-RT_API void omp_set_nested(int n) { rt_icv.nested = n != 0; }
-RT_API int omp_get_nested(void) { return rt_icv.nested; }
+RT_API void omp_set_dynamic(int d) { rt_dv()->dynamic = d != 0; }
+RT_API int omp_get_dynamic(void) { return rt_dv()->dynamic; }
+RT_API void omp_set_nested(int n) { rt_dv()->nested = n != 0; }
+RT_API int omp_get_nested(void) { return rt_dv()->nested; }
 
 RT_API void omp_set_schedule(omp_sched_t kind, int chunk)
 {
     switch ((int)kind) {
-    case omp_sched_static: rt_icv.sched_kind = OMPDSM_SCHED_STATIC; break;
-    case omp_sched_dynamic: rt_icv.sched_kind = OMPDSM_SCHED_DYNAMIC; break;
-    case omp_sched_guided: rt_icv.sched_kind = OMPDSM_SCHED_GUIDED; break;
-    case omp_sched_auto: rt_icv.sched_kind = OMPDSM_SCHED_AUTO; break;
-    case omp_sched_profiled: rt_icv.sched_kind = OMPDSM_SCHED_PROFILED; break;
+    case omp_sched_static: rt_dv()->sched_kind = OMPDSM_SCHED_STATIC; break;
+    case omp_sched_dynamic: rt_dv()->sched_kind = OMPDSM_SCHED_DYNAMIC; break;
+    case omp_sched_guided: rt_dv()->sched_kind = OMPDSM_SCHED_GUIDED; break;
+    case omp_sched_auto: rt_dv()->sched_kind = OMPDSM_SCHED_AUTO; break;
+    case omp_sched_profiled: rt_dv()->sched_kind = OMPDSM_SCHED_PROFILED; break;
     default: return;
     }
-    rt_icv.sched_chunk = chunk > 0 ? chunk : 0;
+    rt_dv()->sched_chunk = chunk > 0 ? chunk : 0;
 }
 
 RT_API void omp_get_schedule(omp_sched_t *kind, int *chunk)
 {
-    switch (rt_icv.sched_kind) {
+    switch (rt_dv()->sched_kind) {
     case OMPDSM_SCHED_DYNAMIC: *kind = omp_sched_dynamic; break;
     case OMPDSM_SCHED_GUIDED: *kind = omp_sched_guided; break;
     case OMPDSM_SCHED_AUTO: *kind = omp_sched_auto; break;
     case OMPDSM_SCHED_PROFILED: *kind = omp_sched_profiled; break;
     default: *kind = omp_sched_static; break;
     }
-    *chunk = (int)rt_icv.sched_chunk;
+    *chunk = (int)rt_dv()->sched_chunk;
     /* no chunk given: dynamic and guided hand out chunks of at least 1,
      * which is what libgomp and libomp report */
     if (*chunk < 1 && (*kind == omp_sched_dynamic || *kind == omp_sched_guided))

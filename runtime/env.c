@@ -4,6 +4,7 @@
 #include "rt.h"
 
 #include <ctype.h>
+#include <sched.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -217,13 +218,27 @@ void rt_env_init(int nodes)
 {
     check_valgrind();
     check_omp_symbols();
-    rt_icv.threads_per_node = env_int("OMPDSM_THREADS_PER_NODE", 1, 1, 1);
-    rt_icv.max_threads = nodes * rt_icv.threads_per_node;
+    /* OMPDSM_THREADS_PER_NODE: T threads in each node process (hybrid
+     * nodes), "auto" = the CPUs of the node's affinity mask.  Unset, T
+     * follows OMP_NUM_THREADS when that asks for more threads than nodes
+     * (the team total, nodes x T, so it must divide by the nodes). */
+    const char *tv = getenv("OMPDSM_THREADS_PER_NODE");
+    int tpn_given = tv && *tv;
+    if (tpn_given && !strcmp(tv, "auto")) {
+        cpu_set_t set;
+        int c = 0;
+        if (sched_getaffinity(0, sizeof set, &set) == 0)
+            c = CPU_COUNT(&set);
+        rt_icv.threads_per_node = c > 0 ? (c > RT_MAX_TPN ? RT_MAX_TPN : c) : 1;
+    } else {
+        rt_icv.threads_per_node = env_int("OMPDSM_THREADS_PER_NODE", 1, 1,
+                                          RT_MAX_TPN);
+    }
 
     /* OMP_NUM_THREADS may be a list (nested levels); we use its first
      * element since nested regions run with a team of one. */
     const char *v = getenv("OMP_NUM_THREADS");
-    int nt = rt_icv.max_threads;
+    int nt = -1;
     if (v && *v) {
         char first[32];
         size_t l = strcspn(v, ",");
@@ -236,23 +251,39 @@ void rt_env_init(int nodes)
             ompdsm_fatal("OMP_NUM_THREADS='%s' is not valid: expected a "
                          "positive integer (or a comma-separated list)", v);
         nt = (int)x;
-        if (nt > rt_icv.max_threads) {
-            if (ompdsm_log_rank <= 0)
-                ompdsm_warn("OMP_NUM_THREADS=%d exceeds the %d threads of this "
-                            "job (%d nodes x %d); using %d",
-                            nt, rt_icv.max_threads, nodes,
-                            rt_icv.threads_per_node, rt_icv.max_threads);
-            nt = rt_icv.max_threads;
+        if (!tpn_given && nt > nodes) {
+            if (nt % nodes || nt / nodes > RT_MAX_TPN)
+                ompdsm_fatal("OMP_NUM_THREADS=%d is the team total over %d "
+                             "nodes (nodes x threads per node), so it must "
+                             "be a multiple of %d (at most %d threads per "
+                             "node); or set OMPDSM_THREADS_PER_NODE",
+                             nt, nodes, nodes, RT_MAX_TPN);
+            rt_icv.threads_per_node = nt / nodes;
         }
     }
-    rt_icv.nthreads = nt;
-    rt_icv.dynamic = ompdsm_env_bool("OMP_DYNAMIC", 0);
-    rt_icv.nested = ompdsm_env_bool("OMP_NESTED", 0);
-    rt_icv.sched_kind = OMPDSM_SCHED_STATIC;
-    rt_icv.sched_chunk = 0;
+    rt_icv.max_threads = nodes * rt_icv.threads_per_node;
+    if (nt < 0)
+        nt = rt_icv.max_threads;
+    if (nt > rt_icv.max_threads) {
+        if (rt_icv.threads_per_node > 1)
+            ompdsm_fatal("OMP_NUM_THREADS=%d exceeds the %d threads of this "
+                         "job (%d nodes x OMPDSM_THREADS_PER_NODE=%d)", nt,
+                         rt_icv.max_threads, nodes, rt_icv.threads_per_node);
+        if (ompdsm_log_rank <= 0)
+            ompdsm_warn("OMP_NUM_THREADS=%d exceeds the %d threads of this "
+                        "job (%d nodes x %d); using %d",
+                        nt, rt_icv.max_threads, nodes,
+                        rt_icv.threads_per_node, rt_icv.max_threads);
+        nt = rt_icv.max_threads;
+    }
+    rt_icv.dv.nthreads = nt;
+    rt_icv.dv.dynamic = ompdsm_env_bool("OMP_DYNAMIC", 0);
+    rt_icv.dv.nested = ompdsm_env_bool("OMP_NESTED", 0);
+    rt_icv.dv.sched_kind = OMPDSM_SCHED_STATIC;
+    rt_icv.dv.sched_chunk = 0;
     v = getenv("OMP_SCHEDULE");
     if (v && *v &&
-        rt_parse_schedule(v, &rt_icv.sched_kind, &rt_icv.sched_chunk) < 0)
+        rt_parse_schedule(v, &rt_icv.dv.sched_kind, &rt_icv.dv.sched_chunk) < 0)
         ompdsm_fatal("OMP_SCHEDULE='%s' is not valid: expected static, dynamic, "
                      "guided, auto or profiled, optionally followed by "
                      "',chunk' with a positive chunk size", v);

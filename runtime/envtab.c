@@ -17,9 +17,9 @@ static const char *bool_text(int b)
     return b ? "TRUE" : "FALSE";
 }
 
-static void show_dynamic(char *b, size_t n) { snprintf(b, n, "%s", bool_text(rt_icv.dynamic)); }
-static void show_nested(char *b, size_t n) { snprintf(b, n, "%s", bool_text(rt_icv.nested)); }
-static void show_nthreads(char *b, size_t n) { snprintf(b, n, "%d", rt_icv.nthreads); }
+static void show_dynamic(char *b, size_t n) { snprintf(b, n, "%s", bool_text(rt_icv.dv.dynamic)); }
+static void show_nested(char *b, size_t n) { snprintf(b, n, "%s", bool_text(rt_icv.dv.nested)); }
+static void show_nthreads(char *b, size_t n) { snprintf(b, n, "%d", rt_icv.dv.nthreads); }
 static void show_thread_limit(char *b, size_t n) { snprintf(b, n, "%d", rt_icv.thread_limit); }
 static void show_levels(char *b, size_t n) { snprintf(b, n, "%d", rt_icv.max_active_levels); }
 static void show_tpn(char *b, size_t n) { snprintf(b, n, "%d", rt_icv.threads_per_node); }
@@ -31,11 +31,11 @@ static void show_schedule(char *b, size_t n)
         [OMPDSM_SCHED_GUIDED] = "GUIDED", [OMPDSM_SCHED_AUTO] = "AUTO",
         [OMPDSM_SCHED_PROFILED] = "PROFILED",
     };
-    int k = rt_icv.sched_kind;
+    int k = rt_icv.dv.sched_kind;
     const char *name = k >= 0 && k < (int)OMPDSM_ARRAY_LEN(kinds) && kinds[k]
                            ? kinds[k] : "STATIC";
-    if (rt_icv.sched_chunk > 0)
-        snprintf(b, n, "%s,%lld", name, rt_icv.sched_chunk);
+    if (rt_icv.dv.sched_chunk > 0)
+        snprintf(b, n, "%s,%lld", name, rt_icv.dv.sched_chunk);
     else
         snprintf(b, n, "%s", name);
 }
@@ -192,7 +192,9 @@ static const struct rt_env_var vars[] = {
      "profiled loops with the same bounds share one partition", NULL},
     {"OMPDSM_PROFILED_CHECK", RT_ENV_NODE, "0.25", "fraction in [0, 1)",
      "when a measuring execution re-measures and re-splits its rest (0: never)", NULL},
-    {"OMPDSM_THREADS_PER_NODE", RT_ENV_NODE, "1", "1", "threads per node", show_tpn},
+    {"OMPDSM_THREADS_PER_NODE", RT_ENV_NODE, "1", "1..256|auto",
+     "OpenMP threads in each node process (auto: CPUs of its affinity mask)",
+     show_tpn},
     {"OMPDSM_TASK_QUEUE", RT_ENV_NODE, "16", "0..256",
      "queued tasks per node beyond which new tasks run undeferred", NULL},
     {"OMPDSM_TASK_TINY_US", RT_ENV_NODE, "20", "microseconds",

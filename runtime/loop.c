@@ -41,8 +41,8 @@ RT_API void OMPDSM_loop_init(OMPDSM_loop *loop, OMPDSM_loop_site *site,
     memset(loop, 0, sizeof *loop);
     RT_STAT(loops, 1);
     if (sched == OMPDSM_SCHED_RUNTIME) {
-        sched = rt_icv.sched_kind;
-        chunk = rt_icv.sched_chunk;
+        sched = rt_dv()->sched_kind;
+        chunk = rt_dv()->sched_chunk;
     }
     if (sched == OMPDSM_SCHED_DEFAULT || sched == OMPDSM_SCHED_AUTO)
         sched = OMPDSM_SCHED_STATIC;
@@ -56,7 +56,8 @@ RT_API void OMPDSM_loop_init(OMPDSM_loop *loop, OMPDSM_loop_site *site,
          * that never measures (static's partition exactly), so that the
          * statistics time it per execution as they time profiled loops:
          * the baseline ompdsm-tune compares with. */
-        if (sched == OMPDSM_SCHED_STATIC && site && rt_self.nthreads > 1) {
+        if (sched == OMPDSM_SCHED_STATIC && site && rt_self.nthreads > 1 &&
+            rt_self.tpn <= 1) {
             sched = OMPDSM_SCHED_PROFILED;
             frozen = 1;
         }
@@ -68,8 +69,11 @@ RT_API void OMPDSM_loop_init(OMPDSM_loop *loop, OMPDSM_loop_site *site,
             eval_skip = o->eval_skip;
     }
     /* profiled needs the site's memory and a team; anything else runs it
-     * as static, which is its partition before it has measured. */
-    if (sched == OMPDSM_SCHED_PROFILED && (!site || rt_self.nthreads <= 1))
+     * as static, which is its partition before it has measured.  Teams
+     * with several threads per node run it as static too: its measurement
+     * and exchange are per node (not yet done for hybrid nodes). */
+    if (sched == OMPDSM_SCHED_PROFILED &&
+        (!site || rt_self.nthreads <= 1 || rt_self.tpn > 1))
         sched = OMPDSM_SCHED_STATIC;
     if (chunk < 0)
         chunk = 0;
@@ -257,8 +261,23 @@ static void ordered_publish(struct rt_loop *L)
     uint64_t off = offsetof(struct rt_area, ordered) +
                    ((L->seq % RT_ORD_SLOTS) * (uint64_t)comm_size() +
                     (uint64_t)comm_rank()) * 8;
+    /* With several threads per node, the node's word at every node must
+     * only grow: the next iteration's thread of this node may learn that
+     * this one passed (from this node's own word, or another node's)
+     * before this thread's notifies to the other nodes are out, and its
+     * larger value must not be overtaken by ours.  So a node's threads
+     * publish one at a time, and the own node last: notifies of one
+     * sender to one peer arrive in the order they were issued. */
+    int hyb = rt_self.nlocal > 1;
+    if (hyb)
+        rt_node_ordered_lock(1);
+    int me = comm_rank();
     for (int node = 0; node < rt_self.group.nodes; node++)
-        COMM_CHECK(comm_notify(node, RT_REG_AREA, off, w));
+        if (node != me)
+            COMM_CHECK(comm_notify(node, RT_REG_AREA, off, w));
+    COMM_CHECK(comm_notify(me, RT_REG_AREA, off, w));
+    if (hyb)
+        rt_node_ordered_lock(0);
     rt_self.ordered_passed = 1;
 }
 

@@ -257,17 +257,18 @@ void rt_worker_loop(void)
             finish_node(0);
         }
         OMPDSM_region *r = rt_region_by_id(m.region);
-        rt_icv.nthreads = m.icv_nthreads;
-        rt_icv.dynamic = m.icv_dynamic;
-        rt_icv.nested = m.icv_nested;
+        rt_icv.dv.nthreads = m.icv_nthreads;
+        rt_icv.dv.dynamic = m.icv_dynamic;
+        rt_icv.dv.nested = m.icv_nested;
         rt_icv.max_active_levels = m.icv_max_active_levels;
-        rt_icv.sched_kind = m.icv_sched_kind;
-        rt_icv.sched_chunk = m.icv_sched_chunk;
+        rt_icv.dv.sched_kind = m.icv_sched_kind;
+        rt_icv.dv.sched_chunk = m.icv_sched_chunk;
         comm_coll_set_seq(1, m.team_chan_seq);
         /* counted here as node 0 counts them in OMPDSM_parallel */
         uint64_t t0 = ompdsm_now_ns();
         RT_STAT(regions, 1);
-        rt_team_run(r, (char *)b.data + sizeof m, m.nthreads, m.ws_base);
+        rt_team_run(r, (char *)b.data + sizeof m, b.len - sizeof m, m.nthreads,
+                    m.ws_base);
         RT_STAT(region_ns, ompdsm_now_ns() - t0);
     }
 }
@@ -277,9 +278,9 @@ void rt_fork_send(int region, int nthreads, uint64_t ws_base, const void *frame,
 {
     struct comm_buf b = {0};
     struct rt_fork_msg m = {RT_MSG_REGION, region, nthreads, 0, ws_base,
-                            rt_icv.nthreads, rt_icv.dynamic, rt_icv.nested,
-                            rt_icv.max_active_levels, rt_icv.sched_kind, 0,
-                            rt_icv.sched_chunk, comm_coll_seq(1)};
+                            rt_icv.dv.nthreads, rt_icv.dv.dynamic, rt_icv.dv.nested,
+                            rt_icv.max_active_levels, rt_icv.dv.sched_kind, 0,
+                            rt_icv.dv.sched_chunk, comm_coll_seq(1)};
     if (comm_buf_append(&b, &m, sizeof m) < 0 ||
         comm_buf_append(&b, frame, frame_size) < 0)
         ompdsm_fatal("out of memory forking a region");
@@ -300,6 +301,25 @@ void *rt_region_map(int reg, size_t len, const char *name, const char *what)
     return p;
 }
 
+/* Thread numbers and team layouts are computed on every node from
+ * OMPDSM_THREADS_PER_NODE: all must have the same (auto counts each
+ * node's CPUs, which may differ across hosts). */
+static void check_threads_per_node(void)
+{
+    if (comm_size() < 2)
+        return;
+    int64_t v[2] = {rt_icv.threads_per_node, -rt_icv.threads_per_node};
+    if (comm_allreduce(COMM_WORLD, v, 2, COMM_INT64, COMM_MAX) < 0)
+        ompdsm_fatal("cannot compare the nodes' threads per node");
+    if (v[0] != -v[1])
+        ompdsm_fatal("the nodes have different threads per node (from %lld "
+                     "to %lld; node %d has %d): OMPDSM_THREADS_PER_NODE must "
+                     "give every node the same number (auto counts each "
+                     "node's CPUs: give the number instead)",
+                     (long long)-v[1], (long long)v[0], comm_rank(),
+                     rt_icv.threads_per_node);
+}
+
 static void setup_rt_region(void)
 {
     rt_area = rt_region_map(RT_REG_AREA, rt_area_len(comm_size()), "ompdsm-rt",
@@ -315,12 +335,14 @@ RT_API int OMPDSM_main(int argc, char **argv, char **envp,
     rt_env_init(comm_size());
     rt_stats_install(); /* before the DSM's SIGSEGV handler, which chains */
     dsm_init();
+    dsm_volatile_threads(rt_icv.threads_per_node);
     setup_rt_region();
     rt_task_setup();
     if (comm_connect() < 0)
         ompdsm_fatal("cannot connect the nodes");
     setup_units();
     dsm_start();
+    check_threads_per_node();
     rt_display_env();
     rt_started = 1;
     rt_diag_start();

@@ -79,6 +79,13 @@ typedef struct OMPDSM_srcpos {
 } OMPDSM_srcpos;
 void OMPDSM_global_decls(const OMPDSM_unit *unit, const OMPDSM_srcpos *decls);
 
+/* A unit's threadprivate variables whose initial values are known at run
+ * time only (the address of a shared variable): fn stores them.  The
+ * unit's init stores them on each node's initial thread; the runtime calls
+ * fn on every other thread it starts (hybrid nodes), after every unit's
+ * init.  Called by the unit's constructor (ABI node OMPDSM_1.2). */
+void OMPDSM_thread_init(void (*fn)(void));
+
 /* The generated `main` calls this with the user's renamed main (adapted to
  * the three-argument form).  Starts the node, allocates and initialises
  * shared globals on every node; node 0 then runs user_main, the others

@@ -19,16 +19,22 @@ enum { RT_REG_AREA = DSM_REG_NEXT, RT_REG_TASK = DSM_REG_NEXT + 1 };
 #define RT_API __attribute__((visibility("default")))
 
 /* ---- env.c: internal control variables, parsed once at start ---- */
-struct rt_icv {
+/* The ICVs of a task's data environment, which each implicit task of a
+ * region inherits from the encountering one and may change for itself. */
+struct rt_dicv {
     int nthreads;          /* OMP_NUM_THREADS (nthreads-var), capped */
     int dynamic;           /* OMP_DYNAMIC */
     int nested;            /* OMP_NESTED */
     int sched_kind;        /* OMP_SCHEDULE: OMPDSM_SCHED_* */
     long long sched_chunk;
+};
+struct rt_icv {
+    struct rt_dicv dv;     /* outside regions (each region's threads hold
+                              their own copies: rt_dv()) */
     unsigned long long stacksize; /* OMP_STACKSIZE (bytes), 0 = default */
     int thread_limit;      /* OMP_THREAD_LIMIT */
     int max_active_levels; /* OMP_MAX_ACTIVE_LEVELS */
-    int threads_per_node;  /* OMPDSM_THREADS_PER_NODE (1 for now) */
+    int threads_per_node;  /* OMPDSM_THREADS_PER_NODE (hybrid.c) */
     int max_threads;       /* nodes x threads per node */
     double prof_gain;      /* OMPDSM_PROFILED_GAIN */
     double prof_drift;     /* OMPDSM_PROFILED_DRIFT */
@@ -82,12 +88,31 @@ struct rt_thread {
     struct rt_loop *ordered_loop;
     unsigned long long ordered_iter;
     int ordered_passed;
+    /* Hybrid nodes (hybrid.c): the team's threads per node, this thread's
+     * index among its node's team threads (0: the node's leader) and the
+     * number of them (1 without hybrid nodes). */
+    int tpn, local, nlocal;
+    /* This implicit task's data-environment ICVs (has_dv: inside a
+     * region; else rt_icv.dv's apply). */
+    struct rt_dicv dv;
+    int has_dv;
 };
 extern __thread struct rt_thread rt_self;
+static inline struct rt_dicv *rt_dv(void)
+{
+    return rt_self.has_dv ? &rt_self.dv : &rt_icv.dv;
+}
 /* Worker side of a fork: runs region r if this node is among the team's
  * nthreads (as the thread numbered by its rank), then joins (main.c's
  * dispatch loop). */
-void rt_team_run(OMPDSM_region *r, void *frame, int nthreads, uint64_t ws_base);
+void rt_team_run(OMPDSM_region *r, void *frame, size_t frame_size,
+                 int nthreads, uint64_t ws_base);
+/* Runs region r on this node as thread tid of a team of nthreads over the
+ * nodes of g; *team receives the thread's team state (for tasks at the
+ * join).  The pool threads of hybrid nodes call it too. */
+void rt_team_member(OMPDSM_region *r, void *frame, int nthreads, int tid,
+                    uint64_t ws_base, struct comm_group g,
+                    struct rt_thread *team);
 /* Team barrier with pending reductions (and optional copyprivate data). */
 void rt_team_barrier(const void *cp, size_t cplen, int cp_executor,
                      void *cp_out);
@@ -118,6 +143,46 @@ static inline uint64_t rt_ws_gen(uint64_t seq)
 {
     return ((seq / RT_WS_SLOTS) + 1) & SCHED_WORD_GEN_MASK;
 }
+
+/* ---- hybrid.c: several threads per node ---- */
+enum { RT_MAX_TPN = 256 };
+/* A team of nthreads over the job's nodes: tpn threads per node (at most
+ * OMPDSM_THREADS_PER_NODE), on nodes 0..nodes-1; thread t runs on node
+ * t / tpn (node-major numbers). */
+void rt_team_layout(int nthreads, int *tpn, int *nodes);
+/* The team's threads on node `node`. */
+int rt_team_local(int nthreads, int tpn, int node);
+/* The node's leader posts region r to the pool: local threads 1..nlocal-1
+ * run it as threads tid0+1 .. tid0+nlocal-1 (they copy the frame first). */
+void rt_node_post(OMPDSM_region *r, const void *frame, size_t frame_size,
+                  int nthreads, int tpn, int nlocal, int tid0, uint64_t ws_base,
+                  struct comm_group g);
+/* A team barrier on a node with several team threads.  A thread other than
+ * the leader hands over its reductions (and copyprivate data when it
+ * executed the single) and waits for the leader's release; it returns the
+ * network barrier's result.  The leader waits for the others and combines
+ * their reductions into its own list; *cp gets another thread's
+ * copyprivate data when it had none; it then runs the network barrier
+ * and calls rt_node_release with the result. */
+const struct comm_buf *rt_node_barrier_member(const void *cp, size_t cplen,
+                                              int cp_executor);
+void rt_node_barrier_leader(int nlocal, const void **cp, size_t *cplen);
+void rt_node_release(const struct comm_buf *down);
+/* The leader at the end of a region: waits for the pool threads' ends and
+ * takes their reductions into its list (the join then carries them). */
+void rt_node_join_gather(int nlocal);
+/* Serialises the node's threads' ordered publications (loop.c). */
+void rt_node_ordered_lock(int on);
+
+/* ---- htask.c: tasks of a team with several threads per node ---- */
+/* OMPDSM_task and taskwait in such a team: node-local queues. */
+void rt_htask_create(void (*fn)(void *), void *data, unsigned long size,
+                     unsigned long align, int flags);
+void rt_htask_wait(void);
+/* Runs every task queued on this node (before a barrier's arrival). */
+void rt_htask_drain(void);
+/* A region's start, on every thread of the team. */
+void rt_htask_region_start(void);
 
 /* ---- main.c ---- */
 /* Maps a shared memfd region of len bytes (rounded to pages) and registers

@@ -365,10 +365,14 @@ RT_API void OMPDSM_task(void (*fn)(void *), void *data, unsigned long size,
                         unsigned long align, int flags)
 {
     RT_STAT(tasks_created, 1);
+    if (rt_self.tpn > 1 && rt_self.nthreads > 1) {
+        rt_htask_create(fn, data, size, align, flags);
+        return;
+    }
     if (current()->final)
         flags |= OMPDSM_TASK_FINAL;
     if (!(flags & (OMPDSM_TASK_IF_FALSE | OMPDSM_TASK_FINAL)) &&
-        rt_self.nthreads > 1 && size <= TQ_DATA && align <= 16 &&
+        rt_self.nthreads > 1 && rt_self.tpn <= 1 && size <= TQ_DATA && align <= 16 &&
         worth_deferring((uint64_t)(uintptr_t)fn) && push(fn, data, size, flags)) {
         RT_STAT(tasks_deferred, 1);
         return;
@@ -382,6 +386,10 @@ RT_API void OMPDSM_task(void (*fn)(void *), void *data, unsigned long size,
 
 RT_API void OMPDSM_taskwait(void)
 {
+    if (rt_self.tpn > 1 && rt_self.nthreads > 1) {
+        rt_htask_wait();
+        return;
+    }
     struct task_ctx *c = current();
     unsigned idle = 0;
     if (c->ctr < 0)
@@ -414,14 +422,17 @@ RT_API void OMPDSM_task_region(void)
     /* Only a region every member starts (a nested region, run by one
      * thread inside the team's region, would make this node alone wait
      * for arrivals at the outer team's barriers). */
-    if (rt_self.level == 1 && rt_self.nthreads > 1)
+    if (rt_self.level == 1 && rt_self.nthreads > 1 && rt_self.tpn <= 1)
         tasks_on = 1;
 }
 
 void rt_task_region_start(void)
 {
     /* (a team region: level 1; nested ones never come here) */
-    tasks_on = prog_tasks && rt_self.level == 1 && rt_self.nthreads > 1;
+    /* Teams with several threads per node run every task undeferred (the
+     * queues are per node; not yet done for hybrid nodes). */
+    tasks_on = prog_tasks && rt_self.level == 1 && rt_self.nthreads > 1 &&
+               rt_self.tpn <= 1;
     bar_b = 0;
 }
 

@@ -25,11 +25,20 @@ void rt_ws_where(uint64_t seq, int *node, uint64_t *off)
 
 /* Runs the region's function on this node as thread `tid` of the team;
  * *team receives the thread's team state, for running tasks at the join. */
-static void run_member(OMPDSM_region *r, void *frame, int nthreads, int tid,
-                       uint64_t ws_base, struct comm_group g,
-                       struct rt_thread *team)
+void rt_team_member(OMPDSM_region *r, void *frame, int nthreads, int tid,
+                    uint64_t ws_base, struct comm_group g,
+                    struct rt_thread *team)
 {
     struct rt_thread saved = rt_self;
+    int tpn, nodes;
+    rt_team_layout(nthreads, &tpn, &nodes);
+    rt_self.tpn = tpn;
+    rt_self.local = tid - comm_rank() * tpn;
+    rt_self.nlocal = rt_team_local(nthreads, tpn, comm_rank());
+    /* The implicit task's ICVs: the encountering task's (node 0's at the
+     * fork, which the fork message gave every node) */
+    rt_self.dv = rt_icv.dv;
+    rt_self.has_dv = 1;
     rt_self.tid = tid;
     rt_self.nthreads = nthreads;
     rt_self.level = 1;
@@ -43,8 +52,12 @@ static void run_member(OMPDSM_region *r, void *frame, int nthreads, int tid,
     rt_self.nred = rt_self.capred = 0;
     rt_self.ordered_loop = NULL;
     rt_task_region_start();
+    if (tpn > 1)
+        rt_htask_region_start();
     rt_diag_region(r->name);
     r->fn(frame);
+    if (tpn > 1)
+        rt_htask_drain(); /* the region's tasks end before its join */
     rt_diag_region(NULL);
     struct rt_thread after = rt_self;
     *team = after;
@@ -84,20 +97,54 @@ static void join(const OMPDSM_region *r, struct rt_thread *team)
     rt_wait_end();
 }
 
-void rt_team_run(OMPDSM_region *r, void *frame, int nthreads, uint64_t ws_base)
+static void *frame_copy(const void *frame, size_t size)
+{
+    void *p = malloc(size ? size : 1);
+    if (!p)
+        ompdsm_fatal("out of memory copying a %zu-byte region frame", size);
+    if (size) /* a region without a frame passes NULL */
+        memcpy(p, frame, size);
+    return p;
+}
+
+/* This node's part of a team: the pool threads' (hybrid nodes) and its
+ * own, as local thread 0; returns once every one of them has ended. */
+static void run_node(OMPDSM_region *r, void *frame, size_t frame_size,
+                     int nthreads, uint64_t ws_base, struct comm_group g,
+                     struct rt_thread *team)
+{
+    int tpn, nodes;
+    rt_team_layout(nthreads, &tpn, &nodes);
+    int nlocal = rt_team_local(nthreads, tpn, comm_rank());
+    int tid0 = comm_rank() * tpn;
+    if (nlocal > 1)
+        rt_node_post(r, frame, frame_size, nthreads, tpn, nlocal, tid0,
+                     ws_base, g);
+    /* Every thread gets its own copy of the frame, this one too. */
+    void *copy = frame_copy(frame, frame_size);
+    rt_team_member(r, copy, nthreads, tid0, ws_base, g, team);
+    free(copy);
+    if (nlocal > 1)
+        rt_node_join_gather(nlocal);
+}
+
+void rt_team_run(OMPDSM_region *r, void *frame, size_t frame_size,
+                 int nthreads, uint64_t ws_base)
 {
     int me = comm_rank();
-    int sub = nthreads < comm_size();
+    int tpn, nodes;
+    rt_team_layout(nthreads, &tpn, &nodes);
+    int sub = nodes < comm_size();
     struct rt_thread team;
-    if (me < nthreads) {
-        struct comm_group g = {sub ? 1 : 0, nthreads};
+    if (me < nodes) {
+        struct comm_group g = {sub ? 1 : 0, nodes};
         if (sub)
             dsm_track_since_fork(1);
-        run_member(r, frame, nthreads, me, ws_base, g, &team);
+        run_node(r, frame, frame_size, nthreads, ws_base, g, &team);
         if (sub)
             dsm_track_since_fork(0);
     }
-    join(r, me < nthreads ? &team : NULL);
+    join(r, me < nodes ? &team : NULL);
 }
 
 /* A team of one: the encountering thread runs the region itself. */
@@ -112,6 +159,8 @@ static void run_alone(OMPDSM_region *r, void *frame)
         rt_self.outer_size = 1;
     }
     rt_self.group = (struct comm_group){rt_self.group.chan, 1};
+    rt_self.tpn = rt_self.nlocal = 1;
+    rt_self.local = 0;
     rt_self.red = NULL;
     rt_self.nred = rt_self.capred = 0;
     rt_self.ordered_loop = NULL;
@@ -123,22 +172,13 @@ static void run_alone(OMPDSM_region *r, void *frame)
     rt_self = saved;
 }
 
-static void *frame_copy(const void *frame, size_t size)
-{
-    void *p = malloc(size ? size : 1);
-    if (!p)
-        ompdsm_fatal("out of memory copying a %zu-byte region frame", size);
-    if (size) /* a region without a frame passes NULL */
-        memcpy(p, frame, size);
-    return p;
-}
 
 RT_API void OMPDSM_parallel(OMPDSM_region *region, void *frame,
                             unsigned long frame_size, int num_threads,
                             int if_clause)
 {
     RT_STAT(regions, 1);
-    int nthreads = num_threads > 0 ? num_threads : rt_icv.nthreads;
+    int nthreads = num_threads > 0 ? num_threads : rt_dv()->nthreads;
     if (nthreads > rt_icv.max_threads)
         nthreads = rt_icv.max_threads;
     if (nthreads > rt_icv.thread_limit)
@@ -153,15 +193,14 @@ RT_API void OMPDSM_parallel(OMPDSM_region *region, void *frame,
     uint64_t t0 = ompdsm_now_ns();
     uint64_t base = rt_self.ws_seq;
     rt_fork_send(region->id, nthreads, base, frame, frame_size);
-    int sub = nthreads < comm_size();
+    int tpn, nodes;
+    rt_team_layout(nthreads, &tpn, &nodes);
+    int sub = nodes < comm_size();
     if (sub)
         dsm_track_since_fork(1);
-    /* Every thread gets its own copy of the frame, this one too. */
-    void *copy = frame_copy(frame, frame_size);
     struct rt_thread team;
-    run_member(region, copy, nthreads, 0, base,
-               (struct comm_group){sub ? 1 : 0, nthreads}, &team);
-    free(copy);
+    run_node(region, frame, frame_size, nthreads, base,
+             (struct comm_group){sub ? 1 : 0, nodes}, &team);
     if (sub)
         dsm_track_since_fork(0);
     join(region, &team);
@@ -178,13 +217,34 @@ void rt_team_barrier(const void *cp, size_t cplen, int cp_executor,
         rt_self.nred = 0;
         return;
     }
+    if (rt_self.tpn > 1)
+        rt_htask_drain(); /* this node's tasks, before it arrives */
+    if (rt_self.nlocal > 1 && rt_self.local > 0) {
+        /* hybrid node: the node's leader enters the network barrier */
+        const struct comm_buf *d = rt_node_barrier_member(cp, cplen,
+                                                          cp_executor);
+        rt_self.nred = 0;
+        if (cp_out && !cp_executor) {
+            size_t n;
+            const void *p = rt_ext_find(d->data, d->len, RT_REC_COPYPRIV, &n);
+            if (!p || n != cplen)
+                ompdsm_fatal("copyprivate: expected %zu bytes from the single "
+                             "thread, got %zu", cplen, p ? n : 0);
+            memcpy(cp_out, p, n);
+        }
+        return;
+    }
+    const void *cp_up = cp && cp_executor ? cp : NULL;
+    size_t cp_uplen = cplen;
+    if (rt_self.nlocal > 1)
+        rt_node_barrier_leader(rt_self.nlocal, &cp_up, &cp_uplen);
     rt_task_arrive(&rt_self);
     struct comm_buf up = {0}, down = {0};
     if (rt_self.nred)
         rt_ext_append(&up, RT_REC_RED, rt_self.red,
                       (size_t)rt_self.nred * sizeof(struct rt_red_item));
-    if (cp && cp_executor)
-        rt_ext_append(&up, RT_REC_COPYPRIV, cp, cplen);
+    if (cp_up)
+        rt_ext_append(&up, RT_REC_COPYPRIV, cp_up, cp_uplen);
     rt_task_append(&up);
     struct dsm_sync_ext ext = {up.data, up.len, rt_ext_combine, rt_ext_at_root,
                                NULL, &down};
@@ -203,6 +263,8 @@ void rt_team_barrier(const void *cp, size_t cplen, int cp_executor,
     int extra = rt_task_rounds(rt_self.group, &down, &rt_self);
     if (rt_self.group.chan == 0)
         rt_world_barriers += (uint64_t)extra;
+    if (rt_self.nlocal > 1)
+        rt_node_release(&down);
     comm_buf_free(&up);
     comm_buf_free(&down);
 }

@@ -162,6 +162,12 @@ char *emit_unit(tu *t, const char *abi_header, const char *abi_path)
         sb_printf(&o, "/* their initial values, stored once the runtime has "
                       "allocated them */\nstatic void __ompdsm_init(void)\n{%s\n}\n",
                   t->init_fn.s);
+    if (t->tp_init_fn.n)
+        sb_printf(&o, "#line 1 \"<ompdsm generated>\"\n"
+                      "/* the same for threadprivate variables, on each "
+                      "thread the runtime starts */\n"
+                      "static void __ompdsm_tp_init(void)\n{%s\n}\n",
+                  t->tp_init_fn.s);
     sb_puts(&o, "#line 1 \"<ompdsm generated>\"\n");
     if (t->regions.n) {
         /* in source order (they were outlined innermost first) */
@@ -191,6 +197,8 @@ char *emit_unit(tu *t, const char *abi_header, const char *abi_path)
                 "{\n    OMPDSM_register_unit(&__ompdsm_unit);\n");
     if (t->nglobals)
         sb_puts(&o, "    OMPDSM_global_decls(&__ompdsm_unit, __ompdsm_global_decls);\n");
+    if (t->tp_init_fn.n)
+        sb_puts(&o, "    OMPDSM_thread_init(__ompdsm_tp_init);\n");
     sb_puts(&o, "}\n");
     if (t->main_func >= 0 && t->funcs.v[t->main_func].body >= 0)
         main_thunk(t, &o);

@@ -788,6 +788,11 @@ void globals_tables(tu *t)
             sb_printf(&t->init_fn, "{ __typeof__(%s) __ompdsm_v = %s; "
                       "__builtin_memcpy(&%s, &__ompdsm_v, sizeof __ompdsm_v); }\n",
                       v->name, init, v->name);
+            /* and on every other thread of the node (hybrid nodes) */
+            srcmap_sync(&t->map, t->nodes.v[v->init].b, &t->tp_init_fn);
+            sb_printf(&t->tp_init_fn, "{ __typeof__(%s) __ompdsm_v = %s; "
+                      "__builtin_memcpy(&%s, &__ompdsm_v, sizeof __ompdsm_v); }\n",
+                      v->name, init, v->name);
             free(init);
         }
         if (!v->rewritten || v->def < 0)

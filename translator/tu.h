@@ -208,6 +208,8 @@ typedef struct tu {
     sbuf global_decls;    /* OMPDSM_srcpos of each, in the same order */
     int nglobals;
     sbuf init_fn;         /* body of the initialiser */
+    sbuf tp_init_fn;      /* threadprivate initial values computed at run
+                             time, for each thread the runtime starts */
     VEC(char *) regions;  /* region descriptor names */
     VEC(char *) criticals;
     int main_func;        /* index of the user's main, -1 */

@@ -54,6 +54,7 @@ enum launch_action {
 enum launch_map { LAUNCH_MAP_SLOT, LAUNCH_MAP_NODE };
 
 #define LAUNCH_MAX_XVARS 256
+#define LAUNCH_MAX_TPN 256 /* --threads-per-node (RT_MAX_TPN) */
 /* Longest host name, user@ included. */
 #define LAUNCH_HOST_MAX 256
 
@@ -76,6 +77,7 @@ struct launch_opts {
     const char *monitor_file; /* --monitor=FILE: JSON lines */
     char **prog_argv;      /* points into argv: program, its args, NULL */
     int prog_argc;
+    int threads_per_node;  /* --threads-per-node: 0 not given, -1 auto */
 };
 
 /* Writes a one-line reason (no prefix, no newline) into err and returns

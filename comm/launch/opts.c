@@ -33,6 +33,9 @@ const char launch_usage[] =
     "  --bind-to core|none     pin node k to the k-th CPU of our affinity "
     "mask\n"
     "                          (default: core if N <= CPUs, else none)\n"
+    "  --threads-per-node T    T OpenMP threads in each node (a number, or\n"
+    "                          auto: the CPUs of the node's affinity mask);\n"
+    "                          sets OMPDSM_THREADS_PER_NODE on every node\n"
     "  --timeout SEC           end the job after SEC seconds, exit status "
     "124\n"
     "  (a deadlock ends the job with status 125: OMPDSM_DEADLOCK_S)\n"
@@ -102,7 +105,7 @@ static int parse_seconds(const char *s, double *out)
 enum opt_id {
     OPT_NP, OPT_BIND, OPT_TIMEOUT, OPT_TAG, OPT_HELP, OPT_VERSION,
     OPT_HOSTFILE, OPT_HOSTS, OPT_MAP_BY, OPT_NPERNODE, OPT_OVERSUB, OPT_X,
-    OPT_AGENT, OPT_MONITOR,
+    OPT_AGENT, OPT_MONITOR, OPT_TPN,
 };
 
 static const struct {
@@ -121,6 +124,7 @@ static const struct {
     {"--npernode", OPT_NPERNODE, 1}, {"--oversubscribe", OPT_OVERSUB, 0},
     {"-x", OPT_X, 1},            {"--agent", OPT_AGENT, 0},
     {"--monitor", OPT_MONITOR, 2}, /* 2: a value only as --monitor=FILE */
+    {"--threads-per-node", OPT_TPN, 1},
 };
 
 /* An environment variable's name, optionally followed by =value. */
@@ -293,6 +297,27 @@ int launch_parse_opts(int argc, char **argv, struct launch_opts *o, char *err,
                             LAUNCH_MAX_XVARS);
             o->xvars[o->nxvars++] = val;
             break;
+        case OPT_TPN: {
+            /* passed on as the variable, after any -x of it */
+            static char tpn_var[64];
+            int t = 0;
+            if (o->threads_per_node)
+                return launch_errf(err, errlen, "--threads-per-node is given "
+                            "twice");
+            if (!strcmp(val, "auto"))
+                t = -1;
+            else if (parse_np(val, &t) || t > LAUNCH_MAX_TPN)
+                return launch_errf(err, errlen, "--threads-per-node '%s' is "
+                            "not valid: expected a number of threads from 1 "
+                            "to %d, or auto", val, LAUNCH_MAX_TPN);
+            o->threads_per_node = t;
+            snprintf(tpn_var, sizeof tpn_var, "OMPDSM_THREADS_PER_NODE=%s", val);
+            if (o->nxvars == LAUNCH_MAX_XVARS)
+                return launch_errf(err, errlen, "more than %d -x options",
+                            LAUNCH_MAX_XVARS);
+            o->xvars[o->nxvars++] = tpn_var;
+            break;
+        }
         case OPT_AGENT:
             /* Started by another ompdsmrun; everything else comes over
              * stdin (docs/cluster.md). */
@@ -311,6 +336,14 @@ int launch_parse_opts(int argc, char **argv, struct launch_opts *o, char *err,
                                                         : "--oversubscribe");
     if (!have_np && !hosts)
         return launch_errf(err, errlen, "missing -np N (the number of nodes)");
+    /* Several threads per node: binding a node to one CPU would put all
+     * of its threads there, so the default is then not to bind. */
+    if (o->bind == LAUNCH_BIND_AUTO) {
+        const char *tv = getenv("OMPDSM_THREADS_PER_NODE");
+        if (o->threads_per_node ? o->threads_per_node != 1
+                                : tv && *tv && strcmp(tv, "1") != 0)
+            o->bind = LAUNCH_BIND_NONE;
+    }
     if (i >= argc)
         return launch_errf(err, errlen, "missing the program to run");
     o->prog_argv = argv + i;

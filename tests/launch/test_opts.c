@@ -109,6 +109,42 @@ static void test_bind(void **state)
     expect_error(ARGV("-np", "2", "--bind-to"), "needs a value");
 }
 
+/* --threads-per-node passes OMPDSM_THREADS_PER_NODE to every node (as an
+ * -x after the others) and turns the default binding off. */
+static void test_threads_per_node(void **state)
+{
+    (void)state;
+    unsetenv("OMPDSM_THREADS_PER_NODE");
+    assert_int_equal(parse(ARGV("-np", "2", "-x", "A=1", "--threads-per-node",
+                                "4", "p")), 0);
+    assert_int_equal(o.threads_per_node, 4);
+    assert_int_equal(o.nxvars, 2);
+    assert_string_equal(o.xvars[1], "OMPDSM_THREADS_PER_NODE=4");
+    assert_int_equal(o.bind, LAUNCH_BIND_NONE);
+    assert_int_equal(parse(ARGV("-np", "2", "--threads-per-node=auto", "p")), 0);
+    assert_int_equal(o.threads_per_node, -1);
+    assert_string_equal(o.xvars[0], "OMPDSM_THREADS_PER_NODE=auto");
+    assert_int_equal(o.bind, LAUNCH_BIND_NONE);
+    /* one thread per node: binding as before; an explicit one stays */
+    assert_int_equal(parse(ARGV("-np", "2", "--threads-per-node", "1", "p")), 0);
+    assert_int_equal(o.bind, LAUNCH_BIND_AUTO);
+    assert_int_equal(parse(ARGV("-np", "2", "--threads-per-node", "2",
+                                "--bind-to", "core", "p")), 0);
+    assert_int_equal(o.bind, LAUNCH_BIND_CORE);
+    /* the variable in the launcher's environment does the same */
+    setenv("OMPDSM_THREADS_PER_NODE", "2", 1);
+    assert_int_equal(parse(ARGV("-np", "2", "p")), 0);
+    assert_int_equal(o.bind, LAUNCH_BIND_NONE);
+    unsetenv("OMPDSM_THREADS_PER_NODE");
+    assert_int_equal(parse(ARGV("-np", "2", "p")), 0);
+    assert_int_equal(o.bind, LAUNCH_BIND_AUTO);
+    expect_error(ARGV("-np", "2", "--threads-per-node", "0", "p"), "'0'");
+    expect_error(ARGV("-np", "2", "--threads-per-node", "257", "p"), "'257'");
+    expect_error(ARGV("-np", "2", "--threads-per-node", "two", "p"), "auto");
+    expect_error(ARGV("-np", "2", "--threads-per-node", "2",
+                      "--threads-per-node", "2", "p"), "twice");
+}
+
 static void test_timeout_and_tag(void **state)
 {
     (void)state;
@@ -261,6 +297,7 @@ int main(void)
         cmocka_unit_test(test_missing_program),
         cmocka_unit_test(test_unknown_option),
         cmocka_unit_test(test_bind),
+        cmocka_unit_test(test_threads_per_node),
         cmocka_unit_test(test_timeout_and_tag),
         cmocka_unit_test(test_program_args_untouched),
         cmocka_unit_test(test_double_dash),

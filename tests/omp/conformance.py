@@ -153,8 +153,8 @@ class Runner:
                 self.nskip += 1
             else:
                 self.nfail += 1
-                self.failed.append("%s np=%d %s" % (prog.name, n, transport))
-            line = "%-4s %-40s np=%-2d %-6s" % (status, prog.name, n, transport)
+                self.failed.append("%s np=%s %s" % (prog.name, n, transport))
+            line = "%-4s %-40s np=%-2s %-6s" % (status, prog.name, n, transport)
             if elapsed is not None:
                 line += " %6.2fs" % elapsed
             line = line.rstrip()
@@ -206,7 +206,7 @@ class Runner:
             if not ok:
                 ompdsm_bin = None
         for n in a.threads:
-            env = clean_env({"OMP_NUM_THREADS": str(n)})
+            env = clean_env({"OMP_NUM_THREADS": str(n.total)})
             st, out, err, to = run_cmd([native_bin], pdir, env, a.timeout)
             nat_time = _last_elapsed.value
             nat_ok = (st == 0 and not to)
@@ -231,7 +231,14 @@ class Runner:
                     continue
                 denv = clean_env(dict(a.ompdsm_env))
                 denv["OMPDSM_TRANSPORT"] = t.split("/")[0]
-                cmd = shlex.split(launcher) + ["-np", str(n), "./ompdsm"]
+                cmd = shlex.split(launcher) + ["-np", str(n.nodes)]
+                if n.tpn > 1:
+                    # ompdsmrun's option; other launchers get the variable
+                    if launcher == a.ompdsmrun:
+                        cmd += ["--threads-per-node", str(n.tpn)]
+                    else:
+                        denv["OMPDSM_THREADS_PER_NODE"] = str(n.tpn)
+                cmd += ["./ompdsm"]
                 dst, dout, derr, dto = run_cmd(cmd, pdir, denv, a.timeout)
                 dtime = _last_elapsed.value
                 if not dto and dst == SKIP_STATUS:
@@ -249,8 +256,8 @@ class Runner:
                 if dout != out:
                     diff = difflib.unified_diff(
                         text(out).splitlines(), text(dout).splitlines(),
-                        "native (OMP_NUM_THREADS=%d)" % n,
-                        "ompdsm (-np %d, %s)" % (n, t), lineterm="")
+                        "native (OMP_NUM_THREADS=%d)" % n.total,
+                        "ompdsm (-np %s, %s)" % (n, t), lineterm="")
                     problems.append("    stdout differs:\n" +
                                     indent("\n".join(diff), 80))
                 if problems:
@@ -290,6 +297,25 @@ def parse_list(s, conv=str):
     return [conv(x) for x in s.split(",") if x.strip()]
 
 
+class Size:
+    """One run size: N nodes (ompdsmrun -np N) of T threads each
+    (--threads-per-node T), against the native build with N x T threads.
+    Written N, or NxT."""
+
+    def __init__(self, s):
+        parts = s.strip().split("x")
+        if len(parts) > 2:
+            raise ValueError(s)
+        self.nodes = int(parts[0])
+        self.tpn = int(parts[1]) if len(parts) == 2 else 1
+        self.total = self.nodes * self.tpn
+
+    def __str__(self):
+        if self.tpn == 1:
+            return str(self.nodes)
+        return "%dx%d" % (self.nodes, self.tpn)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(
         description="Run the ompdsm OpenMP conformance programs.")
@@ -307,7 +333,9 @@ def main(argv=None):
                     "touch TOUCH (tests/omp/meson.build) so that the next "
                     "ninja or meson test reconfigures; then write STAMP")
     ap.add_argument("--threads", default="1,2,4,8",
-                    help="comma-separated team sizes / node counts")
+                    help="comma-separated team sizes / node counts; NxT: "
+                    "N nodes of T threads (--threads-per-node T) against "
+                    "N x T native threads")
     ap.add_argument("--transports", default="shm,tcp",
                     help="comma-separated OMPDSM_TRANSPORT values")
     ap.add_argument("--cc", default="gcc",
@@ -349,11 +377,12 @@ def main(argv=None):
     a = ap.parse_args(argv)
 
     try:
-        a.threads = parse_list(a.threads, int)
+        a.threads = parse_list(a.threads, Size)
         a.transports = parse_list(a.transports)
     except ValueError:
-        ap.error("--threads must be a comma-separated list of integers")
-    if not a.threads or any(n < 1 for n in a.threads):
+        ap.error("--threads must be a comma-separated list of integers "
+                 "or NxT")
+    if not a.threads or any(n.nodes < 1 or n.tpn < 1 for n in a.threads):
         ap.error("--threads needs positive integers")
     envs = []
     for kv in a.ompdsm_env:

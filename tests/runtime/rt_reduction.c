@@ -223,7 +223,7 @@ static OMPDSM_loop_site site5 = {"rt_reduction.c", 270, "region", 0};
 static void reduce_loop(OMPDSM_loop_site *site, int ctx, int sched, int nowait,
                         int odd_only)
 {
-    static slot priv[MAXC]; /* per node, one thread per node */
+    static __thread slot priv[MAXC]; /* per thread (hybrid nodes too) */
     OMPDSM_red items[MAXC];
     int n = 0;
     for (int c = 0; c < ncombo; c++) {
@@ -281,7 +281,7 @@ static void region_plain(void *fp)
 {
     (void)fp;
     int t = omp_get_thread_num(), T = omp_get_num_threads();
-    static slot priv[MAXC];
+    static __thread slot priv[MAXC];
     OMPDSM_red items[MAXC];
     for (int c = 0; c < ncombo; c++) {
         OMPDSM_reduce_init(&priv[c], c_ty[c], c_op[c]);

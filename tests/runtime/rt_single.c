@@ -93,7 +93,8 @@ static void region_copyprivate(void *fp)
           "thread %d got %d", tid, val);
     CHECK(*g_red == (long long)T * (T + 1) / 2, "reduction combined with "
           "copyprivate: %lld, expected %d", *g_red, T * (T + 1) / 2);
-    static unsigned char big[BIGCP]; /* private (not a translated global) */
+    static __thread unsigned char big[BIGCP]; /* private (not a translated
+                                                 global), per thread */
     memset(big, 0, sizeof big);
     int ex = OMPDSM_single_start();
     if (ex)

@@ -1,0 +1,370 @@
+/* runtime/hybrid.c - several OpenMP threads in one node process
+ * (OMPDSM_THREADS_PER_NODE=T): the team's layout over the nodes, the
+ * node's pool of T-1 extra threads, and the intra-node barrier under the
+ * network barrier.
+ *
+ * Thread numbers are node-major: with tpn threads per node in the team,
+ * node n runs threads n*tpn .. n*tpn+tpn-1 (the last node of the team may
+ * run fewer), so a static schedule gives each node one contiguous block.
+ * The thread that receives the fork (node 0's master, or a worker node's
+ * dispatch loop) is the node's local thread 0, the node's leader: it posts
+ * the region to the pool, runs its own part, and at every team barrier
+ * waits for the node's other threads, takes their pending reductions
+ * (combined inside the node first) and copyprivate data, and alone enters
+ * the network barrier, whose DSM release and acquire then run once per node
+ * after every thread of the node arrived (all the node's writes are then in
+ * its dirty pages).  The others wait for the leader's release on a futex
+ * after a short spin. */
+#include "rt.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+void rt_team_layout(int nthreads, int *tpn, int *nodes)
+{
+    int n = comm_size(), t = rt_icv.threads_per_node;
+    int per = (nthreads + n - 1) / n;
+    if (per > t)
+        per = t;
+    if (per < 1)
+        per = 1;
+    int used = (nthreads + per - 1) / per;
+    if (used > n)
+        used = n;
+    *tpn = per;
+    *nodes = used;
+}
+
+int rt_team_local(int nthreads, int tpn, int node)
+{
+    int left = nthreads - node * tpn;
+    if (left <= 0)
+        return 0;
+    return left < tpn ? left : tpn;
+}
+
+/* ---- futex words: spin briefly, then sleep ---- */
+
+static long futex(uint32_t *w, int op, uint32_t val, const struct timespec *ts)
+{
+    return syscall(SYS_futex, w, op, val, ts, NULL, 0);
+}
+
+/* How long a waiting thread spins, as comm/wait.c decides for nodes:
+ * OMPDSM_SPIN_US, else 50 us when the host's nodes' threads have a CPU
+ * each and 2 us when they do not (a spinning waiter would steal the CPU of
+ * the thread it waits for).  Set by the leader's first post. */
+static uint64_t spin_ns = 2000;
+
+static void spin_init(void)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *ls = getenv("OMPDSM_LOCAL_SIZE");
+    long local = ls && *ls ? atol(ls) : comm_size();
+    if (local < 1)
+        local = 1;
+    uint64_t def = local * rt_icv.threads_per_node <= ncpu ? 50 : 2;
+    spin_ns = ompdsm_env_u64("OMPDSM_SPIN_US", def, 0, 10000000, 0) * 1000;
+}
+
+/* Waits while *w == val.  sleepers counts the threads that may be asleep
+ * on w, so that a waker makes no system call when nobody sleeps. */
+static void word_wait(uint32_t *w, uint32_t val, uint32_t *sleepers)
+{
+    uint64_t t0 = ompdsm_now_ns();
+    for (unsigned i = 1;; i++) {
+        if (__atomic_load_n(w, __ATOMIC_ACQUIRE) != val)
+            return;
+        __builtin_ia32_pause();
+        if (!(i & 63) && ompdsm_now_ns() - t0 >= spin_ns)
+            break;
+    }
+    for (int i = 0; i < 4; i++) {
+        if (__atomic_load_n(w, __ATOMIC_ACQUIRE) != val)
+            return;
+        sched_yield();
+    }
+    /* The timeout only bounds how long a lost wake-up could go
+     * unnoticed; the job's failure ends the process anyway. */
+    struct timespec ts = {0, 200 * 1000 * 1000};
+    __atomic_fetch_add(sleepers, 1, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(w, __ATOMIC_SEQ_CST) == val)
+        futex(w, FUTEX_WAIT_PRIVATE, val, &ts);
+    __atomic_fetch_sub(sleepers, 1, __ATOMIC_SEQ_CST);
+}
+
+static void word_wake(uint32_t *w, uint32_t *sleepers)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(sleepers, __ATOMIC_SEQ_CST))
+        futex(w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+}
+
+/* ---- the node's state ---- */
+
+struct rt_node {
+    pthread_mutex_t mu;
+    /* the region posted to the pool (read under mu with post) */
+    uint32_t post, post_sleep;
+    OMPDSM_region *r;
+    const void *frame;
+    size_t frame_size;
+    int nthreads, tpn, nlocal, tid0;
+    uint64_t ws_base;
+    struct comm_group g;
+    int pool;               /* pool threads started */
+    /* the barrier: arrivals of threads other than the leader, and the
+     * release generation */
+    uint32_t arrived, arr_sleep;
+    uint32_t gen, gen_sleep;
+    /* what the arrived threads left for the leader (under mu) */
+    struct rt_red_item *red;
+    int nred, capred, has_red;
+    void *cp;
+    size_t cplen;
+    int has_cp;
+    /* the network barrier's result, for copyprivate */
+    struct comm_buf down;
+};
+
+static struct rt_node node = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* Combines a thread's pending reductions into the node's (under mu). */
+static void deposit_red(struct rt_red_item *red, int nred)
+{
+    if (!nred)
+        return;
+    if (!node.has_red) {
+        if (node.capred < nred) {
+            struct rt_red_item *v = realloc(node.red, (size_t)nred * sizeof *v);
+            if (!v)
+                ompdsm_fatal("out of memory for reductions");
+            node.red = v;
+            node.capred = nred;
+        }
+        memcpy(node.red, red, (size_t)nred * sizeof *red);
+        node.nred = nred;
+        node.has_red = 1;
+        return;
+    }
+    if (node.nred != nred)
+        ompdsm_fatal("reduction: threads of node %d contributed %d and %d "
+                     "items: do all threads reach the same reduction "
+                     "constructs?", comm_rank(), node.nred, nred);
+    for (int i = 0; i < nred; i++) {
+        if (node.red[i].shared != red[i].shared ||
+            node.red[i].type != red[i].type || node.red[i].op != red[i].op)
+            ompdsm_fatal("reduction: threads of node %d disagree on reduction "
+                         "item %d", comm_rank(), i);
+        rt_red_combine(red[i].type, red[i].op, node.red[i].value,
+                       red[i].value);
+    }
+}
+
+/* A thread other than the leader arrives: leaves its reductions and
+ * copyprivate data, and counts itself. */
+static void arrive(const void *cp, size_t cplen, int cp_executor)
+{
+    pthread_mutex_lock(&node.mu);
+    deposit_red(rt_self.red, rt_self.nred);
+    rt_self.nred = 0;
+    if (cp && cp_executor) {
+        free(node.cp);
+        node.cp = malloc(cplen ? cplen : 1);
+        if (!node.cp)
+            ompdsm_fatal("out of memory for copyprivate data");
+        memcpy(node.cp, cp, cplen);
+        node.cplen = cplen;
+        node.has_cp = 1;
+    }
+    pthread_mutex_unlock(&node.mu);
+    __atomic_fetch_add(&node.arrived, 1, __ATOMIC_SEQ_CST);
+    word_wake(&node.arrived, &node.arr_sleep);
+}
+
+/* The leader: waits until the node's other nlocal-1 threads arrived and
+ * takes their reductions into its own list. */
+static void gather(int nlocal)
+{
+    uint32_t a;
+    while ((a = __atomic_load_n(&node.arrived, __ATOMIC_ACQUIRE)) <
+           (uint32_t)(nlocal - 1))
+        word_wait(&node.arrived, a, &node.arr_sleep);
+    __atomic_store_n(&node.arrived, 0, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&node.mu);
+    if (node.has_red) {
+        deposit_red(rt_self.red, rt_self.nred);
+        if (rt_self.capred < node.nred) {
+            struct rt_red_item *v =
+                realloc(rt_self.red, (size_t)node.nred * sizeof *v);
+            if (!v)
+                ompdsm_fatal("out of memory for reductions");
+            rt_self.red = v;
+            rt_self.capred = node.nred;
+        }
+        memcpy(rt_self.red, node.red, (size_t)node.nred * sizeof *node.red);
+        rt_self.nred = node.nred;
+        node.has_red = 0;
+        node.nred = 0;
+    }
+    pthread_mutex_unlock(&node.mu);
+}
+
+const struct comm_buf *rt_node_barrier_member(const void *cp, size_t cplen,
+                                              int cp_executor)
+{
+    uint32_t g = __atomic_load_n(&node.gen, __ATOMIC_ACQUIRE);
+    arrive(cp, cplen, cp_executor);
+    while (__atomic_load_n(&node.gen, __ATOMIC_ACQUIRE) == g)
+        word_wait(&node.gen, g, &node.gen_sleep);
+    return &node.down;
+}
+
+void rt_node_barrier_leader(int nlocal, const void **cp, size_t *cplen)
+{
+    gather(nlocal);
+    if (node.has_cp && !*cp) {
+        *cp = node.cp;
+        *cplen = node.cplen;
+    }
+}
+
+void rt_node_release(const struct comm_buf *down)
+{
+    node.down.len = 0;
+    if (down && down->len &&
+        comm_buf_append(&node.down, down->data, down->len) < 0)
+        ompdsm_fatal("out of memory for a barrier's result");
+    free(node.cp);
+    node.cp = NULL;
+    node.has_cp = 0;
+    __atomic_fetch_add(&node.gen, 1, __ATOMIC_SEQ_CST);
+    word_wake(&node.gen, &node.gen_sleep);
+}
+
+void rt_node_join_gather(int nlocal)
+{
+    gather(nlocal);
+}
+
+/* ---- the pool ---- */
+
+/* The units' threadprivate initialisers (OMPDSM_thread_init), registered
+ * by constructors before main. */
+struct tp_init {
+    void (*fn)(void);
+    struct tp_init *next;
+};
+static struct tp_init *tp_inits, **tp_tail = &tp_inits;
+
+RT_API void OMPDSM_thread_init(void (*fn)(void))
+{
+    struct tp_init *t = malloc(sizeof *t);
+    if (!t)
+        ompdsm_fatal("out of memory registering a threadprivate initialiser");
+    t->fn = fn;
+    t->next = NULL;
+    *tp_tail = t;
+    tp_tail = &t->next;
+}
+
+static void *pool_main(void *arg)
+{
+    int local = (int)(intptr_t)arg;
+    uint32_t seen = 0;
+    for (struct tp_init *t = tp_inits; t; t = t->next)
+        t->fn();
+    for (;;) {
+        pthread_mutex_lock(&node.mu);
+        while (node.post == seen) {
+            pthread_mutex_unlock(&node.mu);
+            word_wait(&node.post, seen, &node.post_sleep);
+            pthread_mutex_lock(&node.mu);
+        }
+        seen = node.post;
+        OMPDSM_region *r = node.r;
+        size_t size = node.frame_size;
+        int nthreads = node.nthreads, nlocal = node.nlocal, tid0 = node.tid0;
+        uint64_t ws_base = node.ws_base;
+        struct comm_group g = node.g;
+        void *copy = NULL;
+        if (local < nlocal) {
+            copy = malloc(size ? size : 1);
+            if (!copy)
+                ompdsm_fatal("out of memory copying a %zu-byte region frame",
+                             size);
+            if (size)
+                memcpy(copy, node.frame, size);
+        }
+        pthread_mutex_unlock(&node.mu);
+        if (local >= nlocal)
+            continue;
+        struct rt_thread team;
+        rt_team_member(r, copy, nthreads, tid0 + local, ws_base, g, &team);
+        free(copy);
+        /* the join: the leader takes this thread's reductions */
+        arrive(NULL, 0, 0);
+    }
+    return NULL;
+}
+
+static void pool_start(void)
+{
+    spin_init();
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    size_t st = rt_icv.stacksize ? (size_t)rt_icv.stacksize : (size_t)8 << 20;
+    if (st < (size_t)PTHREAD_STACK_MIN)
+        st = (size_t)PTHREAD_STACK_MIN;
+    pthread_attr_setstacksize(&a, st);
+    for (int i = 1; i < rt_icv.threads_per_node; i++) {
+        pthread_t t;
+        int rc = pthread_create(&t, &a, pool_main, (void *)(intptr_t)i);
+        if (rc)
+            ompdsm_fatal("cannot start thread %d of node %d (OMPDSM_THREADS_"
+                         "PER_NODE=%d): %s", i, comm_rank(),
+                         rt_icv.threads_per_node, strerror(rc));
+        pthread_detach(t);
+    }
+    pthread_attr_destroy(&a);
+    node.pool = 1;
+}
+
+void rt_node_post(OMPDSM_region *r, const void *frame, size_t frame_size,
+                  int nthreads, int tpn, int nlocal, int tid0, uint64_t ws_base,
+                  struct comm_group g)
+{
+    if (!node.pool)
+        pool_start();
+    pthread_mutex_lock(&node.mu);
+    node.r = r;
+    node.frame = frame;
+    node.frame_size = frame_size;
+    node.nthreads = nthreads;
+    node.tpn = tpn;
+    node.nlocal = nlocal;
+    node.tid0 = tid0;
+    node.ws_base = ws_base;
+    node.g = g;
+    __atomic_fetch_add(&node.post, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&node.mu);
+    word_wake(&node.post, &node.post_sleep);
+}
+
+/* Ordered regions: a node's threads publish one at a time (loop.c). */
+static pthread_mutex_t ord_mu = PTHREAD_MUTEX_INITIALIZER;
+void rt_node_ordered_lock(int on)
+{
+    if (on)
+        pthread_mutex_lock(&ord_mu);
+    else
+        pthread_mutex_unlock(&ord_mu);
+}
