@@ -37,6 +37,14 @@ void comm_doorbell_ring(void)
     comm_doorbell_ring_area(comm_g.sync);
 }
 
+/* A background thread's waits (comm_wait_background). */
+static __thread int wait_background;
+
+void comm_wait_background(int on)
+{
+    wait_background = on;
+}
+
 int comm_wait_until(int (*pred)(void *arg), void *arg)
 {
     if (pred(arg))
@@ -44,9 +52,9 @@ int comm_wait_until(int (*pred)(void *arg), void *arg)
     uint64_t t0 = ompdsm_now_ns();
     uint64_t spin_end = t0 + comm_g.spin_ns;
     int slept = 0;
-    unsigned n = 0;
+    unsigned n = wait_background ? 4 : 0;
     /* Spin: check the clock only every 64 polls. */
-    while (comm_g.spin_ns) {
+    while (comm_g.spin_ns && !wait_background) {
         for (int i = 0; i < 64; i++) {
             if (pred(arg))
                 goto done;
@@ -71,7 +79,8 @@ int comm_wait_until(int (*pred)(void *arg), void *arg)
         }
         if (comm_g.failed) {
             __atomic_fetch_sub(&s->sleepers, 1, __ATOMIC_SEQ_CST);
-            comm_stats_add_wait(ompdsm_now_ns() - t0, 1);
+            if (!wait_background)
+                comm_stats_add_wait(ompdsm_now_ns() - t0, 1);
             return -ECONNABORTED;
         }
         /* The timeout only bounds how long a failure goes unnoticed. */
@@ -81,7 +90,8 @@ int comm_wait_until(int (*pred)(void *arg), void *arg)
         __atomic_fetch_sub(&s->sleepers, 1, __ATOMIC_SEQ_CST);
     }
 done:
-    comm_stats_add_wait(ompdsm_now_ns() - t0, slept);
+    if (!wait_background)
+        comm_stats_add_wait(ompdsm_now_ns() - t0, slept);
     return 0;
 }
 

@@ -11,6 +11,9 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
 #include <sys/mman.h>
 
 static int cmp_u32(const void *a, const void *b)
@@ -156,6 +159,11 @@ void dsm_page_list_push(uint32_t **v, size_t *n, size_t *cap, uint32_t pg)
  *   kept page never makes a lock release publish a page it did not write,
  *   and the first lock operation after a barrier ends all keeping. */
 enum rel_mode { REL_LOCK, REL_BARRIER, REL_QUIET };
+
+/* An unlock skipped its release since the last REL_LOCK release, and
+ * when the first one did (lazy release, at the end of the file). */
+static int lazy_pending;
+static uint64_t lazy_since_ns;
 
 /* dsm_g.keep[pg], per page:
  * - KEEP_LEFT: the barriers it may still stay kept without a write;
@@ -596,6 +604,10 @@ static void release_interval_locked(struct notice_list *published)
 
 void dsm_release_interval(struct notice_list *published)
 {
+    /* Pages written under a lock still cached here with its release
+     * skipped: a node that takes the lock over before this barrier's end
+     * acquires through the log, so they go there first (lazy release). */
+    dsm_lazy_flush();
     pthread_mutex_lock(&dsm_g.release_lock);
     release_interval_locked(published);
     pthread_mutex_unlock(&dsm_g.release_lock);
@@ -787,9 +799,11 @@ static void stale_range(uint32_t pg, uint32_t n)
 }
 
 /* Another node wrote pages [pg, pg+n): those homed here are never kept
- * (KEEP_SHARED), and one kept now stops being kept.  Called while no
- * thread of the node writes (a barrier after its release, or an acquire
- * after the release that ended all keeping), so a kept page is clean. */
+ * (KEEP_SHARED), and one kept now stops being kept.  Called at a barrier
+ * after its release, or at an acquire, which under lazy release need not
+ * follow a release: a kept page that changed since its twin gets its
+ * notice with the next release (an extra notice), as a dirty page that an
+ * acquire invalidates does (stale_run). */
 static void keep_shared(uint32_t pg, uint32_t n)
 {
     int me = dsm_g.rank;
@@ -801,6 +815,11 @@ static void keep_shared(uint32_t pg, uint32_t n)
         if (dsm_g.state[p] == PG_DIRTY && dsm_g.twin[p]) {
             dsm_protect(p, 1, PROT_READ);
             dsm_g.state[p] = PG_RO;
+            if (memcmp(dsm_g.twin[p], page_sys(p), dsm_g.page_size)) {
+                pthread_mutex_lock(&dsm_g.dirty_lock);
+                notice_push(&dsm_g.extra_notices, p, 1, me);
+                pthread_mutex_unlock(&dsm_g.dirty_lock);
+            }
             dsm_twin_free(dsm_g.twin[p]);
             dsm_g.twin[p] = NULL;
         }
@@ -966,6 +985,8 @@ static void release_logged(enum rel_mode mode)
         return;
     DSM_STAT(releases, 1);
     pthread_mutex_lock(&dsm_g.release_lock);
+    if (mode == REL_LOCK) /* (takes every dirty and kept page: see above) */
+        __atomic_store_n(&lazy_pending, 0, __ATOMIC_RELAXED);
     uint32_t *pages;
     size_t n;
     struct notice_list pre = {0};
@@ -1015,6 +1036,21 @@ void dsm_acquire(void)
     DSM_STAT(acquires, 1);
     /* Pages about to be invalidated must not hold unreleased writes. */
     dsm_release();
+    dsm_log_acquire();
+}
+
+void dsm_acquire_lock(void)
+{
+    if (!dsm_lazy_on()) {
+        dsm_acquire();
+        return;
+    }
+    if (dsm_g.solo || !dsm_g.started)
+        return;
+    /* Lazy release: no release first.  A lock acquire publishes nothing;
+     * the dirty pages the notices make stale send their diffs first
+     * (stale_run), and their notices go out with the next release. */
+    DSM_STAT(acquires, 1);
     dsm_log_acquire();
 }
 
@@ -1148,4 +1184,167 @@ void dsm_volatile_write(const volatile void *p, size_t len)
         return;
     vol_pieces(p, len, vol_write_through);
     vol_last = NULL;
+}
+
+/* ---- lazy release (OMPDSM_LAZY_RELEASE, docs/design.md "Lazy release") ----
+ * An unlock that leaves its lock cached here skips its release
+ * (dsm_lazy_skipped): the pages written under it stay dirty and writable.
+ * Whoever takes such a lock over from another node (lock.c: the CACHED
+ * word carries QN_LAZY) asks this node to release first: it bumps its
+ * count in our dsm_off_lazy_ask table, rings our lazy_bell, and waits for
+ * our ack of that count in its dsm_off_lazy_ack table.  Our release helper
+ * thread, woken by the bell, takes a snapshot of the counts, releases
+ * everything dirty here through the log (the release any unlock did
+ * before), and only then acks each count it saw.  The taker then acquires
+ * as after any lock transfer: the log holds our notices, and their diffs
+ * are at their homes.  The helper is a thread of its own because a release
+ * waits on other nodes (the log reservation, fences), which the comm
+ * service thread must never do. */
+static pthread_t lazy_thread;
+static int lazy_started, lazy_stop_flag;
+static uint64_t *lazy_served; /* per requester: the count acked */
+
+static volatile uint64_t *lazy_word(size_t base, int r)
+{
+    return (volatile uint64_t *)(dsm_g.area + base + (size_t)r * 8);
+}
+
+/* Writes under a lock released lazily become visible at most about this
+ * long after the unlock, even to a node that never takes the lock: at the
+ * node's next lazy unlock after this time, or when its helper wakes (at
+ * any doorbell ring, at least every COMM_FAILURE_POLL_MS). */
+enum { LAZY_MAX_NS = 1000 * 1000 };
+
+static int lazy_overdue(void)
+{
+    return __atomic_load_n(&lazy_pending, __ATOMIC_ACQUIRE) &&
+           ompdsm_now_ns() - __atomic_load_n(&lazy_since_ns, __ATOMIC_RELAXED) >
+               LAZY_MAX_NS;
+}
+
+static int lazy_unserved(void);
+
+/* The helper's wake-up condition. */
+static int lazy_asked(void *arg)
+{
+    (void)arg;
+    return __atomic_load_n(&lazy_stop_flag, __ATOMIC_ACQUIRE) || lazy_overdue() ||
+           lazy_unserved();
+}
+
+/* Whether another node asked for a release not yet served. */
+static int lazy_unserved(void)
+{
+    for (int r = 0; r < dsm_g.size; r++)
+        if (__atomic_load_n(lazy_word(dsm_off_lazy_ask, r), __ATOMIC_ACQUIRE) >
+            __atomic_load_n(&lazy_served[r], __ATOMIC_RELAXED))
+            return 1;
+    return 0;
+}
+
+/* Serves the requests there are: one release, then an ack of each count
+ * seen before it (lazy_serve_lock held). */
+static pthread_mutex_t lazy_serve_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t *lazy_seen;
+
+static void lazy_serve(void)
+{
+    for (int r = 0; r < dsm_g.size; r++)
+        lazy_seen[r] = __atomic_load_n(lazy_word(dsm_off_lazy_ask, r),
+                                       __ATOMIC_ACQUIRE);
+    dsm_release(); /* (under release_lock: after any release in progress) */
+    for (int r = 0; r < dsm_g.size; r++) {
+        if (lazy_seen[r] <= lazy_served[r])
+            continue;
+        __atomic_store_n(&lazy_served[r], lazy_seen[r], __ATOMIC_RELAXED);
+        DSM_STAT(lazy_served, 1);
+        COMM_CHECK(comm_notify(r, DSM_REG_AREA,
+                               dsm_off_lazy_ack + (size_t)dsm_g.rank * 8,
+                               lazy_seen[r]));
+    }
+}
+
+static void *lazy_helper(void *arg)
+{
+    (void)arg;
+    comm_wait_background(1);
+    for (;;) {
+        if (comm_wait_until(lazy_asked, NULL) < 0 ||
+            __atomic_load_n(&lazy_stop_flag, __ATOMIC_ACQUIRE))
+            break;
+        pthread_mutex_lock(&lazy_serve_lock);
+        lazy_serve();
+        pthread_mutex_unlock(&lazy_serve_lock);
+    }
+    return NULL;
+}
+
+/* A lock operation of this node's threads serves waiting requests itself:
+ * a thread that is running answers sooner than the helper, which must be
+ * woken and scheduled.  Only where the scan is short. */
+enum { LAZY_POLL_NODES = 16 };
+
+void dsm_lazy_poll(void)
+{
+    if (!lazy_started || dsm_g.size > LAZY_POLL_NODES || !lazy_unserved() ||
+        pthread_mutex_trylock(&lazy_serve_lock))
+        return;
+    lazy_serve();
+    pthread_mutex_unlock(&lazy_serve_lock);
+}
+
+void dsm_lazy_start(void)
+{
+    lazy_served = calloc((size_t)dsm_g.size, sizeof *lazy_served);
+    lazy_seen = calloc((size_t)dsm_g.size, sizeof *lazy_seen);
+    if (!lazy_served || !lazy_seen)
+        ompdsm_fatal("out of memory for the lazy release helper");
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&lazy_thread, NULL, lazy_helper, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc)
+        ompdsm_fatal("cannot start the lazy release helper: %s", strerror(rc));
+    lazy_started = 1;
+}
+
+void dsm_lazy_stop(void)
+{
+    if (!lazy_started)
+        return;
+    __atomic_store_n(&lazy_stop_flag, 1, __ATOMIC_RELEASE);
+    comm_doorbell_ring();
+    pthread_join(lazy_thread, NULL);
+    lazy_started = 0;
+}
+
+void dsm_lazy_request(int holder)
+{
+    uint64_t old;
+    COMM_CHECK(comm_fetch_add(holder, DSM_REG_AREA,
+                              dsm_off_lazy_ask + (size_t)dsm_g.rank * 8, 1, &old));
+    COMM_CHECK(comm_notify(holder, DSM_REG_AREA,
+                           offsetof(struct dsm_area_hdr, lazy_bell), old + 1));
+    if (comm_wait_ge(lazy_word(dsm_off_lazy_ack, holder), old + 1) < 0)
+        ompdsm_fatal("waiting for node %d's lazy release: the job is failing",
+                     holder);
+    DSM_STAT(lazy_requests, 1);
+}
+
+void dsm_lazy_skipped(void)
+{
+    DSM_STAT(lazy_unlocks, 1);
+    if (!__atomic_load_n(&lazy_pending, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&lazy_since_ns, ompdsm_now_ns(), __ATOMIC_RELAXED);
+        __atomic_store_n(&lazy_pending, 1, __ATOMIC_RELEASE);
+    } else if (lazy_overdue()) {
+        dsm_release();
+    }
+}
+
+void dsm_lazy_flush(void)
+{
+    if (__atomic_load_n(&lazy_pending, __ATOMIC_ACQUIRE))
+        dsm_release();
 }
