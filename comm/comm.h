@@ -124,10 +124,6 @@ int comm_send(int peer, int tag, const void *buf, size_t len);
 int comm_wait_ge(const volatile uint64_t *p, uint64_t target);
 /* Same with a predicate: waits until pred(arg) is true. */
 int comm_wait_until(int (*pred)(void *arg), void *arg);
-/* on: the calling thread's waits are a background thread's (the DSM's
- * lazy release helper): they sleep at once, with no spin, and count in no
- * wait statistic. */
-void comm_wait_background(int on);
 /* Rings this node's doorbell (wakes local waiters); used by transports
  * after they change a word on behalf of a peer, and by local threads. */
 void comm_doorbell_ring(void);

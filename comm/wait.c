@@ -37,14 +37,6 @@ void comm_doorbell_ring(void)
     comm_doorbell_ring_area(comm_g.sync);
 }
 
-/* A background thread's waits (comm_wait_background). */
-static __thread int wait_background;
-
-void comm_wait_background(int on)
-{
-    wait_background = on;
-}
-
 int comm_wait_until(int (*pred)(void *arg), void *arg)
 {
     if (pred(arg))
@@ -52,9 +44,9 @@ int comm_wait_until(int (*pred)(void *arg), void *arg)
     uint64_t t0 = ompdsm_now_ns();
     uint64_t spin_end = t0 + comm_g.spin_ns;
     int slept = 0;
-    unsigned n = wait_background ? 4 : 0;
+    unsigned n = 0;
     /* Spin: check the clock only every 64 polls. */
-    while (comm_g.spin_ns && !wait_background) {
+    while (comm_g.spin_ns) {
         for (int i = 0; i < 64; i++) {
             if (pred(arg))
                 goto done;
@@ -79,8 +71,7 @@ int comm_wait_until(int (*pred)(void *arg), void *arg)
         }
         if (comm_g.failed) {
             __atomic_fetch_sub(&s->sleepers, 1, __ATOMIC_SEQ_CST);
-            if (!wait_background)
-                comm_stats_add_wait(ompdsm_now_ns() - t0, 1);
+            comm_stats_add_wait(ompdsm_now_ns() - t0, 1);
             return -ECONNABORTED;
         }
         /* The timeout only bounds how long a failure goes unnoticed. */
@@ -90,8 +81,7 @@ int comm_wait_until(int (*pred)(void *arg), void *arg)
         __atomic_fetch_sub(&s->sleepers, 1, __ATOMIC_SEQ_CST);
     }
 done:
-    if (!wait_background)
-        comm_stats_add_wait(ompdsm_now_ns() - t0, slept);
+    comm_stats_add_wait(ompdsm_now_ns() - t0, slept);
     return 0;
 }
 

@@ -281,8 +281,11 @@ struct dsm_area_hdr {
     char pad1[56];
     volatile uint64_t log_tail;   /* node 0: notice log entries written */
     char pad2[56];
-    volatile uint64_t lazy_bell;  /* rung by a lazy-release request (release.c) */
+    volatile uint64_t lazy_state; /* lazy release (release.c): skipped
+                                   * releases << 32 | those covered */
     char pad3[56];
+    volatile uint64_t lazy_bell;  /* rung by a lazy release request */
+    char pad4[56];
 };
 struct dsm_log_entry {
     uint64_t seq;     /* index + 1 once the entry is complete */
@@ -393,16 +396,19 @@ void dsm_lazy_stop(void);
 void dsm_lazy_request(int holder);
 /* Whether this node's releases of cached locks are lazy. */
 int dsm_lazy_on(void);
-/* An unlock skipped its release: the next dsm_lazy_flush releases. */
+/* An unlock is about to leave its lock cached and skip its release
+ * (before its compare-swap: a taker must find the skip counted), and did
+ * (after it). */
+void dsm_lazy_skip(void);
 void dsm_lazy_skipped(void);
 /* Releases if an unlock skipped its release since the last release. */
 void dsm_lazy_flush(void);
 /* Serves other nodes' waiting requests for a release now, if there are
  * any and nobody is serving them (lock operations call it). */
 void dsm_lazy_poll(void);
-/* The acquire of a lock acquire: dsm_acquire, without its release first
- * under lazy release. */
-void dsm_acquire_lock(void);
+/* comm_wait_ge that serves other nodes' requests for a release while it
+ * waits (lock grants, lazy release acks). */
+int dsm_lazy_wait_ge(const volatile uint64_t *p, uint64_t target);
 
 /* ---- home migration (migrate.c) ----
  * Each node counts, per page, its uses of the page in the interval between
