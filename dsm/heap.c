@@ -208,7 +208,7 @@ int dsm_start(void)
         dsm_fault_install();
     }
     dsm_g.started = 1;
-    if (!dsm_g.solo)
+    if (!dsm_g.solo && dsm_lazy_on()) /* (only lazy nodes are asked) */
         dsm_lazy_start();
     return comm_barrier(COMM_WORLD);
 }
