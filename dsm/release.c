@@ -1413,6 +1413,9 @@ void dsm_lazy_skipped(void)
 
 void dsm_lazy_flush(void)
 {
-    if (__atomic_load_n(&lazy_pending, __ATOMIC_ACQUIRE))
+    /* The counts, not lazy_pending: a release that has taken its batch
+     * but not yet written its log entries covers nothing yet. */
+    uint64_t w = lazy_started ? __atomic_load_n(lazy_state(), __ATOMIC_ACQUIRE) : 0;
+    if ((uint32_t)(w >> 32) != (uint32_t)w)
         dsm_release();
 }
