@@ -211,6 +211,11 @@ struct dsm_stats {
     uint64_t protects, kept;
     /* Pages a write fault made writable after the faulting one. */
     uint64_t written_ahead;
+    /* Lazy release (OMPDSM_LAZY_RELEASE): unlocks that left their lock
+     * cached and skipped their release; lock takeovers from another node
+     * that asked it to release; such requests this node served; takeovers
+     * that found the skipped releases covered already. */
+    uint64_t lazy_unlocks, lazy_requests, lazy_served, lazy_covered;
 };
 void dsm_stats_get(struct dsm_stats *out);
 

@@ -272,7 +272,7 @@ static inline struct dsm_chunk_ent chunk_ent_decode(const uint64_t w[2])
 enum {
     DSM_LOG_CAP = 1 << 16,      /* notice log entries (at node 0) */
     DSM_LOCK_SLOTS = 1 << 18,   /* lock tails per manager node */
-    DSM_QNODES = 1024,          /* lock queue nodes per node */
+    DSM_QNODES = 32768,         /* lock queue nodes per node */
 };
 struct dsm_area_hdr {
     volatile uint64_t chunk_next; /* node 0: next unclaimed chunk */
@@ -282,6 +282,11 @@ struct dsm_area_hdr {
     char pad1[56];
     volatile uint64_t log_tail;   /* node 0: notice log entries written */
     char pad2[56];
+    volatile uint64_t lazy_state; /* lazy release (release.c): skipped
+                                   * releases << 32 | those covered */
+    char pad3[56];
+    volatile uint64_t lazy_bell;  /* rung by a lazy release request */
+    char pad4[56];
 };
 struct dsm_log_entry {
     uint64_t seq;     /* index + 1 once the entry is complete */
@@ -322,6 +327,10 @@ extern size_t dsm_off_chunks, dsm_off_log, dsm_off_logseq, dsm_off_locks,
  * the home exchanges it with 1 when it decides at a release whether the
  * page needs a notice. */
 extern size_t dsm_off_fetched;
+/* Lazy release (release.c): at dsm_off_lazy_ask + 8 * r, requests from
+ * node r that this node release (a count, bumped by r); at dsm_off_lazy_ack
+ * + 8 * h, the count of this node's requests node h has served. */
+extern size_t dsm_off_lazy_ask, dsm_off_lazy_ack;
 
 /* ---- faults (fault.c) ---- */
 int dsm_fault_install(void);
@@ -377,6 +386,30 @@ void dsm_release_interval(struct notice_list *published);
 /* dsm_release for a node none of whose threads writes shared memory
  * meanwhile (a fork's receiver): pages kept writable stay so. */
 void dsm_release_quiet(void);
+/* Lazy release (OMPDSM_LAZY_RELEASE, docs/design.md "Lazy release"): a
+ * lock cached at its node at unlock skips the unlock's release; whoever
+ * takes the lock from another node first asks that node to release and
+ * waits until it did (dsm_lazy_request), which the node's release helper
+ * thread does.  dsm_lazy_start starts the helper (dsm_start), dsm_lazy_stop
+ * ends it (dsm_fini). */
+void dsm_lazy_start(void);
+void dsm_lazy_stop(void);
+void dsm_lazy_request(int holder);
+/* Whether this node's releases of cached locks are lazy. */
+int dsm_lazy_on(void);
+/* An unlock is about to leave its lock cached and skip its release
+ * (before its compare-swap: a taker must find the skip counted), and did
+ * (after it). */
+void dsm_lazy_skip(void);
+void dsm_lazy_skipped(void);
+/* Releases if an unlock skipped its release since the last release. */
+void dsm_lazy_flush(void);
+/* Serves other nodes' waiting requests for a release now, if there are
+ * any and nobody is serving them (lock operations call it). */
+void dsm_lazy_poll(void);
+/* comm_wait_ge that serves other nodes' requests for a release while it
+ * waits (lock grants, lazy release acks). */
+int dsm_lazy_wait_ge(const volatile uint64_t *p, uint64_t target);
 
 /* ---- home migration (migrate.c) ----
  * Each node counts, per page, its uses of the page in the interval between

@@ -15,7 +15,7 @@
 struct dsm_state dsm_g = {.fd = -1, .area_fd = -1};
 char *dsm_heap_lo_, *dsm_heap_hi_;
 size_t dsm_off_chunks, dsm_off_log, dsm_off_locks, dsm_off_qnodes;
-size_t dsm_off_logseq, dsm_off_fetched;
+size_t dsm_off_logseq, dsm_off_fetched, dsm_off_lazy_ask, dsm_off_lazy_ack;
 
 #define DEFAULT_HEAP_BASE 0x200000000000ull /* 32 TiB: far from PIE and mmap */
 #define DEFAULT_HEAP_SIZE (16ull << 30)
@@ -162,6 +162,10 @@ int dsm_init(void)
     off += (size_t)DSM_LOCK_SLOTS * 8;
     dsm_off_qnodes = off = OMPDSM_ALIGN_UP(off, (size_t)64);
     off += (size_t)DSM_QNODES * sizeof(struct dsm_qnode);
+    dsm_off_lazy_ask = off = OMPDSM_ALIGN_UP(off, (size_t)64);
+    off += (size_t)dsm_g.size * 8;
+    dsm_off_lazy_ack = off = OMPDSM_ALIGN_UP(off, (size_t)64);
+    off += (size_t)dsm_g.size * 8;
     dsm_off_fetched = off = OMPDSM_ALIGN_UP(off, (size_t)64);
     off += dsm_g.npages;
     dsm_g.area_len = OMPDSM_ALIGN_UP(off, (size_t)4096);
@@ -206,11 +210,14 @@ int dsm_start(void)
         dsm_fault_install();
     }
     dsm_g.started = 1;
+    if (!dsm_g.solo && dsm_lazy_on()) /* (only lazy nodes are asked) */
+        dsm_lazy_start();
     return comm_barrier(COMM_WORLD);
 }
 
 void dsm_fini(void)
 {
+    dsm_lazy_stop();
     dsm_g.started = 0;
 }
 

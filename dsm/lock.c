@@ -47,10 +47,35 @@
 #define QN_TAKEN ((uint64_t)2)
 #define QN_TAKEN_LINK ((uint64_t)1 << 62) /* | successor's lock word */
 #define QN_CACHED ((uint64_t)1 << 63)     /* | lock id */
+/* | QN_CACHED | lock id: the holder's node skipped the release of its last
+ * unlock (lazy release): a taker from another node asks it to release. */
+#define QN_LAZY ((uint64_t)1 << 61)
 
 static inline uint64_t qn_cached(uint32_t id)
 {
     return QN_CACHED | id;
+}
+
+static int lazy_on(void);
+
+/* The CACHED word this node's unlocks leave. */
+static inline uint64_t qn_cached_here(uint32_t id)
+{
+    return qn_cached(id) | (lazy_on() ? QN_LAZY : 0);
+}
+
+/* Whether w is a CACHED word for lock id, lazy or not. */
+static inline int is_cached(uint64_t w, uint32_t id)
+{
+    return (w & ~QN_LAZY) == qn_cached(id);
+}
+
+/* A lock taken over from node `from`, whose CACHED word was w: if that
+ * node skipped its release, it releases now, before the taker acquires. */
+static void took_cached(int from, uint64_t w)
+{
+    if ((w & QN_LAZY) && from != dsm_g.rank)
+        dsm_lazy_request(from);
 }
 
 /* A re-take from the cache skips the acquire: the lock's last release was
@@ -61,7 +86,7 @@ static inline uint64_t qn_cached(uint32_t id)
 enum { LOCK_FRESH_NS = 1000 * 1000 };
 
 /* Cached locks of this node, direct-mapped by id (0: empty, else id + 1). */
-enum { CACHE_SLOTS = 256 };
+enum { CACHE_SLOTS = DSM_QNODES };
 
 static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t qnext;          /* next never-used queue node */
@@ -75,19 +100,31 @@ static uint32_t cache_id[CACHE_SLOTS];
 static uint32_t cache_q[CACHE_SLOTS];
 static uint64_t last_acquire_ns;
 
-static int cache_on = -1;
+static int cache_on = -1, lazy = -1;
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
 
 static void cache_init(void)
 {
     static const char *const onoff[] = {"on", "off"};
     cache_on = ompdsm_env_choice("OMPDSM_LOCK_CACHE", onoff, 2, 0) == 0;
+    lazy = cache_on && ompdsm_env_choice("OMPDSM_LAZY_RELEASE", onoff, 2, 0) == 0;
 }
 
 static int caching(void)
 {
     pthread_once(&cache_once, cache_init);
     return cache_on;
+}
+
+static int lazy_on(void)
+{
+    pthread_once(&cache_once, cache_init);
+    return lazy;
+}
+
+int dsm_lazy_on(void)
+{
+    return lazy_on();
 }
 
 /* Locks held by this thread, to find their queue node at unlock. */
@@ -273,12 +310,15 @@ static void evict(uint32_t k)
 {
     uint32_t id = cache_id[k] - 1, q = cache_q[k];
     cache_id[k] = 0;
-    uint64_t exp = qn_cached(id);
+    uint64_t exp = qn_cached_here(id);
     if (!__atomic_compare_exchange_n(&qnode(q)->next, &exp, DSM_LOCKWORD_NONE,
                                      0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         qnode_retire_locked(q);
         return;
     }
+    /* Whoever takes it from the queue next cannot ask us to release. */
+    if (lazy_on())
+        dsm_lazy_flush();
     release_to_queue(id, q);
     qnode_put_locked(q);
     OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u evicted from the cache", id);
@@ -299,7 +339,7 @@ static int cache_retake(uint32_t id, uint32_t *qp)
     uint32_t q = cache_q[k];
     cache_id[k] = 0;
     struct dsm_qnode *qn = qnode(q);
-    uint64_t exp = qn_cached(id);
+    uint64_t exp = qn_cached_here(id);
     /* A waiter behind it asked for it: queue behind the waiter, which
      * takes the cached queue node. */
     if (__atomic_load_n(&qn->want, __ATOMIC_ACQUIRE) ||
@@ -340,7 +380,7 @@ static void follow(uint32_t id, uint32_t q, int pnode, uint32_t pq)
         uint64_t want;
         if (cur == DSM_LOCKWORD_NONE)
             want = me;
-        else if (cur == qn_cached(id))
+        else if (is_cached(cur, id))
             want = QN_DEAD;
         else if (cur == QN_TAKEN)
             want = QN_TAKEN_LINK | me;
@@ -350,8 +390,10 @@ static void follow(uint32_t id, uint32_t q, int pnode, uint32_t pq)
                          (unsigned long long)cur);
         COMM_CHECK(comm_cas(pnode, DSM_REG_AREA, noff, cur, want, &old));
         if (old == cur) {
-            if (want == QN_DEAD)
+            if (want == QN_DEAD) {
+                took_cached(pnode, cur);
                 return;
+            }
             break;
         }
         cur = old;
@@ -362,7 +404,7 @@ static void follow(uint32_t id, uint32_t q, int pnode, uint32_t pq)
             hinted = 1;
         }
     }
-    if (comm_wait_ge(&qnode(q)->grant, 1) < 0)
+    if (dsm_lazy_wait_ge(&qnode(q)->grant, 1) < 0)
         ompdsm_fatal("waiting for lock %u: the job is failing", id);
 }
 
@@ -377,10 +419,17 @@ static int try_behind(uint32_t id, uint32_t q, int mgr, uint64_t off,
     uint32_t pq;
     lockword_decode(tail, &pnode, &pq);
     uint64_t noff = qoff(pq, offsetof(struct dsm_qnode, next));
-    uint64_t old;
-    COMM_CHECK(comm_cas(pnode, DSM_REG_AREA, noff, qn_cached(id), QN_TAKEN, &old));
-    if (old != qn_cached(id))
+    uint64_t old, exp = qn_cached_here(id);
+    COMM_CHECK(comm_cas(pnode, DSM_REG_AREA, noff, exp, QN_TAKEN, &old));
+    if (old != exp && is_cached(old, id)) {
+        exp = old; /* (the holder's node is not lazy where we are, or is) */
+        COMM_CHECK(comm_cas(pnode, DSM_REG_AREA, noff, exp, QN_TAKEN, &old));
+    }
+    if (old != exp)
         return 0;
+    /* Whoever gets the lock now (we, or a waiter we hand it to) acquires
+     * after the holder's release. */
+    took_cached(pnode, exp);
     uint64_t me = lockword_encode(dsm_g.rank, q);
     COMM_CHECK(comm_cas(mgr, DSM_REG_AREA, off, tail, me, &old));
     if (old == tail) {
@@ -400,6 +449,11 @@ static int try_behind(uint32_t id, uint32_t q, int mgr, uint64_t off,
         ompdsm_fatal("lock %u: a taken queue node is in state %#llx", id,
                      (unsigned long long)next);
     COMM_CHECK(comm_cas(pnode, DSM_REG_AREA, noff, next, QN_DEAD, &old));
+    /* The waiter gets the lock of a holder whose release was skipped: when
+     * that holder is this node, took_cached asked nothing (the lock was to
+     * stay here), so release before the grant as an unlock would. */
+    if ((exp & QN_LAZY) && pnode == dsm_g.rank)
+        dsm_release();
     grant(next & ~QN_TAKEN_LINK);
     return 0;
 }
@@ -504,18 +558,29 @@ void dsm_unlock(uint32_t id)
         ompdsm_fatal("unlock of lock %u, which this thread does not hold", id);
     uint32_t q = held[k].q;
     held[k] = held[--nheld];
-    dsm_release();
+    int lz = lazy_on();
+    if (!lz)
+        dsm_release();
 
     if (caching()) {
         /* Keep it unless a successor linked: the compare-swap decides
-         * against a successor's link (see the top of the file). */
+         * against a successor's link (see the top of the file).  A lazy
+         * unlock that keeps it skips its release: a node that takes it
+         * over asks for the release first (took_cached). */
         uint64_t next = DSM_LOCKWORD_NONE;
-        if (__atomic_compare_exchange_n(&qnode(q)->next, &next, qn_cached(id),
-                                        0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        if (lz)
+            dsm_lazy_skip();
+        if (__atomic_compare_exchange_n(&qnode(q)->next, &next,
+                                        qn_cached_here(id), 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
             cache_put(id, q);
+            if (lz)
+                dsm_lazy_skipped();
             OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u released (cached)", id);
             return;
         }
+        if (lz)
+            dsm_release();
         grant(next);
         qnode_put(q);
         OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u handed on", id);

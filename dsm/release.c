@@ -11,7 +11,11 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
 #include <sys/mman.h>
+#include <time.h>
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -156,6 +160,13 @@ void dsm_page_list_push(uint32_t **v, size_t *n, size_t *cap, uint32_t pg)
  *   kept page never makes a lock release publish a page it did not write,
  *   and the first lock operation after a barrier ends all keeping. */
 enum rel_mode { REL_LOCK, REL_BARRIER, REL_QUIET };
+
+/* An unlock skipped its release since the last REL_LOCK release, and
+ * when the first one did (lazy release, at the end of the file). */
+static int lazy_pending;
+static uint64_t lazy_since_ns;
+static uint32_t lazy_covering(void);
+static void lazy_covered(uint32_t skips);
 
 /* dsm_g.keep[pg], per page:
  * - KEEP_LEFT: the barriers it may still stay kept without a write;
@@ -598,6 +609,10 @@ static void release_interval_locked(struct notice_list *published)
 
 void dsm_release_interval(struct notice_list *published)
 {
+    /* Pages written under a lock still cached here with its release
+     * skipped: a node that takes the lock over before this barrier's end
+     * acquires through the log, so they go there first (lazy release). */
+    dsm_lazy_flush();
     pthread_mutex_lock(&dsm_g.release_lock);
     release_interval_locked(published);
     pthread_mutex_unlock(&dsm_g.release_lock);
@@ -789,9 +804,11 @@ static void stale_range(uint32_t pg, uint32_t n)
 }
 
 /* Another node wrote pages [pg, pg+n): those homed here are never kept
- * (KEEP_SHARED), and one kept now stops being kept.  Called while no
- * thread of the node writes (a barrier after its release, or an acquire
- * after the release that ended all keeping), so a kept page is clean. */
+ * (KEEP_SHARED), and one kept now stops being kept.  Called at a barrier
+ * after its release, or at an acquire, which under lazy release need not
+ * follow a release: a kept page that changed since its twin gets its
+ * notice with the next release (an extra notice), as a dirty page that an
+ * acquire invalidates does (stale_run). */
 static void keep_shared(uint32_t pg, uint32_t n)
 {
     int me = dsm_g.rank;
@@ -803,6 +820,11 @@ static void keep_shared(uint32_t pg, uint32_t n)
         if (dsm_g.state[p] == PG_DIRTY && dsm_g.twin[p]) {
             dsm_protect(p, 1, PROT_READ);
             dsm_g.state[p] = PG_RO;
+            if (memcmp(dsm_g.twin[p], page_sys(p), dsm_g.page_size)) {
+                pthread_mutex_lock(&dsm_g.dirty_lock);
+                notice_push(&dsm_g.extra_notices, p, 1, me);
+                pthread_mutex_unlock(&dsm_g.dirty_lock);
+            }
             dsm_twin_free(dsm_g.twin[p]);
             dsm_g.twin[p] = NULL;
         }
@@ -968,12 +990,19 @@ static void release_logged(enum rel_mode mode)
         return;
     DSM_STAT(releases, 1);
     pthread_mutex_lock(&dsm_g.release_lock);
+    uint32_t skips = 0;
+    if (mode == REL_LOCK) { /* (takes every dirty and kept page: see above) */
+        __atomic_store_n(&lazy_pending, 0, __ATOMIC_RELAXED);
+        skips = lazy_covering();
+    }
     uint32_t *pages;
     size_t n;
     struct notice_list pre = {0};
     take_batch(&pages, &n, &pre, mode);
     if (!n && !pre.n) {
         free(pages);
+        if (mode == REL_LOCK)
+            lazy_covered(skips);
         pthread_mutex_unlock(&dsm_g.release_lock);
         return;
     }
@@ -996,6 +1025,8 @@ static void release_logged(enum rel_mode mode)
     DSM_STAT(notices_sent, pre.n);
     record_released(&pre);
     log_write(start, v, cnt);
+    if (mode == REL_LOCK)
+        lazy_covered(skips);
     pthread_mutex_unlock(&dsm_g.release_lock);
     notice_free(&pre);
 }
@@ -1187,4 +1218,243 @@ void dsm_volatile_write(const volatile void *p, size_t len)
         return;
     vol_pieces(p, len, vol_write_through);
     vol_last = NULL;
+}
+
+/* ---- lazy release (OMPDSM_LAZY_RELEASE, docs/design.md "Lazy release") ----
+ * An unlock that leaves its lock cached here skips its release
+ * (dsm_lazy_skip): the pages written under it stay dirty and writable.
+ * Whoever takes such a lock over from another node (lock.c: the CACHED
+ * word carries QN_LAZY) makes sure we released since (dsm_lazy_request):
+ * - our lazy_state word counts skipped releases (high half) and, of them,
+ *   the ones a completed release through the log covers (low half); the
+ *   skip is counted before the unlock's compare-swap, so a taker that
+ *   reads both halves equal knows the release it needs is done;
+ * - otherwise it bumps its count in our dsm_off_lazy_ask table and waits
+ *   for our ack of that count in its dsm_off_lazy_ack table.  A thread of
+ *   ours that does a lock operation, or our release helper thread, which
+ *   polls, takes a snapshot of the counts, releases everything dirty here
+ *   through the log (the release any unlock did before), and only then
+ *   acks each count it saw.
+ * The taker then acquires as after any lock transfer: the log holds our
+ * notices, their diffs are at their homes.  The helper is a thread of its
+ * own because a release waits on other nodes (the log reservation,
+ * fences), which the comm service thread must never do; it polls rather
+ * than sleeping on the node's doorbell, where every notify to the node
+ * would wake it. */
+static pthread_t lazy_thread;
+static int lazy_started, lazy_stop_flag;
+static uint64_t *lazy_served; /* per requester: the count acked */
+
+static volatile uint64_t *lazy_word(size_t base, int r)
+{
+    return (volatile uint64_t *)(dsm_g.area + base + (size_t)r * 8);
+}
+
+static volatile uint64_t *lazy_state(void)
+{
+    return &((struct dsm_area_hdr *)dsm_g.area)->lazy_state;
+}
+
+/* Under release_lock, before a REL_LOCK release takes its batch: the
+ * skips it covers. */
+static uint32_t lazy_covering(void)
+{
+    return (uint32_t)(__atomic_load_n(lazy_state(), __ATOMIC_ACQUIRE) >> 32);
+}
+
+/* Under release_lock, after that release is in the log: publishes it. */
+static void lazy_covered(uint32_t skips)
+{
+    uint64_t w = __atomic_load_n(lazy_state(), __ATOMIC_RELAXED), nw;
+    do {
+        nw = (w & ~(uint64_t)UINT32_MAX) | skips;
+    } while (!__atomic_compare_exchange_n(lazy_state(), &w, nw, 0,
+                                          __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+}
+
+/* Writes under a lock released lazily become visible at most about this
+ * long after the unlock, even to a node that never takes the lock: at the
+ * node's next lazy unlock after this time, or at its helper's next poll. */
+enum { LAZY_MAX_NS = 1000 * 1000 };
+
+static int lazy_overdue(void)
+{
+    return __atomic_load_n(&lazy_pending, __ATOMIC_ACQUIRE) &&
+           ompdsm_now_ns() - __atomic_load_n(&lazy_since_ns, __ATOMIC_RELAXED) >
+               LAZY_MAX_NS;
+}
+
+/* Whether another node asked for a release not yet served. */
+static int lazy_unserved(void)
+{
+    for (int r = 0; r < dsm_g.size; r++)
+        if (__atomic_load_n(lazy_word(dsm_off_lazy_ask, r), __ATOMIC_ACQUIRE) >
+            __atomic_load_n(&lazy_served[r], __ATOMIC_RELAXED))
+            return 1;
+    return 0;
+}
+
+/* Serves the requests there are: one release, then an ack of each count
+ * seen before it (lazy_serve_lock held). */
+static pthread_mutex_t lazy_serve_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t *lazy_seen;
+
+static void lazy_serve(void)
+{
+    for (int r = 0; r < dsm_g.size; r++)
+        lazy_seen[r] = __atomic_load_n(lazy_word(dsm_off_lazy_ask, r),
+                                       __ATOMIC_ACQUIRE);
+    dsm_release(); /* (under release_lock: after any release in progress) */
+    for (int r = 0; r < dsm_g.size; r++) {
+        if (lazy_seen[r] <= lazy_served[r])
+            continue;
+        __atomic_store_n(&lazy_served[r], lazy_seen[r], __ATOMIC_RELAXED);
+        DSM_STAT(lazy_served, 1);
+        COMM_CHECK(comm_notify(r, DSM_REG_AREA,
+                               dsm_off_lazy_ack + (size_t)dsm_g.rank * 8,
+                               lazy_seen[r]));
+    }
+}
+
+/* The helper polls every LAZY_POLL_MIN_NS while a skipped release is not
+ * yet covered (a request may come), backing off to LAZY_POLL_MAX_NS while
+ * everything is covered (a taker then needs nobody). */
+enum { LAZY_POLL_MIN_NS = 100 * 1000, LAZY_POLL_MAX_NS = 20 * 1000 * 1000 };
+
+static void *lazy_helper(void *arg)
+{
+    (void)arg;
+    uint64_t period = LAZY_POLL_MIN_NS;
+    while (!__atomic_load_n(&lazy_stop_flag, __ATOMIC_ACQUIRE)) {
+        struct timespec ts = {0, (long)period};
+        nanosleep(&ts, NULL);
+        if (lazy_unserved() || lazy_overdue()) {
+            pthread_mutex_lock(&lazy_serve_lock);
+            lazy_serve();
+            pthread_mutex_unlock(&lazy_serve_lock);
+        }
+        uint64_t w = __atomic_load_n(lazy_state(), __ATOMIC_ACQUIRE);
+        if ((uint32_t)(w >> 32) != (uint32_t)w)
+            period = LAZY_POLL_MIN_NS;
+        else if (period < LAZY_POLL_MAX_NS)
+            period *= 2;
+    }
+    return NULL;
+}
+
+/* A lock operation of this node's threads serves waiting requests itself:
+ * a thread that is running answers sooner than the polling helper.  Only
+ * where the scan is short. */
+enum { LAZY_POLL_NODES = 16 };
+
+void dsm_lazy_poll(void)
+{
+    if (!lazy_started || dsm_g.size > LAZY_POLL_NODES || !lazy_unserved() ||
+        pthread_mutex_trylock(&lazy_serve_lock))
+        return;
+    lazy_serve();
+    pthread_mutex_unlock(&lazy_serve_lock);
+}
+
+void dsm_lazy_start(void)
+{
+    lazy_served = calloc((size_t)dsm_g.size, sizeof *lazy_served);
+    lazy_seen = calloc((size_t)dsm_g.size, sizeof *lazy_seen);
+    if (!lazy_served || !lazy_seen)
+        ompdsm_fatal("out of memory for the lazy release helper");
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&lazy_thread, NULL, lazy_helper, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc)
+        ompdsm_fatal("cannot start the lazy release helper: %s", strerror(rc));
+    lazy_started = 1;
+}
+
+void dsm_lazy_stop(void)
+{
+    if (!lazy_started)
+        return;
+    __atomic_store_n(&lazy_stop_flag, 1, __ATOMIC_RELEASE);
+    pthread_join(lazy_thread, NULL);
+    lazy_started = 0;
+}
+
+void dsm_lazy_request(int holder)
+{
+    uint64_t w;
+    /* (an atomic read) */
+    COMM_CHECK(comm_fetch_add(holder, DSM_REG_AREA,
+                              offsetof(struct dsm_area_hdr, lazy_state), 0, &w));
+    if ((uint32_t)(w >> 32) == (uint32_t)w) {
+        DSM_STAT(lazy_covered, 1);
+        return;
+    }
+    uint64_t old;
+    COMM_CHECK(comm_fetch_add(holder, DSM_REG_AREA,
+                              dsm_off_lazy_ask + (size_t)dsm_g.rank * 8, 1, &old));
+    /* Wakes the holder's threads that wait (dsm_lazy_wait_ge), not its
+     * helper. */
+    COMM_CHECK(comm_notify(holder, DSM_REG_AREA,
+                           offsetof(struct dsm_area_hdr, lazy_bell), old + 1));
+    if (dsm_lazy_wait_ge(lazy_word(dsm_off_lazy_ack, holder), old + 1) < 0)
+        ompdsm_fatal("waiting for node %d's lazy release: the job is failing",
+                     holder);
+    DSM_STAT(lazy_requests, 1);
+}
+
+struct lazy_wait {
+    const volatile uint64_t *p;
+    uint64_t target;
+};
+
+/* (No comm operation in a wait's predicate: the serving happens outside
+ * the wait.) */
+static int lazy_wait_pred(void *arg)
+{
+    const struct lazy_wait *w = arg;
+    return __atomic_load_n(w->p, __ATOMIC_ACQUIRE) >= w->target ||
+           lazy_unserved();
+}
+
+int dsm_lazy_wait_ge(const volatile uint64_t *p, uint64_t target)
+{
+    if (!lazy_started || dsm_g.size > LAZY_POLL_NODES)
+        return comm_wait_ge(p, target);
+    struct lazy_wait w = {p, target};
+    for (;;) {
+        int rc = comm_wait_until(lazy_wait_pred, &w);
+        if (rc < 0 || __atomic_load_n(p, __ATOMIC_ACQUIRE) >= target)
+            return rc;
+        dsm_lazy_poll();
+        sched_yield(); /* (the helper may be serving: no busy loop) */
+    }
+}
+
+void dsm_lazy_skip(void)
+{
+    DSM_STAT(lazy_unlocks, 1);
+    __atomic_fetch_add(lazy_state(), (uint64_t)1 << 32, __ATOMIC_ACQ_REL);
+    if (!__atomic_load_n(&lazy_pending, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&lazy_since_ns, ompdsm_now_ns(), __ATOMIC_RELAXED);
+        __atomic_store_n(&lazy_pending, 1, __ATOMIC_RELEASE);
+    }
+}
+
+void dsm_lazy_skipped(void)
+{
+    if (lazy_overdue())
+        dsm_release();
+    else
+        dsm_lazy_poll();
+}
+
+void dsm_lazy_flush(void)
+{
+    /* The counts, not lazy_pending: a release that has taken its batch
+     * but not yet written its log entries covers nothing yet. */
+    uint64_t w = lazy_started ? __atomic_load_n(lazy_state(), __ATOMIC_ACQUIRE) : 0;
+    if ((uint32_t)(w >> 32) != (uint32_t)w)
+        dsm_release();
 }

@@ -142,6 +142,8 @@ static const struct rt_env_var vars[] = {
      "refetch at the acquire the copies faulted back after invalidation", NULL},
     {"OMPDSM_LOCK_CACHE", RT_ENV_NODE, "on", "on|off",
      "a released lock stays at its node until another node asks", NULL},
+    {"OMPDSM_LAZY_RELEASE", RT_ENV_NODE, "on", "on|off",
+     "an unlock that keeps its lock cached releases only when another node takes it", NULL},
     {"OMPDSM_READAHEAD", RT_ENV_NODE, "3", "0..255",
      "invalid pages fetched after a read fault", NULL},
     {"OMPDSM_HOME_POLICY", RT_ENV_NODE, "block", "block|first",

@@ -5,6 +5,8 @@
  *                 held the lock (its manager is node 0: no message)
  *   pair_remote   the same on node 1, whose lock's manager and notice log
  *                 are at node 0: messages unless the lock stays cached
+ *   pair_write    the same on node 1 with a write under the lock to a word
+ *                 homed at node 0 (a release per pair unless lazy)
  *   handoff       one lock handed back and forth between nodes 0 and 1
  *                 (ping-pong through a shared turn word under the lock):
  *                 time per handoff
@@ -37,7 +39,7 @@ int main(void)
     }
     uint32_t lk = 1u << 16; /* the same id on every node, no message */
     dsm_barrier(COMM_WORLD, NULL);
-    double pair = 0, hand = 0, rtt = 0;
+    double pair = 0, hand = 0, rtt = 0, pairw = 0;
     if (me == 0) {
         dsm_lock(lk);
         dsm_unlock(lk);
@@ -64,8 +66,16 @@ int main(void)
             dsm_unlock(lk);
         }
         pair1 = (ompdsm_now() - t0) / (PAIRS / 10) * 1e6;
+        t0 = ompdsm_now();
+        for (int i = 0; i < PAIRS / 10; i++) {
+            dsm_lock(lk);
+            turn[1]++;
+            dsm_unlock(lk);
+        }
+        pairw = (ompdsm_now() - t0) / (PAIRS / 10) * 1e6;
     }
     comm_allreduce(COMM_WORLD, &pair1, 1, COMM_DOUBLE, COMM_SUM);
+    comm_allreduce(COMM_WORLD, &pairw, 1, COMM_DOUBLE, COMM_SUM);
     dsm_barrier(COMM_WORLD, NULL);
     struct dsm_stats d0, d1;
     struct comm_stats c0, c1;
@@ -119,8 +129,11 @@ int main(void)
         const char *cache = getenv("OMPDSM_LOCK_CACHE");
         printf("transport %s lock_cache %s\n", comm_transport_name(),
                cache ? cache : "on");
-        printf("pair_cached %.3f us\npair_remote %.3f us\nhandoff %.2f us\n"
-               "rtt %.2f us\n", pair, pair1, hand, rtt);
+        printf("pair_cached %.3f us\npair_remote %.3f us\npair_write %.3f us\n"
+               "handoff %.2f us\nrtt %.2f us\n", pair, pair1, pairw, hand, rtt);
+        if (turn[1] != PAIRS / 10)
+            printf("ERROR: the %d writes of pair_write left %lld\n", PAIRS / 10,
+                   (long long)turn[1]);
         printf("RATIO handoff/rtt=%.2f\n", hand / rtt);
         printf("per handoff        node 0   node 1\n");
         for (int k = 0; k < NCOL; k++)

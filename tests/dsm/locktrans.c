@@ -10,7 +10,16 @@
  * and flush handoffs (flag written after a flush, read in a flush loop).
  * Phase 3: every node in turn takes one lock ten times alone, then all
  * nodes increment a counter under that lock, half the time polling with
- * dsm_trylock; the counter must come out exact. */
+ * dsm_trylock; the counter must come out exact.
+ * Phase 4 (lazy release): a chain whose first link is a lock left cached
+ * at its writer's node with its release skipped.  Every node first reads
+ * y (a valid copy, stale once the round writes), then in step k (steps
+ * ordered by comm barriers, which publish nothing) node k takes lock k-1
+ * over from node k-1, checks y[j] == r for every j < k (it never takes the
+ * locks of j < k-1), and writes y[k] under lock k, which nobody waits for.
+ * With OMPDSM_LAZY_RELEASE=on, some takeover must have found the LAZY mark
+ * and asked its holder's node to release (dsm_lazy_requests) or found
+ * that release done already (dsm_lazy_covered). */
 #include "dsmtest.h"
 
 #include <sched.h>
@@ -26,6 +35,8 @@ struct g {
     volatile int64_t flag[MAXN]; /* flush handoffs */
     char pad2[1 << 16];
     int64_t counter;
+    char pad3[1 << 16];
+    int64_t y[MAXN];             /* phase 4: y[k] written by node k */
 };
 
 static struct g *g;
@@ -68,6 +79,46 @@ static void give_turn_flush(int k, int64_t r)
     dsm_flush();
     g->flag[k] = r;
     dsm_flush();
+}
+
+static void chain_lazy(int64_t r, int64_t prev)
+{
+    int k = T_rank;
+    /* A valid copy of y's page everywhere, from before this round's
+     * writes: a taker that acquired nothing would read it stale. */
+    int64_t sum = 0;
+    for (int j = 0; j < T_size; j++)
+        sum += g->y[j];
+    if (sum != (int64_t)T_size * prev)
+        T_FAIL("phase 4 round %lld: y sums to %lld before the round",
+               (long long)r, (long long)sum);
+    comm_barrier(COMM_WORLD);
+    if (k == 0) {
+        dsm_lock(lk(0));
+        g->y[0] = r;
+        dsm_unlock(lk(0));
+    }
+    for (int s = 1; s < T_size; s++) {
+        /* A comm barrier orders the steps and publishes nothing. */
+        comm_barrier(COMM_WORLD);
+        if (k != s)
+            continue;
+        dsm_lock(lk(k - 1));
+        for (int j = 0; j < k; j++)
+            if (g->y[j] != r)
+                T_FAIL("phase 4 round %lld: y[%d] = %lld (not transitive)",
+                       (long long)r, j, (long long)g->y[j]);
+        dsm_unlock(lk(k - 1));
+        dsm_lock(lk(k));
+        g->y[k] = r;
+        dsm_unlock(lk(k));
+    }
+}
+
+static int env_on(const char *name)
+{
+    const char *v = getenv(name);
+    return !v || strcmp(v, "off") != 0;
 }
 
 static void chain(int phase, int64_t r)
@@ -136,5 +187,20 @@ int main(void)
     if (g->counter != want)
         T_FAIL("counter %lld, want %lld", (long long)g->counter,
                (long long)want);
+    /* Phase 4 */
+    struct dsm_stats st0, st1;
+    dsm_stats_get(&st0);
+    for (int i = 0; i < ROUNDS; i++) {
+        ++r;
+        chain_lazy(r, i ? r - 1 : 0);
+        t_barrier();
+    }
+    dsm_stats_get(&st1);
+    int64_t asked = (int64_t)(st1.lazy_requests - st0.lazy_requests +
+                              st1.lazy_covered - st0.lazy_covered);
+    if (comm_allreduce(COMM_WORLD, &asked, 1, COMM_INT64, COMM_SUM) < 0)
+        T_FAIL("allreduce failed");
+    if (env_on("OMPDSM_LOCK_CACHE") && env_on("OMPDSM_LAZY_RELEASE") && !asked)
+        T_FAIL("phase 4: no lock takeover checked for a lazy release");
     return t_finish();
 }
