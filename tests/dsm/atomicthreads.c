@@ -35,18 +35,12 @@ static void *worker(void *arg)
                            "made it %lld", e, t, (long long)now,
                            (long long)mine);
             }
-        pthread_barrier_wait(&bar);
-        if (t == 0)
-            dsm_barrier(COMM_WORLD, NULL);
-        pthread_barrier_wait(&bar);
+        t_node_barrier(&bar, t);
         int64_t want = (int64_t)(e + 1) * (T_size - 1) * T * N;
         if (*g != want)
             T_FAIL("epoch %d thread %d: counter %lld, expected %lld", e, t,
                    (long long)*g, (long long)want);
-        pthread_barrier_wait(&bar);
-        if (t == 0)
-            dsm_barrier(COMM_WORLD, NULL);
-        pthread_barrier_wait(&bar);
+        t_node_barrier(&bar, t);
     }
     return NULL;
 }
@@ -54,12 +48,6 @@ static void *worker(void *arg)
 int main(void)
 {
     t_start(sizeof *g, (void **)&g);
-    pthread_barrier_init(&bar, NULL, T);
-    pthread_t th[T];
-    for (int t = 1; t < T; t++)
-        pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
-    worker((void *)0);
-    for (int t = 1; t < T; t++)
-        pthread_join(th[t], NULL);
+    t_run_threads(T, &bar, worker);
     return t_finish();
 }

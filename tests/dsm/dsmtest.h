@@ -3,6 +3,7 @@
 #ifndef DSMTEST_H
 #define DSMTEST_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,33 @@ static inline int t_finish(void)
 static inline void t_barrier(void)
 {
     dsm_barrier(COMM_WORLD, NULL);
+}
+
+/* Tests with several threads per node: a barrier of every thread of every
+ * node (thread 0 of each node takes the DSM barrier between two barriers
+ * of the node's threads). */
+static inline void t_node_barrier(pthread_barrier_t *bar, int t)
+{
+    pthread_barrier_wait(bar);
+    if (t == 0)
+        dsm_barrier(COMM_WORLD, NULL);
+    pthread_barrier_wait(bar);
+}
+
+/* Runs worker on nthreads threads of this node (thread 0 is the caller),
+ * after initialising bar for them; returns when all are done. */
+static inline void t_run_threads(int nthreads, pthread_barrier_t *bar,
+                                 void *(*worker)(void *))
+{
+    pthread_t th[64];
+    if (nthreads > 64)
+        exit(2);
+    pthread_barrier_init(bar, NULL, (unsigned)nthreads);
+    for (int t = 1; t < nthreads; t++)
+        pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
+    worker((void *)0);
+    for (int t = 1; t < nthreads; t++)
+        pthread_join(th[t], NULL);
 }
 
 struct t_rng {

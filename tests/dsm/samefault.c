@@ -65,12 +65,6 @@ int main(void)
     WPP = (int)(dsm_page_size() / 8);
     a = dsm_global_alloc((size_t)P * dsm_page_size(), 64, "test globals");
     dsm_start();
-    pthread_barrier_init(&bar, NULL, T);
-    pthread_t th[T];
-    for (int t = 1; t < T; t++)
-        pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
-    worker((void *)0);
-    for (int t = 1; t < T; t++)
-        pthread_join(th[t], NULL);
+    t_run_threads(T, &bar, worker);
     return t_finish();
 }

@@ -41,10 +41,7 @@ static void *worker(void *arg)
             dsm_unlock(T_LOCK_BASE + 10);
             dsm_atomic_update(&g->atomic_counter, 8, add64, &one, NULL, NULL);
         }
-        pthread_barrier_wait(&bar);
-        if (t == 0)
-            dsm_barrier(COMM_WORLD, NULL);
-        pthread_barrier_wait(&bar);
+        t_node_barrier(&bar, t);
         for (int i = 0; i < N; i++)
             if (g->a[i] != val(i, e)) {
                 T_FAIL("epoch %d thread %d: a[%d] = %d, expected %d", e, t, i,
@@ -58,10 +55,7 @@ static void *worker(void *arg)
         if (g->atomic_counter != want)
             T_FAIL("epoch %d thread %d: atomic counter %lld, expected %lld", e,
                    t, (long long)g->atomic_counter, (long long)want);
-        pthread_barrier_wait(&bar);
-        if (t == 0)
-            dsm_barrier(COMM_WORLD, NULL);
-        pthread_barrier_wait(&bar);
+        t_node_barrier(&bar, t);
     }
     return NULL;
 }
@@ -69,12 +63,6 @@ static void *worker(void *arg)
 int main(void)
 {
     t_start(sizeof *g, (void **)&g);
-    pthread_barrier_init(&bar, NULL, T);
-    pthread_t th[T];
-    for (int t = 1; t < T; t++)
-        pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
-    worker((void *)0);
-    for (int t = 1; t < T; t++)
-        pthread_join(th[t], NULL);
+    t_run_threads(T, &bar, worker);
     return t_finish();
 }
