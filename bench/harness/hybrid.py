@@ -22,10 +22,12 @@ import json
 import os
 import re
 import shlex
-import statistics
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from migrate import fmt, med  # noqa: E402
 
 TIME_RE = re.compile(r'^Time in seconds = *([-+0-9.eE]+)', re.M)
 VERIF_RE = re.compile(r'^Verification = *(\w+)', re.M)
@@ -85,15 +87,6 @@ def run(args, kc, kind, nodes, tpn):
     rec['time'] = float(m.group(1))
     rec['gosa'] = '%.6g' % float(g.group(1)) if g else None
     return rec
-
-
-def med(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
-
-
-def fmt(x, nd=3):
-    return '-' if x is None else '%.*f' % (nd, x)
 
 
 def main():
