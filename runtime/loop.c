@@ -546,7 +546,10 @@ static struct rt_prof_group *prof_group(struct rt_prof_site *ps,
         g->next = rt_prof_groups;
         rt_prof_groups = g;
     }
-    /* A site joining a group that exists takes its weights next. */
+    /* A site joining a group that exists takes its weights next, and
+     * measures only by the group's rules (prof_group_take). */
+    if (g->sites)
+        ps->measure = 0;
     ps->grp_gen = g->sites++ ? g->gen - 1 : g->gen;
     ps->grp = g;
     return g;
@@ -569,7 +572,7 @@ static void prof_group_take(struct rt_prof_site *ps)
     /* A loop whose group has only a measurement too brief to trust (its
      * loop's body was too short) measures itself once: its body may be
      * long enough. */
-    ps->measure = g->measure || (g->brief && !ps->executions);
+    ps->measure = ps->measure || g->measure || (g->brief && !ps->executions);
 }
 
 /* After a measurement or a checkpoint of one of its loops: the group
@@ -587,6 +590,7 @@ static void prof_group_give(struct rt_prof_site *ps)
         return;
     }
     prof_copy(g->speed, g->weight, ps->speed, ps->weight, ps->nthreads);
+    g->owner = ps;
     g->measured = ps->measured;
     g->brief = ps->brief;
     g->measure = ps->measure;
@@ -1113,6 +1117,13 @@ static void prof_drift(struct rt_prof_site *ps, const struct prof_rec *r,
 {
     if (!ps->measured || ps->brief || !(rt_icv.prof_drift > 0))
         return;
+    /* In a group, only the loop whose measurement the weights are judges
+     * them: another loop's iterations may cost differently per node (CG's
+     * copy rows against its matrix rows), so its times stray from them for
+     * ever, and each re-measurement would re-partition the whole group
+     * (seen: CG A re-measured every other execution, 2x slower). */
+    if (ps->grp && ps->grp->owner && ps->grp->owner != ps)
+        return;
     double p[nt], sp = 0, so = 0, maxo = 0;
     for (int t = 0; t < nt; t++) {
         p[t] = !r[t].iters ? 0
@@ -1140,10 +1151,10 @@ static void prof_drift(struct rt_prof_site *ps, const struct prof_rec *r,
     }
     ps->drifts++;
     if (++ps->drift_run >= 2) {
+        /* (in a group, the owner measures again, and its new weights
+         * re-partition the group) */
         ps->measure = 1;
         ps->drift_run = 0;
-        if (ps->grp)
-            ps->grp->measure = 1;
     }
 }
 

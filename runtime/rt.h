@@ -269,6 +269,8 @@ struct rt_prof_group {
     int measured, brief;         /* as a site's, for speed[] */
     double *speed, *weight;      /* [nthreads] */
     uint64_t gen;                /* weights changed this many times */
+    struct rt_prof_site *owner;  /* the loop whose measurement they are:
+                                    only it judges drift */
 };
 /* Ranges a thread's part may have after checkpoints: a split that would
  * give a thread more ends the checkpoints of that execution. */

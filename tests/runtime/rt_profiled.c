@@ -23,6 +23,9 @@
  *                            runs each iteration in both ("off": each
  *                            measures); a loop too brief to measure takes
  *                            the weights of the next loop of its group.
+ *   rt_profiled share-drift  a loop of a group whose times stray from the
+ *                            group's weights does not make it measure again
+ *                            and again (only the measuring loop judges).
  *   rt_profiled rounds SEED  checkpoints that re-split parts made of
  *                            several ranges: every iteration exactly once.
  *   rt_profiled check [off]  one execution whose measurement is misleading
@@ -487,6 +490,39 @@ static void share_brief(int T)
           (unsigned long long)py->vec[T - 1], fx.n);
 }
 
+/* Two loops of one group whose iterations cost differently per node: the
+ * first (equal nodes) measures and owns the weights; the second, slower
+ * on the last node, must not judge them (its times stray from them at
+ * every execution) and so must not make the group measure again and
+ * again: at most one measurement in all. */
+static void share_drift(int T)
+{
+    rtt_phase("share drift");
+    struct frame fx = {(unsigned long long)T * 20, 0, 3, 1, 1, 0, 0,
+                       -1, 0, 1000, 0, 0};
+    struct frame fy = fx;
+    fy.site = 2;
+    fy.slow_node = T - 1;
+    fy.slow_us = 1500;
+    for (int e = 0; e < 8; e++) {
+        run(&fx, T);
+        run(&fy, T);
+    }
+    if (T == 1)
+        return;
+    struct rt_prof_site *px = site_state(1), *py = site_state(2);
+    CHECK(px && py, "no state");
+    if (!px || !py)
+        return;
+    printf("rt_profiled share drift: measurements %llu and %llu, drifts %llu "
+           "and %llu\n", (unsigned long long)px->measurements,
+           (unsigned long long)py->measurements,
+           (unsigned long long)px->drifts, (unsigned long long)py->drifts);
+    CHECK(px->measurements + py->measurements <= 2,
+          "the group measured %llu times in 8 executions of each loop",
+          (unsigned long long)(px->measurements + py->measurements));
+}
+
 static int user_main(int argc, char **argv, char **envp)
 {
     (void)envp;
@@ -505,13 +541,14 @@ static int user_main(int argc, char **argv, char **envp)
         share(T, argc > 2 && !strcmp(argv[2], "off"));
         if (argc <= 2)
             share_brief(T);
-    }
+    } else if (!strcmp(what, "share-drift"))
+        share_drift(T);
     else if (!strcmp(what, "later"))
         later(T);
     else if (!strcmp(what, "rounds"))
         rounds(T, argc > 2 ? strtoull(argv[2], NULL, 10) : 1);
     else {
-        printf("FAIL: rt_profiled: unknown mode '%s' (shapes, persist, slow, check, later, rounds, share)\n",
+        printf("FAIL: rt_profiled: unknown mode '%s' (shapes, persist, slow, check, later, rounds, share, share-drift)\n",
                what);
         return 1;
     }
