@@ -409,6 +409,26 @@ static void rounds(int T, unsigned long long seed)
     }
 }
 
+/* Both loops' states after a run on T > 1 nodes, printed under name
+ * (measurements and the slow node's share); 0 if either has none. */
+static int pair_state(const char *name, int sx, int sy, int T,
+                      unsigned long long n, struct rt_prof_site **px,
+                      struct rt_prof_site **py)
+{
+    *px = site_state(sx);
+    *py = site_state(sy);
+    CHECK(*px && *py, "no state");
+    if (!*px || !*py)
+        return 0;
+    printf("rt_profiled %s: measurements %llu and %llu; vector[%d] %llu "
+           "and %llu of %llu\n", name,
+           (unsigned long long)(*px)->measurements,
+           (unsigned long long)(*py)->measurements, T - 1,
+           (unsigned long long)(*px)->vec[T - 1],
+           (unsigned long long)(*py)->vec[T - 1], n);
+    return 1;
+}
+
 /* Two loops with the same bounds (OMPDSM_PROFILED_DRIFT=0): with
  * OMPDSM_PROFILED_SHARE on (the default) the first measures and the
  * second never does, and from their second executions on every
@@ -435,16 +455,9 @@ static void share(int T, int off)
     }
     if (T == 1)
         return;
-    struct rt_prof_site *px = site_state(3), *py = site_state(4);
-    CHECK(px && py, "no state");
-    if (!px || !py)
+    struct rt_prof_site *px, *py;
+    if (!pair_state(off ? "share off" : "share", 3, 4, T, fx.n, &px, &py))
         return;
-    printf("rt_profiled share%s: measurements %llu and %llu; vector[%d] %llu "
-           "and %llu of %llu\n", off ? " off" : "",
-           (unsigned long long)px->measurements,
-           (unsigned long long)py->measurements, T - 1,
-           (unsigned long long)px->vec[T - 1],
-           (unsigned long long)py->vec[T - 1], fx.n);
     CHECK_EQ_ULL(px->measurements, 1, "measurements of the first loop");
     CHECK_EQ_ULL(py->measurements, off ? 1 : 0,
                  "measurements of the second loop");
@@ -469,16 +482,9 @@ static void share_brief(int T)
     }
     if (T == 1)
         return;
-    struct rt_prof_site *px = site_state(1), *py = site_state(2);
-    CHECK(px && py, "no state");
-    if (!px || !py)
+    struct rt_prof_site *px, *py;
+    if (!pair_state("share brief", 1, 2, T, fx.n, &px, &py))
         return;
-    printf("rt_profiled share brief: measurements %llu and %llu; "
-           "vector[%d] %llu and %llu of %llu\n",
-           (unsigned long long)px->measurements,
-           (unsigned long long)py->measurements, T - 1,
-           (unsigned long long)px->vec[T - 1],
-           (unsigned long long)py->vec[T - 1], fx.n);
     CHECK_EQ_ULL(px->measurements, 1, "measurements of the brief loop");
     CHECK_EQ_ULL(py->measurements, 1, "measurements of the second loop");
     for (int t = 0; t < T; t++)
@@ -510,13 +516,10 @@ static void share_drift(int T)
     }
     if (T == 1)
         return;
-    struct rt_prof_site *px = site_state(1), *py = site_state(2);
-    CHECK(px && py, "no state");
-    if (!px || !py)
+    struct rt_prof_site *px, *py;
+    if (!pair_state("share drift", 1, 2, T, fx.n, &px, &py))
         return;
-    printf("rt_profiled share drift: measurements %llu and %llu, drifts %llu "
-           "and %llu\n", (unsigned long long)px->measurements,
-           (unsigned long long)py->measurements,
+    printf("rt_profiled share drift: drifts %llu and %llu\n",
            (unsigned long long)px->drifts, (unsigned long long)py->drifts);
     CHECK(px->measurements + py->measurements <= 2,
           "the group measured %llu times in 8 executions of each loop",
