@@ -77,7 +77,7 @@ static void spin_init(void)
 
 /* Waits while *w == val.  sleepers counts the threads that may be asleep
  * on w, so that a waker makes no system call when nobody sleeps. */
-static void word_wait(uint32_t *w, uint32_t val, uint32_t *sleepers)
+void rt_word_wait(uint32_t *w, uint32_t val, uint32_t *sleepers)
 {
     uint64_t t0 = ompdsm_now_ns();
     for (unsigned i = 1;; i++) {
@@ -101,7 +101,7 @@ static void word_wait(uint32_t *w, uint32_t val, uint32_t *sleepers)
     __atomic_fetch_sub(sleepers, 1, __ATOMIC_SEQ_CST);
 }
 
-static void word_wake(uint32_t *w, uint32_t *sleepers)
+void rt_word_wake(uint32_t *w, uint32_t *sleepers)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (__atomic_load_n(sleepers, __ATOMIC_SEQ_CST))
@@ -131,6 +131,12 @@ struct rt_node {
     void *cp;
     size_t cplen;
     int has_cp;
+    struct comm_buf recs;   /* the arrived threads' barrier records */
+    /* the team allgather (rt_team_allgather): the node's threads' blocks,
+     * arrivals, the result's generation and the result */
+    unsigned char *ag_in, *ag_out;
+    size_t ag_cap_in, ag_cap_out;
+    uint32_t ag_arrived, ag_arr_sleep, ag_gen, ag_gen_sleep;
     /* the network barrier's result, for copyprivate */
     struct comm_buf down;
 };
@@ -171,9 +177,12 @@ static void deposit_red(struct rt_red_item *red, int nred)
 
 /* A thread other than the leader arrives: leaves its reductions and
  * copyprivate data, and counts itself. */
-static void arrive(const void *cp, size_t cplen, int cp_executor)
+static void arrive(const void *cp, size_t cplen, int cp_executor,
+                   const void *rec, size_t reclen)
 {
     pthread_mutex_lock(&node.mu);
+    if (reclen && comm_buf_append(&node.recs, rec, reclen) < 0)
+        ompdsm_fatal("out of memory for a barrier's records");
     deposit_red(rt_self.red, rt_self.nred);
     rt_self.nred = 0;
     if (cp && cp_executor) {
@@ -187,7 +196,7 @@ static void arrive(const void *cp, size_t cplen, int cp_executor)
     }
     pthread_mutex_unlock(&node.mu);
     __atomic_fetch_add(&node.arrived, 1, __ATOMIC_SEQ_CST);
-    word_wake(&node.arrived, &node.arr_sleep);
+    rt_word_wake(&node.arrived, &node.arr_sleep);
 }
 
 /* The leader: waits until the node's other nlocal-1 threads arrived and
@@ -197,7 +206,7 @@ static void gather(int nlocal)
     uint32_t a;
     while ((a = __atomic_load_n(&node.arrived, __ATOMIC_ACQUIRE)) <
            (uint32_t)(nlocal - 1))
-        word_wait(&node.arrived, a, &node.arr_sleep);
+        rt_word_wait(&node.arrived, a, &node.arr_sleep);
     __atomic_store_n(&node.arrived, 0, __ATOMIC_RELAXED);
     pthread_mutex_lock(&node.mu);
     if (node.has_red) {
@@ -219,22 +228,28 @@ static void gather(int nlocal)
 }
 
 const struct comm_buf *rt_node_barrier_member(const void *cp, size_t cplen,
-                                              int cp_executor)
+                                              int cp_executor, const void *rec,
+                                              size_t reclen)
 {
     uint32_t g = __atomic_load_n(&node.gen, __ATOMIC_ACQUIRE);
-    arrive(cp, cplen, cp_executor);
+    arrive(cp, cplen, cp_executor, rec, reclen);
     while (__atomic_load_n(&node.gen, __ATOMIC_ACQUIRE) == g)
-        word_wait(&node.gen, g, &node.gen_sleep);
+        rt_word_wait(&node.gen, g, &node.gen_sleep);
     return &node.down;
 }
 
-void rt_node_barrier_leader(int nlocal, const void **cp, size_t *cplen)
+void rt_node_barrier_leader(int nlocal, const void **cp, size_t *cplen,
+                            struct comm_buf *recs)
 {
     gather(nlocal);
     if (node.has_cp && !*cp) {
         *cp = node.cp;
         *cplen = node.cplen;
     }
+    if (recs && node.recs.len &&
+        comm_buf_append(recs, node.recs.data, node.recs.len) < 0)
+        ompdsm_fatal("out of memory for a barrier's records");
+    node.recs.len = 0;
 }
 
 void rt_node_release(const struct comm_buf *down)
@@ -247,12 +262,74 @@ void rt_node_release(const struct comm_buf *down)
     node.cp = NULL;
     node.has_cp = 0;
     __atomic_fetch_add(&node.gen, 1, __ATOMIC_SEQ_CST);
-    word_wake(&node.gen, &node.gen_sleep);
+    rt_word_wake(&node.gen, &node.gen_sleep);
 }
 
 void rt_node_join_gather(int nlocal)
 {
     gather(nlocal);
+}
+
+/* ---- the team allgather ---- */
+
+/* Grows *buf to n bytes at least. */
+static void ag_reserve(unsigned char **buf, size_t *cap, size_t n)
+{
+    if (*cap >= n)
+        return;
+    unsigned char *b = realloc(*buf, n);
+    if (!b)
+        ompdsm_fatal("out of memory for a team allgather of %zu bytes", n);
+    *buf = b;
+    *cap = n;
+}
+
+/* Every team thread's len bytes, in thread order, into all.  Thread
+ * numbers are node-major with tpn per node, so one network allgather of
+ * tpn blocks per node (a node with fewer threads leaves its last blocks
+ * zero) puts thread t's block at t.  The node's threads leave their
+ * blocks to the leader, which alone runs the network allgather and then
+ * releases them. */
+int rt_team_allgather(const void *mine, size_t len, void *all)
+{
+    int tpn = rt_self.tpn, nlocal = rt_self.nlocal, nt = rt_self.nthreads;
+    if (tpn <= 1)
+        return comm_allgather(rt_self.group, mine, len, all);
+    size_t blk = (size_t)tpn * len;
+    if (rt_self.local > 0) {
+        uint32_t g = __atomic_load_n(&node.ag_gen, __ATOMIC_ACQUIRE);
+        pthread_mutex_lock(&node.mu);
+        ag_reserve(&node.ag_in, &node.ag_cap_in, blk);
+        memcpy(node.ag_in + (size_t)rt_self.local * len, mine, len);
+        pthread_mutex_unlock(&node.mu);
+        __atomic_fetch_add(&node.ag_arrived, 1, __ATOMIC_SEQ_CST);
+        rt_word_wake(&node.ag_arrived, &node.ag_arr_sleep);
+        while (__atomic_load_n(&node.ag_gen, __ATOMIC_ACQUIRE) == g)
+            rt_word_wait(&node.ag_gen, g, &node.ag_gen_sleep);
+        /* the leader does not write ag_out again before this thread has
+         * given its next block */
+        memcpy(all, node.ag_out, (size_t)nt * len);
+        return 0;
+    }
+    uint32_t a;
+    while ((a = __atomic_load_n(&node.ag_arrived, __ATOMIC_ACQUIRE)) <
+           (uint32_t)(nlocal - 1))
+        rt_word_wait(&node.ag_arrived, a, &node.ag_arr_sleep);
+    __atomic_store_n(&node.ag_arrived, 0, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&node.mu);
+    ag_reserve(&node.ag_in, &node.ag_cap_in, blk);
+    memcpy(node.ag_in, mine, len);
+    memset(node.ag_in + (size_t)nlocal * len, 0, (size_t)(tpn - nlocal) * len);
+    ag_reserve(&node.ag_out, &node.ag_cap_out,
+               (size_t)rt_self.group.nodes * blk);
+    pthread_mutex_unlock(&node.mu);
+    int rc = comm_allgather(rt_self.group, node.ag_in, blk, node.ag_out);
+    if (rc < 0)
+        return rc; /* the job is failing: the caller ends it */
+    memcpy(all, node.ag_out, (size_t)nt * len);
+    __atomic_fetch_add(&node.ag_gen, 1, __ATOMIC_SEQ_CST);
+    rt_word_wake(&node.ag_gen, &node.ag_gen_sleep);
+    return 0;
 }
 
 /* ---- the pool ---- */
@@ -286,7 +363,7 @@ static void *pool_main(void *arg)
         pthread_mutex_lock(&node.mu);
         while (node.post == seen) {
             pthread_mutex_unlock(&node.mu);
-            word_wait(&node.post, seen, &node.post_sleep);
+            rt_word_wait(&node.post, seen, &node.post_sleep);
             pthread_mutex_lock(&node.mu);
         }
         seen = node.post;
@@ -311,7 +388,7 @@ static void *pool_main(void *arg)
         rt_team_member(r, copy, nthreads, tid0 + local, ws_base, g, &team);
         free(copy);
         /* the join: the leader takes this thread's reductions */
-        arrive(NULL, 0, 0);
+        arrive(NULL, 0, 0, NULL, 0);
     }
     return NULL;
 }
@@ -356,7 +433,7 @@ void rt_node_post(OMPDSM_region *r, const void *frame, size_t frame_size,
     node.g = g;
     __atomic_fetch_add(&node.post, 1, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&node.mu);
-    word_wake(&node.post, &node.post_sleep);
+    rt_word_wake(&node.post, &node.post_sleep);
 }
 
 /* Ordered regions: a node's threads publish one at a time (loop.c). */

@@ -56,8 +56,7 @@ RT_API void OMPDSM_loop_init(OMPDSM_loop *loop, OMPDSM_loop_site *site,
          * that never measures (static's partition exactly), so that the
          * statistics time it per execution as they time profiled loops:
          * the baseline ompdsm-tune compares with. */
-        if (sched == OMPDSM_SCHED_STATIC && site && rt_self.nthreads > 1 &&
-            rt_self.tpn <= 1) {
+        if (sched == OMPDSM_SCHED_STATIC && site && rt_self.nthreads > 1) {
             sched = OMPDSM_SCHED_PROFILED;
             frozen = 1;
         }
@@ -69,11 +68,8 @@ RT_API void OMPDSM_loop_init(OMPDSM_loop *loop, OMPDSM_loop_site *site,
             eval_skip = o->eval_skip;
     }
     /* profiled needs the site's memory and a team; anything else runs it
-     * as static, which is its partition before it has measured.  Teams
-     * with several threads per node run it as static too: its measurement
-     * and exchange are per node (not yet done for hybrid nodes). */
-    if (sched == OMPDSM_SCHED_PROFILED &&
-        (!site || rt_self.nthreads <= 1 || rt_self.tpn > 1))
+     * as static, which is its partition before it has measured. */
+    if (sched == OMPDSM_SCHED_PROFILED && (!site || rt_self.nthreads <= 1))
         sched = OMPDSM_SCHED_STATIC;
     if (chunk < 0)
         chunk = 0;
@@ -366,7 +362,9 @@ RT_API void OMPDSM_single_copyprivate(int executed, void *data,
  * and measure nothing; each execution's per-node times ride on the
  * loop-end barrier, and when they stray from what the weights predict by
  * more than OMPDSM_PROFILED_DRIFT the next execution measures again.
- * With one thread per node, a thread's state is its node's. */
+ * Speeds, weights and vectors are per thread (a team of nodes x T threads
+ * splits by thread); the site's state is the node's, written by its
+ * leader, and each thread's part of an execution is in ps->thr. */
 
 enum { PH_SKIP, PH_TIMED, PH_TIMING, PH_XCHG, PH_RUN, PH_CK, PH_CKRUN,
        PH_DONE };
@@ -490,14 +488,26 @@ static struct rt_prof_site *prof_site(OMPDSM_loop_site *site, int nthreads)
         prof_tail = &ps->next;
         site->rt = ps;
     }
-    if (ps->nthreads != nthreads) {
+    int nthr = rt_self.tpn > 1 ? rt_self.tpn : 1;
+    if (ps->nthreads != nthreads || ps->nthr < nthr) {
         free(ps->speed);
         free(ps->weight);
         free(ps->vec);
+        for (int i = 0; i < ps->nthr; i++) {
+            free(ps->thr[i].speed);
+            free(ps->thr[i].vec);
+        }
+        free(ps->thr);
         size_t nt = (size_t)nthreads;
         ps->speed = prof_alloc(nt * sizeof *ps->speed);
         ps->weight = prof_alloc(nt * sizeof *ps->weight);
         ps->vec = prof_alloc(nt * sizeof *ps->vec);
+        ps->thr = prof_alloc((size_t)nthr * sizeof *ps->thr);
+        for (int i = 0; i < nthr; i++) {
+            ps->thr[i].speed = prof_alloc(nt * sizeof *ps->speed);
+            ps->thr[i].vec = prof_alloc(nt * sizeof *ps->vec);
+        }
+        ps->nthr = nthr;
         for (size_t t = 0; t < nt; t++)
             ps->weight[t] = 1;
         ps->nthreads = nthreads;
@@ -608,12 +618,40 @@ static uint64_t sat_mul(uint64_t a, uint64_t b)
     return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
-static void prof_init(struct rt_loop *L, long long eval_size,
-                      long long eval_skip)
+/* This thread's part of the current execution. */
+static struct rt_prof_thr *prof_thr(const struct rt_loop *L)
 {
-    if (L->nthreads > SCHED_PROF_MAX_THREADS)
-        ompdsm_fatal("schedule(profiled): teams of more than %d threads are "
-                     "not supported", SCHED_PROF_MAX_THREADS);
+    return &L->ps->thr[rt_self.local > 0 ? rt_self.local : 0];
+}
+
+/* Whether this thread writes the node's shared state of the loop. */
+static int prof_leader(void)
+{
+    return rt_self.local <= 0;
+}
+
+/* Several threads per node: the node's leader starts each execution of a
+ * profiled loop (the site's state, its group, whether it measures, the
+ * vector) and the node's other threads take what it decided, so that the
+ * state the node's threads share has one writer.  An execution is known
+ * by its work-share instance (L->seq: the same on the team's threads,
+ * never reused on a node), and the leader starts the next one only when
+ * every other thread of the node has taken this one. */
+static struct {
+    uint32_t gen, gen_sleep;   /* starts published */
+    uint32_t took, took_sleep; /* threads that took the last one */
+    uint32_t need;             /* threads to take it */
+    uint64_t key;              /* its L->seq + 1 */
+    struct rt_prof_site *ps;
+    int phase;
+    uint64_t base;
+} pn;
+
+/* The leader's start of an execution: everything the node's threads
+ * share.  Returns the phase the execution starts in; *base: where the
+ * measurement's iterations end. */
+static int prof_start(struct rt_loop *L, uint64_t *base)
+{
     prof_papi_init();
     struct rt_prof_site *ps = prof_site(L->site, L->nthreads);
     L->ps = ps;
@@ -622,30 +660,78 @@ static void prof_init(struct rt_loop *L, long long eval_size,
     if (!L->frozen)
         prof_group_take(ps);
     ps->executions++;
-    L->skip = eval_skip > 0 ? (uint64_t)eval_skip : 0;
-    L->size = eval_size > 0 ? (uint64_t)eval_size : 1;
     ps->chunk = L->chunk;
+    prof_counters(ps->cnt0);
     if (L->frozen) {
         double eq[L->nthreads];
         for (int t = 0; t < L->nthreads; t++)
             eq[t] = 1;
-        L->base = 0;
-        L->phase = PH_RUN;
+        *base = 0;
         sched_profiled_vector(0, L->n, L->chunk, L->nthreads, eq, ps->vec);
-    } else if (ps->measure) {
+        return PH_RUN;
+    }
+    if (ps->measure) {
         uint64_t per = sat_add(L->skip, L->size);
         uint64_t all = sat_mul(per, (uint64_t)L->nthreads);
-        L->base = all < L->n ? all : L->n;
-        L->phase = PH_SKIP;
-    } else {
-        L->base = 0;
-        L->phase = PH_RUN;
-        if (sched_profiled_vector(0, L->n, L->chunk, L->nthreads, ps->weight,
-                                  ps->vec) < 0)
-            ompdsm_fatal("schedule(profiled): no partition for %d threads",
-                         L->nthreads);
+        *base = all < L->n ? all : L->n;
+        return PH_SKIP;
     }
-    prof_counters(ps->cnt0);
+    *base = 0;
+    if (sched_profiled_vector(0, L->n, L->chunk, L->nthreads, ps->weight,
+                              ps->vec) < 0)
+        ompdsm_fatal("schedule(profiled): no partition for %d threads",
+                     L->nthreads);
+    return PH_RUN;
+}
+
+static void prof_init(struct rt_loop *L, long long eval_size,
+                      long long eval_skip)
+{
+    if (L->nthreads > SCHED_PROF_MAX_THREADS)
+        ompdsm_fatal("schedule(profiled): teams of more than %d threads are "
+                     "not supported", SCHED_PROF_MAX_THREADS);
+    L->skip = eval_skip > 0 ? (uint64_t)eval_skip : 0;
+    L->size = eval_size > 0 ? (uint64_t)eval_size : 1;
+    uint64_t base;
+    int phase;
+    int shared = rt_self.nlocal > 1;
+    if (!shared) {
+        phase = prof_start(L, &base);
+    } else if (rt_self.local == 0) {
+        uint32_t t;
+        while ((t = __atomic_load_n(&pn.took, __ATOMIC_ACQUIRE)) < pn.need)
+            rt_word_wait(&pn.took, t, &pn.took_sleep);
+        phase = prof_start(L, &base);
+        pn.ps = L->ps;
+        pn.phase = phase;
+        pn.base = base;
+        pn.need = (uint32_t)(rt_self.nlocal - 1);
+        __atomic_store_n(&pn.took, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&pn.key, L->seq + 1, __ATOMIC_RELEASE);
+        __atomic_fetch_add(&pn.gen, 1, __ATOMIC_SEQ_CST);
+        rt_word_wake(&pn.gen, &pn.gen_sleep);
+    } else {
+        for (;;) {
+            uint32_t g = __atomic_load_n(&pn.gen, __ATOMIC_ACQUIRE);
+            if (__atomic_load_n(&pn.key, __ATOMIC_ACQUIRE) == L->seq + 1)
+                break;
+            rt_word_wait(&pn.gen, g, &pn.gen_sleep);
+        }
+        L->ps = pn.ps;
+        phase = pn.phase;
+        base = pn.base;
+    }
+    L->phase = phase;
+    L->base = base;
+    /* the leader changes ps->vec only at a measuring execution's
+     * exchanges, and this execution, split by it, has none */
+    if (phase == PH_RUN)
+        memcpy(prof_thr(L)->vec, L->ps->vec,
+               (size_t)L->nthreads * sizeof *L->ps->vec);
+    if (shared && rt_self.local > 0) {
+        __atomic_fetch_add(&pn.took, 1, __ATOMIC_SEQ_CST);
+        rt_word_wake(&pn.took, &pn.took_sleep);
+    }
     L->t0 = prof_now();
 }
 
@@ -685,12 +771,17 @@ static void prof_exchange(struct rt_loop *L, uint64_t timed_ns,
                           uint64_t timed_iters)
 {
     struct rt_prof_site *ps = L->ps;
+    struct rt_prof_thr *th = prof_thr(L);
     int nt = L->nthreads;
     uint64_t t = prof_now();
+    /* the weights in use, read before the exchange: the leader changes
+     * them once every thread has given its time */
+    double cur[nt];
+    memcpy(cur, ps->weight, sizeof cur);
     struct {
         uint64_t ns, iters;
     } mine = {timed_ns, timed_iters}, all[nt];
-    if (comm_allgather(rt_self.group, &mine, sizeof mine, all) < 0)
+    if (rt_team_allgather(&mine, sizeof mine, all) < 0)
         ompdsm_fatal("schedule(profiled): exchanging the measured speeds "
                      "failed: the job is failing");
     double speed[nt], w[nt];
@@ -706,16 +797,21 @@ static void prof_exchange(struct rt_loop *L, uint64_t timed_ns,
      * noise, not speed: split as static does and judge no drift, rather
      * than chase noise and lose locality.  Not the split in use: a drift
      * brought this measurement, so that one is in doubt. */
-    ps->brief = brief;
     if (brief)
         for (int i = 0; i < nt; i++)
-            ps->weight[i] = 1;
-    struct sched_prof_in in = {L->base, L->n, L->chunk, nt, speed, ps->weight,
+            cur[i] = 1;
+    struct sched_prof_in in = {L->base, L->n, L->chunk, nt, speed, cur,
                                brief ? INFINITY : rt_icv.prof_gain,
                                prof_step()};
     struct sched_prof_out out = {0, 0, 0, vec, w};
     if (sched_profiled_decide(&in, &out) < 0)
         ompdsm_fatal("schedule(profiled): no partition for %d threads", nt);
+    memcpy(th->speed, speed, sizeof speed);
+    memcpy(th->vec, vec, sizeof vec);
+    L->xchg_ns = prof_now() - t;
+    if (!prof_leader())
+        return;
+    ps->brief = brief;
     memcpy(ps->speed, speed, sizeof speed);
     memcpy(ps->weight, w, sizeof w);
     memcpy(ps->vec, vec, sizeof vec);
@@ -724,7 +820,6 @@ static void prof_exchange(struct rt_loop *L, uint64_t timed_ns,
     ps->measurements++;
     ps->repartitions += out.repartition != 0;
     prof_group_give(ps);
-    L->xchg_ns = prof_now() - t;
     ps->measure_ns += L->xchg_ns;
 }
 
@@ -742,7 +837,7 @@ static double prof_check(void)
  * until frac of pred (the rest's predicted time, ns) has passed. */
 static void prof_ck_arm(struct rt_loop *L, double pred, double speed)
 {
-    struct rt_prof_site *ps = L->ps;
+    struct rt_prof_thr *ps = prof_thr(L);
     double win = prof_check() * pred;
     double piece = speed * win / PROF_CK_PIECES;
     ps->ck_piece = piece >= 1 ? (uint64_t)piece : 1;
@@ -752,7 +847,7 @@ static void prof_ck_arm(struct rt_loop *L, double pred, double speed)
 }
 
 /* Whether a rest predicted to take pred ns gets another checkpoint. */
-static int prof_ck_more(const struct rt_prof_site *ps, double pred)
+static int prof_ck_more(const struct rt_prof_thr *ps, double pred)
 {
     return pred >= PROF_CK_MIN_NS && isfinite(pred) &&
            ps->ck_rounds < PROF_CK_MAX_ROUNDS;
@@ -770,7 +865,7 @@ static int prof_ck_more(const struct rt_prof_site *ps, double pred)
  * loop) and the split is by block. */
 static int prof_ck_start(struct rt_loop *L)
 {
-    struct rt_prof_site *ps = L->ps;
+    struct rt_prof_thr *ps = prof_thr(L);
     double frac = prof_check();
     if (!(frac > 0) || L->chunk || L->frozen ||
         (L->flags & (OMPDSM_LOOP_ORDERED | OMPDSM_LOOP_MONOTONIC)))
@@ -853,7 +948,8 @@ static int ck_slice(const struct ck_rec *all, int nt, uint64_t from,
  * executions split by them. */
 static void prof_checkpoint(struct rt_loop *L, uint64_t now)
 {
-    struct rt_prof_site *ps = L->ps;
+    struct rt_prof_thr *ps = prof_thr(L);
+    struct rt_prof_site *site = L->ps;
     int nt = L->nthreads;
     uint64_t ns = now - ps->ck_t0;
     struct ck_rec mine = {ps->ck_it, ns, ps->ck_cit + ps->ck_it,
@@ -865,7 +961,7 @@ static void prof_checkpoint(struct rt_loop *L, uint64_t now)
             mine.n++;
         }
     struct ck_rec *all = prof_alloc((size_t)nt * sizeof *all);
-    if (comm_allgather(rt_self.group, &mine, sizeof mine, all) < 0)
+    if (rt_team_allgather(&mine, sizeof mine, all) < 0)
         ompdsm_fatal("schedule(profiled): exchanging the checkpoint's "
                      "speeds failed: the job is failing");
     double sp[nt], cum[nt];
@@ -924,21 +1020,25 @@ static void prof_checkpoint(struct rt_loop *L, uint64_t now)
     ps->ck_i = 0;
     ps->ck_cit = mine.cit;
     ps->ck_cns = mine.cns;
-    ps->checks++;
     ps->ck_rounds++;
-    ps->check_splits += split != 0;
     memcpy(ps->speed, cum, sizeof cum);
-    if (split)
-        memcpy(ps->weight, cum, sizeof cum);
-    sched_profiled_vector(0, L->n, 0, nt, ps->weight, ps->vec);
-    prof_group_give(ps);
+    if (prof_leader()) {
+        site->checks++;
+        site->check_splits += split != 0;
+        memcpy(site->speed, cum, sizeof cum);
+        if (split)
+            memcpy(site->weight, cum, sizeof cum);
+        sched_profiled_vector(0, L->n, 0, nt, site->weight, site->vec);
+        prof_group_give(site);
+    }
     free(all);
     ps->ck_last = !prof_ck_more(ps, t_new);
     if (!ps->ck_last)
         prof_ck_arm(L, t_new, sp[L->tid]);
     uint64_t spent = prof_now() - now;
     L->xchg_ns += spent;
-    ps->measure_ns += spent;
+    if (prof_leader())
+        site->measure_ns += spent;
 }
 
 /* The next range of this thread's part: a piece of at most max
@@ -946,7 +1046,7 @@ static void prof_checkpoint(struct rt_loop *L, uint64_t now)
 static int prof_ck_range(struct rt_loop *L, uint64_t max, uint64_t *a,
                          uint64_t *b)
 {
-    struct rt_prof_site *ps = L->ps;
+    struct rt_prof_thr *ps = prof_thr(L);
     while (ps->ck_i < ps->ck_n && ps->ck_lo[ps->ck_i] >= ps->ck_hi[ps->ck_i])
         ps->ck_i++;
     if (ps->ck_i >= ps->ck_n)
@@ -966,6 +1066,10 @@ static void prof_finish(struct rt_loop *L)
     uint64_t now = prof_now();
     uint64_t work = now - L->t0 - L->xchg_ns;
     L->tm = work; /* kept for prof_end */
+    L->phase = PH_DONE;
+    L->done = 1;
+    if (!prof_leader())
+        return;
     long long c[2];
     prof_counters(c);
     ps->cycles += (uint64_t)(c[0] - ps->cnt0[0]);
@@ -976,8 +1080,6 @@ static void prof_finish(struct rt_loop *L)
         ps->hist_measured[ps->nhist] = L->base > 0;
         ps->nhist++;
     }
-    L->phase = PH_DONE;
-    L->done = 1;
 }
 
 static int prof_next(struct rt_loop *L, uint64_t *a, uint64_t *b)
@@ -1029,7 +1131,7 @@ static int prof_next(struct rt_loop *L, uint64_t *a, uint64_t *b)
         /* fall through */
     case PH_RUN: {
         struct sched_prof_part p = {L->base, L->n, L->chunk, L->nthreads,
-                                    L->ps->vec};
+                                    prof_thr(L)->vec};
         if (!sched_profiled_range(&p, L->tid, L->next++, a, b)) {
             prof_finish(L);
             return 0;
@@ -1038,7 +1140,7 @@ static int prof_next(struct rt_loop *L, uint64_t *a, uint64_t *b)
     }
     case PH_CK:
     ck: {
-        struct rt_prof_site *ps = L->ps;
+        struct rt_prof_thr *ps = prof_thr(L);
         uint64_t now = prof_now();
         if (now < ps->ck_at && prof_ck_range(L, ps->ck_piece, a, b)) {
             ps->ck_it += *b - *a;
@@ -1068,43 +1170,6 @@ struct prof_rec {
     int32_t tid, pad;
     uint64_t ns, iters;
 };
-
-/* Barrier hooks: the runtime's (reductions, copyprivate) plus the
- * concatenation of the profiled records, which rt_ext_combine and
- * rt_ext_at_root do not know. */
-static int prof_take(struct comm_buf *cat, const void *buf, size_t len)
-{
-    size_t l;
-    const void *p = len ? rt_ext_find(buf, len, RT_REC_PROF, &l) : NULL;
-    return p ? comm_buf_append(cat, p, l) : 0;
-}
-
-static int prof_combine(void *ctx, struct comm_buf *acc, const void *in,
-                        size_t inlen)
-{
-    struct comm_buf cat = {0};
-    int rc = prof_take(&cat, acc->data, acc->len);
-    if (!rc)
-        rc = prof_take(&cat, in, inlen);
-    if (!rc)
-        rc = rt_ext_combine(ctx, acc, in, inlen);
-    if (!rc && cat.len)
-        rc = rt_ext_append(acc, RT_REC_PROF, cat.data, cat.len);
-    comm_buf_free(&cat);
-    return rc;
-}
-
-static int prof_at_root(void *ctx, struct comm_buf *acc)
-{
-    struct comm_buf cat = {0};
-    int rc = prof_take(&cat, acc->data, acc->len);
-    if (!rc)
-        rc = rt_ext_at_root(ctx, acc);
-    if (!rc && cat.len)
-        rc = rt_ext_append(acc, RT_REC_PROF, cat.data, cat.len);
-    comm_buf_free(&cat);
-    return rc;
-}
 
 /* Each node's time against the prediction from the measured speeds
  * (iterations / speed, scaled to this execution's total so that only the
@@ -1162,41 +1227,25 @@ static void prof_end(struct rt_loop *L, int nowait)
 {
     if (nowait)
         return;
-    /* OMPDSM_loop_end's barrier, carrying this node's time. */
-    RT_STAT(team_barriers, 1);
+    /* OMPDSM_loop_end's barrier, carrying every thread's time. */
     struct prof_rec mine = {L->tid, 0, L->tm, L->iters};
-    struct comm_buf up = {0}, down = {0};
-    /* like every barrier, this one completes the tasks (created in the
-     * loop's body, say) */
-    rt_task_arrive(&rt_self);
-    if (rt_self.nred)
-        rt_ext_append(&up, RT_REC_RED, rt_self.red,
-                      (size_t)rt_self.nred * sizeof(struct rt_red_item));
-    rt_ext_append(&up, RT_REC_PROF, &mine, sizeof mine);
-    rt_task_append(&up);
-    struct dsm_sync_ext ext = {up.data, up.len, prof_combine, prof_at_root,
-                               NULL, &down};
-    dsm_barrier(rt_self.group, &ext);
-    rt_self.nred = 0;
+    struct comm_buf recs = {0};
+    rt_team_barrier_rec(&mine, sizeof mine, &recs);
     int nt = L->nthreads;
-    size_t len;
-    const char *p = rt_ext_find(down.data, down.len, RT_REC_PROF, &len);
     struct prof_rec all[nt];
     int seen = 0;
     memset(all, 0xff, sizeof all);
-    for (size_t i = 0; p && i + sizeof mine <= len; i += sizeof mine) {
+    for (size_t i = 0; i + sizeof mine <= recs.len; i += sizeof mine) {
         struct prof_rec x;
-        memcpy(&x, p + i, sizeof x);
+        memcpy(&x, (const char *)recs.data + i, sizeof x);
         if (x.tid >= 0 && x.tid < nt && all[x.tid].tid < 0) {
             all[x.tid] = x;
             seen++;
         }
     }
-    if (seen == nt && !L->frozen)
+    /* (the node's other threads wait for the leader's start of the next
+     * execution, which comes after this) */
+    if (seen == nt && !L->frozen && prof_leader())
         prof_drift(L->ps, all, nt);
-    int extra = rt_task_rounds(rt_self.group, &down, &rt_self);
-    if (rt_self.group.chan == 0)
-        rt_world_barriers += (uint64_t)extra;
-    comm_buf_free(&up);
-    comm_buf_free(&down);
+    comm_buf_free(&recs);
 }

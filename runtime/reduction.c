@@ -226,7 +226,8 @@ int rt_ext_combine(void *ctx, struct comm_buf *acc, const void *in,
     (void)ctx;
     struct comm_buf out = {0};
     int rc = 0;
-    static const uint32_t kinds[] = {RT_REC_RED, RT_REC_COPYPRIV, RT_REC_TASK};
+    static const uint32_t kinds[] = {RT_REC_RED, RT_REC_COPYPRIV, RT_REC_TASK,
+                                     RT_REC_PROF};
     for (size_t k = 0; k < OMPDSM_ARRAY_LEN(kinds) && !rc; k++) {
         size_t la = 0, lb = 0;
         const void *a = acc->len ? rt_ext_find(acc->data, acc->len, kinds[k], &la) : NULL;
@@ -239,6 +240,17 @@ int rt_ext_combine(void *ctx, struct comm_buf *acc, const void *in,
         }
         if (kinds[k] == RT_REC_COPYPRIV) {
             rc = rt_ext_append(&out, kinds[k], a, la);
+            continue;
+        }
+        if (kinds[k] == RT_REC_PROF) {
+            /* per-thread records: the concatenation */
+            struct comm_buf cat = {0};
+            rc = comm_buf_append(&cat, a, la);
+            if (!rc)
+                rc = comm_buf_append(&cat, b, lb);
+            if (!rc)
+                rc = rt_ext_append(&out, kinds[k], cat.data, cat.len);
+            comm_buf_free(&cat);
             continue;
         }
         if (kinds[k] == RT_REC_TASK) {
@@ -281,14 +293,17 @@ int rt_ext_at_root(void *ctx, struct comm_buf *acc)
             rt_red_apply(&x);
         }
     }
-    /* Only copyprivate data and task counts travel down. */
+    /* Only copyprivate data, task counts and per-thread records travel
+     * down. */
     struct comm_buf out = {0};
-    const void *cp = rt_ext_find(acc->data, acc->len, RT_REC_COPYPRIV, &len);
-    if (cp && rt_ext_append(&out, RT_REC_COPYPRIV, cp, len) < 0)
-        return -ENOMEM;
-    const void *tk = rt_ext_find(acc->data, acc->len, RT_REC_TASK, &len);
-    if (tk && rt_ext_append(&out, RT_REC_TASK, tk, len) < 0)
-        return -ENOMEM;
+    static const uint32_t down[] = {RT_REC_COPYPRIV, RT_REC_TASK, RT_REC_PROF};
+    for (size_t k = 0; k < OMPDSM_ARRAY_LEN(down); k++) {
+        const void *p = rt_ext_find(acc->data, acc->len, down[k], &len);
+        if (p && rt_ext_append(&out, down[k], p, len) < 0) {
+            comm_buf_free(&out);
+            return -ENOMEM;
+        }
+    }
     comm_buf_free(acc);
     *acc = out;
     return 0;

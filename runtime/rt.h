@@ -116,6 +116,11 @@ void rt_team_member(OMPDSM_region *r, void *frame, int nthreads, int tid,
 /* Team barrier with pending reductions (and optional copyprivate data). */
 void rt_team_barrier(const void *cp, size_t cplen, int cp_executor,
                      void *cp_out);
+/* A team barrier that also gathers a record of reclen bytes from every
+ * thread: recs_out receives all of them, concatenated in no set order
+ * (schedule(profiled)'s per-thread times). */
+void rt_team_barrier_rec(const void *rec, size_t reclen,
+                         struct comm_buf *recs_out);
 /* Barriers this node passed on channel 0 (joins and barriers of teams of
  * every node): equal on every node between regions in a conforming
  * program, so a fork or shutdown compares them (main.c). */
@@ -165,12 +170,21 @@ void rt_node_post(OMPDSM_region *r, const void *frame, size_t frame_size,
  * copyprivate data when it had none; it then runs the network barrier
  * and calls rt_node_release with the result. */
 const struct comm_buf *rt_node_barrier_member(const void *cp, size_t cplen,
-                                              int cp_executor);
-void rt_node_barrier_leader(int nlocal, const void **cp, size_t *cplen);
+                                              int cp_executor, const void *rec,
+                                              size_t reclen);
+void rt_node_barrier_leader(int nlocal, const void **cp, size_t *cplen,
+                            struct comm_buf *recs);
 void rt_node_release(const struct comm_buf *down);
 /* The leader at the end of a region: waits for the pool threads' ends and
  * takes their reductions into its list (the join then carries them). */
 void rt_node_join_gather(int nlocal);
+/* Every team thread's len bytes, in thread order, into all (nthreads *
+ * len bytes): one network allgather per node.  < 0: the job is failing. */
+int rt_team_allgather(const void *mine, size_t len, void *all);
+/* Futex words shared by a node's threads: waits while *w == val (a short
+ * spin, then sleep; sleepers counts the sleeping), and wakes them. */
+void rt_word_wait(uint32_t *w, uint32_t val, uint32_t *sleepers);
+void rt_word_wake(uint32_t *w, uint32_t *sleepers);
 /* Serialises the node's threads' ordered publications (loop.c). */
 void rt_node_ordered_lock(int on);
 
@@ -275,6 +289,24 @@ struct rt_prof_group {
 /* Ranges a thread's part may have after checkpoints: a split that would
  * give a thread more ends the checkpoints of that execution. */
 enum { RT_CK_RANGES = 16 };
+/* One thread's part of an execution of a profiled loop.  The checkpoints
+ * of a measuring execution (OMPDSM_PROFILED_CHECK): this thread's part, a
+ * list of iteration ranges, is handed out in pieces until ck_at, when the
+ * threads exchange what they ran since ck_t0 and the ranges left, and
+ * split what is left; again, while what is left is long enough. */
+struct rt_prof_thr {
+    double *speed;                  /* [nthreads] the speeds measured */
+    uint64_t *vec;                  /* [nthreads] this execution's vector */
+    uint64_t ck_at, ck_t0, ck_it;   /* deadline; phase start; iterations */
+    uint64_t ck_piece;              /* piece size before the deadline */
+    uint64_t ck_lo[RT_CK_RANGES], ck_hi[RT_CK_RANGES]; /* this thread's
+                                       ranges left, in order */
+    int ck_n, ck_i;                 /* ranges; the one being handed out */
+    int ck_last;                    /* no checkpoint follows this part */
+    uint64_t ck_rounds;             /* checkpoints of this execution */
+    uint64_t ck_cit, ck_cns;        /* iterations and time since the
+                                       first checkpoint phase began */
+};
 struct rt_prof_site {
     OMPDSM_loop_site *site;
     struct rt_prof_site *next;   /* all sites, in order of first use */
@@ -293,20 +325,12 @@ struct rt_prof_site {
     int drift_run;               /* executions in a row that strayed */
     uint64_t measure_ns;         /* timed iterations' clock reads and the
                                     exchange of speeds, this node */
-    /* The checkpoints of a measuring execution (OMPDSM_PROFILED_CHECK):
-     * this thread's part, a list of iteration ranges, is handed out in
-     * pieces until ck_at, when the threads exchange what they ran since
-     * ck_t0 and the ranges left, and split what is left; again, while
-     * what is left is long enough. */
-    uint64_t ck_at, ck_t0, ck_it;   /* deadline; phase start; iterations */
-    uint64_t ck_piece;              /* piece size before the deadline */
-    uint64_t ck_lo[RT_CK_RANGES], ck_hi[RT_CK_RANGES]; /* this thread's
-                                       ranges left, in order */
-    int ck_n, ck_i;                 /* ranges; the one being handed out */
-    int ck_last;                    /* no checkpoint follows this part */
-    uint64_t ck_rounds;             /* checkpoints of this execution */
-    uint64_t ck_cit, ck_cns;        /* iterations and time since the
-                                       first checkpoint phase began */
+    /* Each of this node's team threads' part of the current execution
+     * ([tpn], indexed by the thread's number in its node).  With several
+     * threads per node, the fields above are written by the node's leader
+     * only (the others wait for its start of each execution). */
+    struct rt_prof_thr *thr;
+    int nthr;
     uint64_t checks, check_splits; /* checkpoints; those that re-split */
     uint64_t cycles, instructions; /* hardware counters, when present */
     long long cnt0[2];           /* their values at the loop's start */

@@ -207,14 +207,42 @@ RT_API void OMPDSM_parallel(OMPDSM_region *region, void *frame,
     RT_STAT(region_ns, ompdsm_now_ns() - t0);
 }
 
+static void team_barrier(const void *cp, size_t cplen, int cp_executor,
+                         void *cp_out, const void *rec, size_t reclen,
+                         struct comm_buf *recs_out);
+
 void rt_team_barrier(const void *cp, size_t cplen, int cp_executor,
                      void *cp_out)
+{
+    team_barrier(cp, cplen, cp_executor, cp_out, NULL, 0, NULL);
+}
+
+void rt_team_barrier_rec(const void *rec, size_t reclen,
+                         struct comm_buf *recs_out)
+{
+    team_barrier(NULL, 0, 0, NULL, rec, reclen, recs_out);
+}
+
+/* The records of kind RT_REC_PROF in a barrier's result, appended to out. */
+static void take_recs(const struct comm_buf *down, struct comm_buf *out)
+{
+    size_t n;
+    const void *p = rt_ext_find(down->data, down->len, RT_REC_PROF, &n);
+    if (out && p && n && comm_buf_append(out, p, n) < 0)
+        ompdsm_fatal("out of memory for a barrier's records");
+}
+
+static void team_barrier(const void *cp, size_t cplen, int cp_executor,
+                         void *cp_out, const void *rec, size_t reclen,
+                         struct comm_buf *recs_out)
 {
     RT_STAT(team_barriers, 1);
     if (rt_self.nthreads <= 1) {
         for (int i = 0; i < rt_self.nred; i++)
             rt_red_apply(&rt_self.red[i]);
         rt_self.nred = 0;
+        if (recs_out && reclen && comm_buf_append(recs_out, rec, reclen) < 0)
+            ompdsm_fatal("out of memory for a barrier's records");
         return;
     }
     if (rt_self.tpn > 1)
@@ -222,8 +250,10 @@ void rt_team_barrier(const void *cp, size_t cplen, int cp_executor,
     if (rt_self.nlocal > 1 && rt_self.local > 0) {
         /* hybrid node: the node's leader enters the network barrier */
         const struct comm_buf *d = rt_node_barrier_member(cp, cplen,
-                                                          cp_executor);
+                                                          cp_executor, rec,
+                                                          reclen);
         rt_self.nred = 0;
+        take_recs(d, recs_out);
         if (cp_out && !cp_executor) {
             size_t n;
             const void *p = rt_ext_find(d->data, d->len, RT_REC_COPYPRIV, &n);
@@ -236,10 +266,16 @@ void rt_team_barrier(const void *cp, size_t cplen, int cp_executor,
     }
     const void *cp_up = cp && cp_executor ? cp : NULL;
     size_t cp_uplen = cplen;
+    struct comm_buf recs = {0};
+    if (reclen && comm_buf_append(&recs, rec, reclen) < 0)
+        ompdsm_fatal("out of memory for a barrier's records");
     if (rt_self.nlocal > 1)
-        rt_node_barrier_leader(rt_self.nlocal, &cp_up, &cp_uplen);
+        rt_node_barrier_leader(rt_self.nlocal, &cp_up, &cp_uplen, &recs);
     rt_task_arrive(&rt_self);
     struct comm_buf up = {0}, down = {0};
+    if (recs.len)
+        rt_ext_append(&up, RT_REC_PROF, recs.data, recs.len);
+    comm_buf_free(&recs);
     if (rt_self.nred)
         rt_ext_append(&up, RT_REC_RED, rt_self.red,
                       (size_t)rt_self.nred * sizeof(struct rt_red_item));
@@ -260,6 +296,7 @@ void rt_team_barrier(const void *cp, size_t cplen, int cp_executor,
                          "thread, got %zu", cplen, p ? n : 0);
         memcpy(cp_out, p, n);
     }
+    take_recs(&down, recs_out);
     int extra = rt_task_rounds(rt_self.group, &down, &rt_self);
     if (rt_self.group.chan == 0)
         rt_world_barriers += (uint64_t)extra;
