@@ -208,6 +208,9 @@ static const struct rt_env_var vars[] = {
     {"OMPDSM_LOCAL_SIZE", RT_ENV_SET, "", "", "number of nodes on this host", NULL},
     {"OMPDSM_BOOT", RT_ENV_SET, "", "host:port", "the launcher's bootstrap socket", NULL},
     {"OMPDSM_JOBID", RT_ENV_SET, "", "", "names the job", NULL},
+    {"OMPDSM_BIND_THREADS", RT_ENV_SET, "0", "0|1",
+     "1: the node is bound to one CPU per thread; each thread pins itself "
+     "to one", NULL},
     {"OMPDSM_REEXEC", RT_ENV_SET, "", "1",
      "a node re-executed itself without address randomisation", NULL},
 

@@ -353,10 +353,41 @@ RT_API void OMPDSM_thread_init(void (*fn)(void))
     tp_tail = &t->next;
 }
 
+/* OMPDSM_BIND_THREADS=1 (the launcher bound the node to one CPU per
+ * thread): thread `local` of the node pins itself to the local-th CPU of
+ * the node's mask (wrapping around).  The mask is read once, before any
+ * thread narrows its own. */
+static int bind_cpu[RT_MAX_TPN], nbind;
+
+static void bind_init(void)
+{
+    const char *b = getenv("OMPDSM_BIND_THREADS");
+    cpu_set_t set;
+    if (!b || strcmp(b, "1") || sched_getaffinity(0, sizeof set, &set) < 0)
+        return;
+    for (int c = 0; c < CPU_SETSIZE && nbind < RT_MAX_TPN; c++)
+        if (CPU_ISSET(c, &set))
+            bind_cpu[nbind++] = c;
+}
+
+static void bind_self(int local)
+{
+    if (!nbind)
+        return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(bind_cpu[local % nbind], &set);
+    int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    if (rc)
+        ompdsm_warn("node %d: cannot bind thread %d to CPU %d: %s",
+                    comm_rank(), local, bind_cpu[local % nbind], strerror(rc));
+}
+
 static void *pool_main(void *arg)
 {
     int local = (int)(intptr_t)arg;
     uint32_t seen = 0;
+    bind_self(local);
     for (struct tp_init *t = tp_inits; t; t = t->next)
         t->fn();
     for (;;) {
@@ -396,6 +427,7 @@ static void *pool_main(void *arg)
 static void pool_start(void)
 {
     spin_init();
+    bind_init();
     pthread_attr_t a;
     pthread_attr_init(&a);
     size_t st = rt_icv.stacksize ? (size_t)rt_icv.stacksize : (size_t)8 << 20;
@@ -412,6 +444,7 @@ static void pool_start(void)
         pthread_detach(t);
     }
     pthread_attr_destroy(&a);
+    bind_self(0); /* the leader, after its pool inherited the node's mask */
     node.pool = 1;
 }
 

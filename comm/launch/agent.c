@@ -282,12 +282,7 @@ int launch_agent_main(struct launch_job *job)
         fail_up(job, 1, "agent: cannot set up (see its messages above)");
         goto out;
     }
-    if (job->opts.bind == LAUNCH_BIND_AUTO)
-        job->bind = job->n <= job->ncpus;
-    else
-        job->bind = job->opts.bind == LAUNCH_BIND_CORE;
-    if (job->ncpus == 0)
-        job->bind = 0;
+    launch_decide_bind(job, job->n);
     job->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (job->devnull < 0 || launch_relay_init(job) < 0) {
         fail_up(job, 1, "agent: /dev/null: %s", strerror(errno));

@@ -332,7 +332,9 @@ struct launch_job {
     int nreaped;
     int *cpus;               /* CPUs of our affinity mask */
     int ncpus;
-    int bind;                /* pin node k to cpus[k % ncpus] */
+    int bind;                /* pin node k to bind_width CPUs from
+                                cpus[k * bind_width % ncpus] on */
+    int bind_width;          /* CPUs per node: its threads per node */
     char jobid[128];
     unsigned long nofile_orig; /* soft RLIMIT_NOFILE to restore in nodes */
     int devnull;             /* stdin of nodes other than 0 */
@@ -400,6 +402,11 @@ void launch_suspect(struct launch_job *job, struct launch_node *node);
 int launch_own_var(const char *e);
 /* Fills job->cpus from our affinity mask; returns 0 or -errno. */
 int launch_cpus(struct launch_job *job);
+/* Decides job->bind and job->bind_width for nlocal nodes on this host
+ * (after launch_cpus and the -x variables): each node gets as many CPUs
+ * as it runs threads, and --bind-to's default binds when every thread
+ * then has a CPU of its own. */
+void launch_decide_bind(struct launch_job *job, int nlocal);
 /* Starts every node.  Returns 0; or -errno after printing why and stopping
  * any node already started, with *exit_status set (127 when an exec
  * failed, 1 otherwise). */

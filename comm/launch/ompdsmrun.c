@@ -528,12 +528,7 @@ int main(int argc, char **argv)
         return 1;
     if (launch_cpus(job) < 0)
         return 1;
-    if (job->opts.bind == LAUNCH_BIND_AUTO)
-        job->bind = nlocal <= job->ncpus;
-    else
-        job->bind = job->opts.bind == LAUNCH_BIND_CORE;
-    if (job->ncpus == 0)
-        job->bind = 0;
+    launch_decide_bind(job, nlocal);
     char host[64];
     if (gethostname(host, sizeof host) < 0)
         snprintf(host, sizeof host, "localhost");

@@ -32,7 +32,8 @@ const char launch_usage[] =
     "node\n"
     "  --bind-to core|none     pin node k to the k-th CPU of our affinity "
     "mask\n"
-    "                          (default: core if N <= CPUs, else none)\n"
+    "                          (T CPUs each with T threads per node, one per\n"
+    "                          thread; default: core if N x T <= CPUs)\n"
     "  --threads-per-node T    T OpenMP threads in each node (a number, or\n"
     "                          auto: the CPUs of the node's affinity mask);\n"
     "                          sets OMPDSM_THREADS_PER_NODE on every node\n"
@@ -336,14 +337,6 @@ int launch_parse_opts(int argc, char **argv, struct launch_opts *o, char *err,
                                                         : "--oversubscribe");
     if (!have_np && !hosts)
         return launch_errf(err, errlen, "missing -np N (the number of nodes)");
-    /* Several threads per node: binding a node to one CPU would put all
-     * of its threads there, so the default is then not to bind. */
-    if (o->bind == LAUNCH_BIND_AUTO) {
-        const char *tv = getenv("OMPDSM_THREADS_PER_NODE");
-        if (o->threads_per_node ? o->threads_per_node != 1
-                                : tv && *tv && strcmp(tv, "1") != 0)
-            o->bind = LAUNCH_BIND_NONE;
-    }
     if (i >= argc)
         return launch_errf(err, errlen, "missing the program to run");
     o->prog_argv = argv + i;

@@ -59,12 +59,57 @@ int launch_cpus(struct launch_job *job)
     }
 }
 
+/* The value the nodes get for variable name: the last -x of it (in an
+ * agent, env_extra also holds the launcher's own OMPDSM_ and OMP_
+ * variables), else ours. */
+static const char *node_var(const struct launch_job *job, const char *name)
+{
+    size_t n = strlen(name);
+    for (int x = job->nenv_extra - 1; x >= 0; x--)
+        if (!strncmp(job->env_extra[x], name, n) && job->env_extra[x][n] == '=')
+            return job->env_extra[x] + n + 1;
+    return job->agent ? NULL : getenv(name);
+}
+
+/* The threads each node runs, as the runtime will decide them
+ * (runtime/env.c): --threads-per-node or OMPDSM_THREADS_PER_NODE, else
+ * OMP_NUM_THREADS when it is a multiple of the nodes above them; auto: an
+ * equal share of our CPUs. */
+static int bind_width(const struct launch_job *job, int nlocal)
+{
+    int t = job->opts.threads_per_node;
+    const char *v = node_var(job, "OMPDSM_THREADS_PER_NODE");
+    if (!t && v && *v)
+        t = !strcmp(v, "auto") ? -1 : atoi(v);
+    if (!t && !(v && *v)) {
+        const char *o = node_var(job, "OMP_NUM_THREADS");
+        long n = o ? strtol(o, NULL, 10) : 0;
+        if (job->size > 0 && n > job->size && n % job->size == 0)
+            t = (int)(n / job->size);
+    }
+    if (t < 0)
+        return nlocal > 0 && job->ncpus / nlocal > 1 ? job->ncpus / nlocal : 1;
+    return t >= 1 && t <= LAUNCH_MAX_TPN ? t : 1;
+}
+
+void launch_decide_bind(struct launch_job *job, int nlocal)
+{
+    job->bind_width = bind_width(job, nlocal);
+    if (job->opts.bind == LAUNCH_BIND_AUTO)
+        job->bind = (long)nlocal * job->bind_width <= job->ncpus;
+    else
+        job->bind = job->opts.bind == LAUNCH_BIND_CORE;
+    if (job->ncpus == 0)
+        job->bind = 0;
+}
+
 /* ---- environment ---- */
 
 /* Variables we set; inherited values would contradict ours. */
 static const char *const own_vars[] = {
     "OMPDSM_RANK=", "OMPDSM_SIZE=", "OMPDSM_LOCAL_RANK=",
     "OMPDSM_LOCAL_SIZE=", "OMPDSM_JOBID=", "OMPDSM_BOOT=",
+    "OMPDSM_BIND_THREADS=",
 };
 #define NOWN OMPDSM_ARRAY_LEN(own_vars)
 
@@ -130,6 +175,9 @@ static void node_env(const struct launch_job *job,
     snprintf(buf[3], 192, "OMPDSM_LOCAL_SIZE=%d", lsize);
     snprintf(buf[4], 192, "OMPDSM_JOBID=%s", job->jobid);
     snprintf(buf[5], 192, "OMPDSM_BOOT=%s", boot);
+    /* the runtime pins each of the node's threads to one of its CPUs */
+    snprintf(buf[6], 192, "OMPDSM_BIND_THREADS=%d",
+             job->bind && job->bind_width > 1);
     for (size_t i = 0; i < NOWN; i++)
         env[nbase + i] = buf[i];
     env[nbase + NOWN] = NULL;
@@ -195,13 +243,20 @@ child(const struct launch_job *job, int k, int first, int in_fd, int out_fd,
                 "randomisation for the nodes: %s\n", strerror(errno));
 
     if (job->bind) {
-        int cpu = job->cpus[job->nodes[k].local_rank % job->ncpus];
-        size_t sz = CPU_ALLOC_SIZE(cpu + 1);
-        cpu_set_t *set = CPU_ALLOC(cpu + 1);
+        /* bind_width CPUs, one per thread of the node, wrapping around */
+        int w = job->bind_width > 0 ? job->bind_width : 1, top = 0;
+        long first = (long)job->nodes[k].local_rank * w;
+        for (int j = 0; j < w; j++) {
+            int c = job->cpus[(first + j) % job->ncpus];
+            top = c > top ? c : top;
+        }
+        size_t sz = CPU_ALLOC_SIZE(top + 1);
+        cpu_set_t *set = CPU_ALLOC(top + 1);
         if (!set)
             child_fail(ep, ST_AFFINITY, ENOMEM);
         CPU_ZERO_S(sz, set);
-        CPU_SET_S(cpu, sz, set);
+        for (int j = 0; j < w; j++)
+            CPU_SET_S(job->cpus[(first + j) % job->ncpus], sz, set);
         if (sched_setaffinity(0, sz, set) < 0)
             child_fail(ep, ST_AFFINITY, errno);
         CPU_FREE(set);

@@ -110,7 +110,8 @@ static void test_bind(void **state)
 }
 
 /* --threads-per-node passes OMPDSM_THREADS_PER_NODE to every node (as an
- * -x after the others) and turns the default binding off. */
+ * -x after the others); the binding stays as given (the default is
+ * decided with the CPUs at hand: launch_decide_bind). */
 static void test_threads_per_node(void **state)
 {
     (void)state;
@@ -120,11 +121,11 @@ static void test_threads_per_node(void **state)
     assert_int_equal(o.threads_per_node, 4);
     assert_int_equal(o.nxvars, 2);
     assert_string_equal(o.xvars[1], "OMPDSM_THREADS_PER_NODE=4");
-    assert_int_equal(o.bind, LAUNCH_BIND_NONE);
+    assert_int_equal(o.bind, LAUNCH_BIND_AUTO);
     assert_int_equal(parse(ARGV("-np", "2", "--threads-per-node=auto", "p")), 0);
     assert_int_equal(o.threads_per_node, -1);
     assert_string_equal(o.xvars[0], "OMPDSM_THREADS_PER_NODE=auto");
-    assert_int_equal(o.bind, LAUNCH_BIND_NONE);
+    assert_int_equal(o.bind, LAUNCH_BIND_AUTO);
     /* one thread per node: binding as before; an explicit one stays */
     assert_int_equal(parse(ARGV("-np", "2", "--threads-per-node", "1", "p")), 0);
     assert_int_equal(o.bind, LAUNCH_BIND_AUTO);
@@ -134,7 +135,7 @@ static void test_threads_per_node(void **state)
     /* the variable in the launcher's environment does the same */
     setenv("OMPDSM_THREADS_PER_NODE", "2", 1);
     assert_int_equal(parse(ARGV("-np", "2", "p")), 0);
-    assert_int_equal(o.bind, LAUNCH_BIND_NONE);
+    assert_int_equal(o.bind, LAUNCH_BIND_AUTO);
     unsetenv("OMPDSM_THREADS_PER_NODE");
     assert_int_equal(parse(ARGV("-np", "2", "p")), 0);
     assert_int_equal(o.bind, LAUNCH_BIND_AUTO);

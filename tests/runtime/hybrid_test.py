@@ -52,6 +52,42 @@ def main():
         if rc == 0 or want not in err:
             bad.append("-np %d %s %s: expected a failure saying %r, got status "
                        "%d\n%s%s" % (np_, opts, env, want, rc, out, err))
+    # --bind-to: with T threads per node, node n is bound to the T CPUs
+    # n*T .. n*T+T-1 of our mask (wrapping around) and its thread l to the
+    # l-th of them; the default binds when nodes x T CPUs are enough.
+    cpus_list = sorted(os.sched_getaffinity(0))
+    bind_cases = [
+        # np, options, environment, T, bound
+        (1, ["--threads-per-node", "2", "--bind-to", "core"], {}, 2, True),
+        (2, ["--threads-per-node", "2", "--bind-to", "core"], {}, 2, True),
+        (1, ["--threads-per-node", "2"], {}, 2, 2 <= ncpu),
+        (2, ["--threads-per-node", "2"], {}, 2, 4 <= ncpu),
+        (2, ["--threads-per-node", "2", "--bind-to", "none"], {}, 2, False),
+        (2, ["--bind-to", "core"], {"OMP_NUM_THREADS": "4"}, 2, True),
+        (1, ["--threads-per-node", "auto", "--bind-to", "core"], {},
+         min(ncpu, 256), True),
+    ]
+    for np_, opts, env, tpn, bound in bind_cases:
+        rc, out, err = run(launcher, prog, np_, opts, env, [str(np_), str(tpn)])
+        what = "-np %d %s %s" % (np_, opts, env)
+        lines = [dict(kv.split("=") for kv in l.split()[1:])
+                 for l in out.splitlines() if l.startswith("cpus ")]
+        if rc != 0 or len(lines) != np_ * tpn:
+            bad.append("%s: status %d, %d cpus lines\n%s%s" %
+                       (what, rc, len(lines), out, err))
+            continue
+        for l in lines:
+            t, n = int(l["t"]), int(l["node"])
+            if bound:
+                mask = sorted({cpus_list[(n * tpn + j) % ncpu]
+                               for j in range(tpn)})
+                want = (1, mask[(t - n * tpn) % len(mask)])
+            else:
+                want = (ncpu, cpus_list[0])
+            got = (int(l["count"]), int(l["first"]))
+            if got != want:
+                bad.append("%s: thread %d on node %d: %d CPUs from %d, "
+                           "expected %d from %d" % ((what, t, n) + got + want))
     for b in bad:
         print("FAIL: " + b)
     print("%s hybrid_test" % ("FAIL" if bad else "PASS"))

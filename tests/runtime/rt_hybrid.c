@@ -4,15 +4,23 @@
  * omp_get_max_threads() is NODES x T and that, for every team size k from
  * 1 to that, num_threads(k) gives k threads numbered node-major: thread t
  * runs on node t / per with per = min(T, ceil(k / NODES)) threads per node
- * (tests/runtime/hybrid_test.py runs it under several settings). */
+ * (tests/runtime/hybrid_test.py runs it under several settings).  It
+ * also prints, for the team of all threads, each thread's node and CPU
+ * affinity ("cpus t=T node=N count=C first=F": how many CPUs its mask
+ * allows and the lowest), which hybrid_test.py checks against --bind-to. */
 #include "rt_test.h"
+
+#include <pthread.h>
+#include <sched.h>
 
 enum { MAXT = 256 };
 
 static int (*g_node)[MAXT];
 static int (*g_size)[MAXT];
 static int (*g_runs)[MAXT];
+static int (*g_cpus)[MAXT][2]; /* count, first */
 static OMPDSM_global globals[] = {
+    {(void **)&g_cpus, sizeof *g_cpus, __alignof__(*g_cpus), "cpus"},
     {(void **)&g_node, sizeof *g_node, __alignof__(*g_node), "node"},
     {(void **)&g_size, sizeof *g_size, __alignof__(*g_size), "size"},
     {(void **)&g_runs, sizeof *g_runs, __alignof__(*g_runs), "runs"},
@@ -26,6 +34,16 @@ static void region(void *fp)
         return;
     (*g_node)[t] = rtt_node();
     (*g_size)[t] = omp_get_num_threads();
+    cpu_set_t set;
+    int count = -1, first = -1;
+    if (pthread_getaffinity_np(pthread_self(), sizeof set, &set) == 0) {
+        count = CPU_COUNT(&set);
+        for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
+            if (CPU_ISSET(c, &set))
+                first = c;
+    }
+    (*g_cpus)[t][0] = count;
+    (*g_cpus)[t][1] = first;
     long long one = 1;
     OMPDSM_atomic(&(*g_runs)[t], OMPDSM_TY_I32, OMPDSM_OP_ADD, &one, 0);
     /* a barrier and a reduction-free loop inside, for good measure */
@@ -68,6 +86,10 @@ static int user_main(int argc, char **argv, char **envp)
             CHECK_EQ_LL((*g_size)[t], k, "team size seen");
         }
     }
+    OMPDSM_parallel(&rd, NULL, 0, maxt, 1);
+    for (int t = 0; t < maxt && t < MAXT; t++)
+        printf("cpus t=%d node=%d count=%d first=%d\n", t, (*g_node)[t],
+               (*g_cpus)[t][0], (*g_cpus)[t][1]);
     char d[64];
     snprintf(d, sizeof d, "nodes=%d tpn=%d", nodes, tpn);
     return rtt_end(d);
