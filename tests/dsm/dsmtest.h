@@ -95,6 +95,19 @@ static inline void t_run_threads(int nthreads, pthread_barrier_t *bar,
         pthread_join(th[t], NULL);
 }
 
+/* Application threads per node for the tests that take several
+ * (T_THREADS in the environment, 1 to 64; default 1). */
+static inline int t_threads(void)
+{
+    const char *v = getenv("T_THREADS");
+    int t = v && *v ? atoi(v) : 1;
+    if (t < 1 || t > 64) {
+        fprintf(stderr, "T_THREADS=%s: expected 1 to 64\n", v);
+        exit(2);
+    }
+    return t;
+}
+
 struct t_rng {
     uint64_t s;
 };
