@@ -210,6 +210,16 @@ int ompdsm_env_choice(const char *name, const char *const *choices, int n,
     ompdsm_fatal("%s='%s' is not valid: expected %s", name, v, list);
 }
 
+uint64_t ompdsm_spin_us(int oversubscribed)
+{
+    static const char *const pol[] = {"active", "passive"};
+    int p = ompdsm_env_choice("OMP_WAIT_POLICY", pol, 2, -1);
+    uint64_t def = p == 1 ? 0
+                   : p == 0 ? (oversubscribed ? 2 : 100000)
+                            : (oversubscribed ? 2 : 50);
+    return ompdsm_env_u64("OMPDSM_SPIN_US", def, 0, 10000000, 0);
+}
+
 int ompdsm_env_bool(const char *name, int def)
 {
     static const char *const choices[] = {"0", "false", "no", "off",

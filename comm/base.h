@@ -71,6 +71,12 @@ int ompdsm_env_choice(const char *name, const char *const *choices, int n,
                       int def);
 /* true/false/1/0/yes/no/on/off; def when unset. */
 int ompdsm_env_bool(const char *name, int def);
+/* How long a waiter spins before it sleeps, in microseconds: OMPDSM_SPIN_US
+ * when set; else by OMP_WAIT_POLICY: passive 0, active 100 ms while every
+ * waiting thread has a CPU of its own (oversubscribed: 0 when threads
+ * outnumber the CPUs); unset: 50, or 2 when oversubscribed.  A waiter
+ * never spins for ever: it sleeps after that. */
+uint64_t ompdsm_spin_us(int oversubscribed);
 /* Parses a number with optional suffix; 0 on success, -EINVAL otherwise. */
 int ompdsm_parse_u64(const char *s, int allow_suffix, uint64_t *out);
 

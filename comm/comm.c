@@ -184,7 +184,8 @@ int comm_init(void)
 
     /* Spinning only helps when every node has a core of its own; with more
      * nodes than cores a spinning waiter steals the core of the node it
-     * waits for, so spin just long enough to catch a reply in flight. */
+     * waits for, so spin just long enough to catch a reply in flight
+     * (OMP_WAIT_POLICY, OMPDSM_SPIN_US: ompdsm_spin_us). */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     long local = 1;
     const char *ls = getenv("OMPDSM_LOCAL_SIZE");
@@ -192,9 +193,7 @@ int comm_init(void)
         local = atol(ls);
     else
         local = comm_g.size;
-    uint64_t spin_def = (local <= ncpu) ? 50 : 2;
-    comm_g.spin_ns = ompdsm_env_u64("OMPDSM_SPIN_US", spin_def, 0, 10000000, 0) *
-                     1000;
+    comm_g.spin_ns = ompdsm_spin_us(local > ncpu) * 1000;
 
     /* The comm layer's own region: doorbell and collective slots. */
     size_t len = OMPDSM_ALIGN_UP(comm_sync_len(comm_g.size), (size_t)4096);

@@ -115,6 +115,9 @@ static const struct rt_env_var vars[] = {
      "upper bound on team sizes", show_thread_limit},
     {"OMP_MAX_ACTIVE_LEVELS", RT_ENV_OPENMP, "1", "count",
      "0 runs every region with a team of one", show_levels},
+    {"OMP_WAIT_POLICY", RT_ENV_OPENMP, "unset", "active|passive",
+     "active: waits spin up to 100 ms before they sleep; passive: they "
+     "sleep at once", NULL},
     {"OMP_DISPLAY_ENV", RT_ENV_OPENMP, "false", "true|false|verbose",
      "print the settings in force at start (node 0, stderr)", NULL},
 

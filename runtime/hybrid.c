@@ -58,10 +58,10 @@ static long futex(uint32_t *w, int op, uint32_t val, const struct timespec *ts)
     return syscall(SYS_futex, w, op, val, ts, NULL, 0);
 }
 
-/* How long a waiting thread spins, as comm/wait.c decides for nodes:
- * OMPDSM_SPIN_US, else 50 us when the host's nodes' threads have a CPU
- * each and 2 us when they do not (a spinning waiter would steal the CPU of
- * the thread it waits for).  Set by the leader's first post. */
+/* How long a waiting thread spins, as comm/wait.c decides for nodes
+ * (ompdsm_spin_us: OMPDSM_SPIN_US, else OMP_WAIT_POLICY, shorter when the
+ * host's nodes' threads outnumber its CPUs: a spinning waiter would steal
+ * the CPU of the thread it waits for).  Set by the leader's first post. */
 static uint64_t spin_ns = 2000;
 
 static void spin_init(void)
@@ -71,8 +71,7 @@ static void spin_init(void)
     long local = ls && *ls ? atol(ls) : comm_size();
     if (local < 1)
         local = 1;
-    uint64_t def = local * rt_icv.threads_per_node <= ncpu ? 50 : 2;
-    spin_ns = ompdsm_env_u64("OMPDSM_SPIN_US", def, 0, 10000000, 0) * 1000;
+    spin_ns = ompdsm_spin_us(local * rt_icv.threads_per_node > ncpu) * 1000;
 }
 
 /* Waits while *w == val.  sleepers counts the threads that may be asleep
