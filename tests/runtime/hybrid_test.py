@@ -52,6 +52,14 @@ def main():
         if rc == 0 or want not in err:
             bad.append("-np %d %s %s: expected a failure saying %r, got status "
                        "%d\n%s%s" % (np_, opts, env, want, rc, out, err))
+    # Nodes that disagree on T (auto on hosts with different CPU counts):
+    # node k gets k + 1 threads through a shell; the job must stop saying so.
+    rc, out, err = run(launcher, "/bin/sh", 2, [], {},
+                       ["-c", 'OMPDSM_THREADS_PER_NODE=$((OMPDSM_RANK + 1)) '
+                        'exec "$0" 0 0', prog])
+    if rc == 0 or "different threads per node (from 1 to 2" not in err:
+        bad.append("T differing by node: expected a failure naming it, got "
+                   "status %d\n%s%s" % (rc, out, err))
     # --bind-to: with T threads per node, node n is bound to the T CPUs
     # n*T .. n*T+T-1 of our mask (wrapping around) and its thread l to the
     # l-th of them; the default binds when nodes x T CPUs are enough.
