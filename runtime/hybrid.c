@@ -188,6 +188,7 @@ static void arrive(const void *cp, size_t cplen, int cp_executor)
     pthread_mutex_unlock(&node.mu);
     __atomic_fetch_add(&node.arrived, 1, __ATOMIC_SEQ_CST);
     word_wake(&node.arrived, &node.arr_sleep);
+    rt_task_kick();
 }
 
 /* The leader: waits until the node's other nlocal-1 threads arrived and
@@ -195,9 +196,12 @@ static void arrive(const void *cp, size_t cplen, int cp_executor)
 static void gather(int nlocal)
 {
     uint32_t a;
+    unsigned idle = 0;
+    /* (waiting, it takes the team's tasks: rt_task_help) */
     while ((a = __atomic_load_n(&node.arrived, __ATOMIC_ACQUIRE)) <
            (uint32_t)(nlocal - 1))
-        word_wait(&node.arrived, a, &node.arr_sleep);
+        if (!rt_task_help(&idle))
+            word_wait(&node.arrived, a, &node.arr_sleep);
     __atomic_store_n(&node.arrived, 0, __ATOMIC_RELAXED);
     pthread_mutex_lock(&node.mu);
     if (node.has_red) {
@@ -222,9 +226,13 @@ const struct comm_buf *rt_node_barrier_member(const void *cp, size_t cplen,
                                               int cp_executor)
 {
     uint32_t g = __atomic_load_n(&node.gen, __ATOMIC_ACQUIRE);
+    unsigned idle = 0;
     arrive(cp, cplen, cp_executor);
+    /* (waiting, it takes the team's tasks until the barrier completes
+     * them all: rt_task_help) */
     while (__atomic_load_n(&node.gen, __ATOMIC_ACQUIRE) == g)
-        word_wait(&node.gen, g, &node.gen_sleep);
+        if (!rt_task_help(&idle))
+            word_wait(&node.gen, g, &node.gen_sleep);
     return &node.down;
 }
 
@@ -248,6 +256,7 @@ void rt_node_release(const struct comm_buf *down)
     node.has_cp = 0;
     __atomic_fetch_add(&node.gen, 1, __ATOMIC_SEQ_CST);
     word_wake(&node.gen, &node.gen_sleep);
+    rt_task_kick();
 }
 
 void rt_node_join_gather(int nlocal)
