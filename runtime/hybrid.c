@@ -14,7 +14,9 @@
  * the network barrier, whose DSM release and acquire then run once per node
  * after every thread of the node arrived (all the node's writes are then in
  * its dirty pages).  The others wait for the leader's release on a futex
- * after a short spin. */
+ * after a short spin; in a program with tasks, waiting threads (the leader
+ * too, until the others arrive) take the team's tasks instead
+ * (rt_task_help, task.c). */
 #include "rt.h"
 
 #include <errno.h>

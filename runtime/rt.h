@@ -406,8 +406,11 @@ int rt_task_rounds(struct comm_group g, struct comm_buf *down,
  * (every node, after the join). */
 void rt_task_region_start(void);
 void rt_task_region_end(void);
-/* Before a barrier of the team `member` is a thread of: in a region that
- * creates tasks, runs tasks until every member has arrived. */
+/* Before a barrier of the team `member` is a thread of (the node's
+ * leader, after the node's other threads arrived): in a region that
+ * creates tasks, runs tasks until every member has arrived; then closes
+ * the node to its waiting threads (rt_task_help) until rt_task_rounds
+ * ends. */
 void rt_task_arrive(struct rt_thread *member);
 /* A thread of a hybrid node waiting in a barrier (hybrid.c): in a program
  * with tasks, runs one of the team's tasks, or waits a little (*idle

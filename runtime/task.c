@@ -14,13 +14,14 @@
  * scheduling constraint for tied tasks): a task holding a lock across
  * taskwait must not start an unrelated task that takes the same lock.  A
  * queued task is a descendant when the waiting task's identity is among
- * its TQ_ANC nearest ancestors; one deeper than that is left to others.  The region is not the
- * shared heap: descriptors travel with one get, without page faults.
+ * its TQ_ANC nearest ancestors; one deeper than that is left to others.
+ * The region is not the shared heap: descriptors travel with one get, without page faults.
  *
- * A slot's state word goes EMPTY -> FULL (the owner, after writing the
- * descriptor) -> TAKEN (whoever claims it, by compare-and-swap, local or
- * remote) -> EMPTY (the claimer, after copying it out).  Only the owner
- * writes descriptors, and only into EMPTY slots.
+ * A slot's state word goes EMPTY -> TAKEN (a thread of the owner node
+ * claims it, by compare-and-swap, to write the descriptor) -> FULL ->
+ * TAKEN (whoever claims it, by compare-and-swap, local or remote) -> EMPTY
+ * (the claimer, after copying it out).  Only the owner node's threads
+ * write descriptors, and only into slots they claimed.
  *
  * Consistency at task boundaries, not per access: the creator releases
  * before it publishes a task; a node that steals one acquires before
