@@ -14,7 +14,9 @@
  * the network barrier, whose DSM release and acquire then run once per node
  * after every thread of the node arrived (all the node's writes are then in
  * its dirty pages).  The others wait for the leader's release on a futex
- * after a short spin. */
+ * after a short spin; in a program with tasks, waiting threads (the leader
+ * too, until the others arrive) take the team's tasks instead
+ * (rt_task_help, task.c). */
 #include "rt.h"
 
 #include <errno.h>
@@ -196,6 +198,7 @@ static void arrive(const void *cp, size_t cplen, int cp_executor,
     pthread_mutex_unlock(&node.mu);
     __atomic_fetch_add(&node.arrived, 1, __ATOMIC_SEQ_CST);
     rt_word_wake(&node.arrived, &node.arr_sleep);
+    rt_task_kick();
 }
 
 /* The leader: waits until the node's other nlocal-1 threads arrived and
@@ -203,9 +206,12 @@ static void arrive(const void *cp, size_t cplen, int cp_executor,
 static void gather(int nlocal)
 {
     uint32_t a;
+    unsigned idle = 0;
+    /* (waiting, it takes the team's tasks: rt_task_help) */
     while ((a = __atomic_load_n(&node.arrived, __ATOMIC_ACQUIRE)) <
            (uint32_t)(nlocal - 1))
-        rt_word_wait(&node.arrived, a, &node.arr_sleep);
+        if (!rt_task_help(&idle))
+            rt_word_wait(&node.arrived, a, &node.arr_sleep);
     __atomic_store_n(&node.arrived, 0, __ATOMIC_RELAXED);
     pthread_mutex_lock(&node.mu);
     if (node.has_red) {
@@ -231,9 +237,13 @@ const struct comm_buf *rt_node_barrier_member(const void *cp, size_t cplen,
                                               size_t reclen)
 {
     uint32_t g = __atomic_load_n(&node.gen, __ATOMIC_ACQUIRE);
+    unsigned idle = 0;
     arrive(cp, cplen, cp_executor, rec, reclen);
+    /* (waiting, it takes the team's tasks until the barrier completes
+     * them all: rt_task_help) */
     while (__atomic_load_n(&node.gen, __ATOMIC_ACQUIRE) == g)
-        rt_word_wait(&node.gen, g, &node.gen_sleep);
+        if (!rt_task_help(&idle))
+            rt_word_wait(&node.gen, g, &node.gen_sleep);
     return &node.down;
 }
 
@@ -262,6 +272,7 @@ void rt_node_release(const struct comm_buf *down)
     node.has_cp = 0;
     __atomic_fetch_add(&node.gen, 1, __ATOMIC_SEQ_CST);
     rt_word_wake(&node.gen, &node.gen_sleep);
+    rt_task_kick();
 }
 
 void rt_node_join_gather(int nlocal)

@@ -188,15 +188,6 @@ void rt_word_wake(uint32_t *w, uint32_t *sleepers);
 /* Serialises the node's threads' ordered publications (loop.c). */
 void rt_node_ordered_lock(int on);
 
-/* ---- htask.c: tasks of a team with several threads per node ---- */
-/* OMPDSM_task and taskwait in such a team: node-local queues. */
-void rt_htask_create(void (*fn)(void *), void *data, unsigned long size,
-                     unsigned long align, int flags);
-void rt_htask_wait(void);
-/* Runs every task queued on this node (before a barrier's arrival). */
-void rt_htask_drain(void);
-/* A region's start, on every thread of the team. */
-void rt_htask_region_start(void);
 
 /* ---- main.c ---- */
 /* Maps a shared memfd region of len bytes (rounded to pages) and registers
@@ -439,9 +430,22 @@ int rt_task_rounds(struct comm_group g, struct comm_buf *down,
  * (every node, after the join). */
 void rt_task_region_start(void);
 void rt_task_region_end(void);
-/* Before a barrier of the team `member` is a thread of: in a region that
- * creates tasks, runs tasks until every member has arrived. */
+/* Before a barrier of the team `member` is a thread of (the node's
+ * leader, after the node's other threads arrived): in a region that
+ * creates tasks, runs tasks until every member has arrived; then closes
+ * the node to its waiting threads (rt_task_help) until rt_task_rounds
+ * ends. */
 void rt_task_arrive(struct rt_thread *member);
+/* A thread of a hybrid node waiting in a barrier (hybrid.c): in a program
+ * with tasks, runs one of the team's tasks, or waits a little (*idle
+ * counts the idle calls; a task queued on this node or rt_task_kick ends
+ * the wait), and returns 1; returns 0 at once when the program has no
+ * tasks (the caller then sleeps as it would). */
+int rt_task_help(unsigned *idle);
+/* Wakes threads waiting in rt_task_help (a barrier word changed). */
+void rt_task_kick(void);
+/* Does some unit of the program create tasks? */
+int rt_task_program(void);
 /* Fills in the counters derived at the end (tasks_remote). */
 void rt_task_stats(struct rt_stats *s);
 

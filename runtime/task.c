@@ -14,13 +14,14 @@
  * scheduling constraint for tied tasks): a task holding a lock across
  * taskwait must not start an unrelated task that takes the same lock.  A
  * queued task is a descendant when the waiting task's identity is among
- * its TQ_ANC nearest ancestors; one deeper than that is left to others.  The region is not the
- * shared heap: descriptors travel with one get, without page faults.
+ * its TQ_ANC nearest ancestors; one deeper than that is left to others.
+ * The region is not the shared heap: descriptors travel with one get, without page faults.
  *
- * A slot's state word goes EMPTY -> FULL (the owner, after writing the
- * descriptor) -> TAKEN (whoever claims it, by compare-and-swap, local or
- * remote) -> EMPTY (the claimer, after copying it out).  Only the owner
- * writes descriptors, and only into EMPTY slots.
+ * A slot's state word goes EMPTY -> TAKEN (a thread of the owner node
+ * claims it, by compare-and-swap, to write the descriptor) -> FULL ->
+ * TAKEN (whoever claims it, by compare-and-swap, local or remote) -> EMPTY
+ * (the claimer, after copying it out).  Only the owner node's threads
+ * write descriptors, and only into slots they claimed.
  *
  * Consistency at task boundaries, not per access: the creator releases
  * before it publishes a task; a node that steals one acquires before
@@ -32,10 +33,14 @@
 #include "rt.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -71,20 +76,37 @@ struct task_ctx {
     int final;  /* its descendants run undeferred */
     uint64_t id;             /* (node + 1) << 48 | sequence; 0 until needed */
     uint64_t anc[TQ_ANC];    /* as in tq_desc */
+    uint64_t epoch;          /* implicit tasks: ctr is valid in this epoch */
 };
 
+/* With several threads per node (hybrid nodes) the node's threads share
+ * the queue, the counters and the counts: slots are claimed by
+ * compare-and-swap (a creator too: EMPTY -> TAKEN while it writes the
+ * descriptor), counts are atomic, counters are allocated under ctr_mu.
+ * A thread waiting in the node's barrier (hybrid.c) takes tasks
+ * (rt_task_help) until the leader, about to hand the node's counts to the
+ * network barrier, closes the node (help_closed) and waits for the helpers
+ * running a task (help_busy) to finish: the counts are then those of a
+ * node that runs nothing, as with one thread per node. */
 static struct tq_area *tq;
-static __thread struct task_ctx implicit_ctx = {-1, 0, 0, {0}};
+static __thread struct task_ctx implicit_ctx = {-1, 0, 0, {0}, 0};
 static __thread struct task_ctx *cur;
 static uint64_t n_created, n_completed; /* deferred, since the last drain */
+static pthread_mutex_t ctr_mu = PTHREAD_MUTEX_INITIALIZER;
 static int ctr_next, ctr_free[TQ_CTRS], nfree;
+static uint64_t ctr_epoch; /* counters freed all at once: implicit tasks'
+                              ctr from an older epoch is stale */
 static uint64_t id_seq;
-static unsigned push_at;
-static unsigned rng;
+static __thread unsigned push_at;
+static __thread unsigned rng;
 static uint64_t queue_max, tiny_ns;
 static int tasks_on;    /* this region's unit creates tasks */
 static int prog_tasks;  /* some unit of the program creates tasks */
 static uint64_t bar_b;  /* barriers of this region with an arrival phase */
+static int help_closed, help_busy;
+/* Bumped when a waiting thread may find something new: a task queued on
+ * this node, the node opened, a barrier word changed (rt_task_kick). */
+static uint32_t ev, ev_sleep;
 
 /* Mean duration of each task function, sampled, for the cut-off. */
 enum { FN_TAB = 64, FN_SAMPLE_EVERY = 16, FN_MIN_SAMPLES = 4 };
@@ -97,12 +119,23 @@ static struct fn_time *fn_time_of(uint64_t fn)
     unsigned h = (unsigned)((fn >> 4) * 2654435761u) % FN_TAB;
     for (unsigned i = 0; i < FN_TAB; i++) {
         struct fn_time *e = &fn_tab[(h + i) % FN_TAB];
-        if (e->fn == fn || !e->fn) {
-            e->fn = fn;
+        uint64_t f = __atomic_load_n(&e->fn, __ATOMIC_ACQUIRE);
+        if (!f && __atomic_compare_exchange_n(&e->fn, &f, fn, 0,
+                                              __ATOMIC_ACQ_REL,
+                                              __ATOMIC_ACQUIRE))
             return e;
-        }
+        if (f == fn)
+            return e;
     }
     return NULL;
+}
+
+static unsigned next_rand(void)
+{
+    if (!rng)
+        rng = 12345u + 7919u * (unsigned)comm_rank() +
+              104729u * (unsigned)rt_self.local;
+    return (rng = rng * 1103515245u + 12345u) >> 8;
 }
 
 static uint64_t off_of(const volatile void *p)
@@ -114,20 +147,27 @@ void rt_task_setup(void)
 {
     tq = rt_region_map(RT_REG_TASK, sizeof(struct tq_area), "ompdsm-task",
                        "task region");
-    rng = 12345u + 7919u * (unsigned)comm_rank();
     queue_max = ompdsm_env_u64("OMPDSM_TASK_QUEUE", 16, 0, TQ_SLOTS, 0);
     tiny_ns = 1000 * ompdsm_env_u64("OMPDSM_TASK_TINY_US", 20, 0, 1000000, 0);
 }
 
 static struct task_ctx *current(void)
 {
-    return cur ? cur : &implicit_ctx;
+    if (cur)
+        return cur;
+    uint64_t e = __atomic_load_n(&ctr_epoch, __ATOMIC_ACQUIRE);
+    if (implicit_ctx.epoch != e) {
+        implicit_ctx.ctr = -1;
+        implicit_ctx.epoch = e;
+    }
+    return &implicit_ctx;
 }
 
 static uint64_t ctx_id(struct task_ctx *c)
 {
     if (!c->id)
-        c->id = ((uint64_t)(comm_rank() + 1) << 48) | ++id_seq;
+        c->id = ((uint64_t)(comm_rank() + 1) << 48) |
+                __atomic_add_fetch(&id_seq, 1, __ATOMIC_RELAXED);
     return c->id;
 }
 
@@ -145,9 +185,14 @@ static int descends(const volatile uint64_t *anc, uint64_t want)
 
 static int ctr_alloc(void)
 {
+    int c;
+    pthread_mutex_lock(&ctr_mu);
     if (nfree)
-        return ctr_free[--nfree];
-    return ctr_next < TQ_CTRS ? ctr_next++ : -1;
+        c = ctr_free[--nfree];
+    else
+        c = ctr_next < TQ_CTRS ? ctr_next++ : -1;
+    pthread_mutex_unlock(&ctr_mu);
+    return c;
 }
 
 /* A finished task gives its counter back once no child can touch it any
@@ -158,17 +203,20 @@ static void ctx_end(struct task_ctx *c)
     if (c->ctr >= 0 &&
         CTR_PENDING(__atomic_load_n(&tq->ctr[c->ctr], __ATOMIC_ACQUIRE)) == 0) {
         __atomic_store_n(&tq->ctr[c->ctr], 0, __ATOMIC_RELAXED);
+        pthread_mutex_lock(&ctr_mu);
         ctr_free[nfree++] = c->ctr;
+        pthread_mutex_unlock(&ctr_mu);
     }
 }
 
 static void run_fn(void (*fn)(void *), void *data, int final,
                    const uint64_t *anc)
 {
-    struct task_ctx c = {-1, final, 0, {0}}, *saved = cur;
+    struct task_ctx c = {-1, final, 0, {0}, 0}, *saved = cur;
     memcpy(c.anc, anc, sizeof c.anc);
     struct fn_time *ft = fn_time_of((uint64_t)(uintptr_t)fn);
-    int sample = ft && ft->calls++ % FN_SAMPLE_EVERY == 0;
+    int sample = ft && __atomic_fetch_add(&ft->calls, 1, __ATOMIC_RELAXED) %
+                       FN_SAMPLE_EVERY == 0;
     uint64_t t0 = sample ? ompdsm_now_ns() : 0;
     struct rt_wait_saved w;
     rt_wait_suspend(&w);
@@ -177,8 +225,8 @@ static void run_fn(void (*fn)(void *), void *data, int final,
     cur = saved;
     rt_wait_resume(&w);
     if (sample) {
-        ft->ns += ompdsm_now_ns() - t0;
-        ft->samples++;
+        __atomic_fetch_add(&ft->ns, ompdsm_now_ns() - t0, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&ft->samples, 1, __ATOMIC_RELAXED);
     }
     ctx_end(&c);
 }
@@ -204,7 +252,7 @@ static void run_desc(struct tq_desc *d, int stolen)
                                       CTR_REMOTE - 1, &old));
         }
     }
-    n_completed++;
+    __atomic_fetch_add(&n_completed, 1, __ATOMIC_RELAXED);
 }
 
 /* Claims a FULL slot of this node's queue holding a descendant of the
@@ -243,7 +291,7 @@ static int steal_from(int v, struct tq_desc *out, uint64_t want)
     if (!cnt)
         return 0;
     COMM_CHECK(comm_get(v, RT_REG_TASK, off_of(tq->state), st, sizeof st));
-    unsigned start = (rng = rng * 1103515245u + 12345u) >> 8;
+    unsigned start = next_rand();
     for (unsigned j = 0; j < TQ_SLOTS; j++) {
         unsigned i = (start + j) % TQ_SLOTS;
         if (st[i] != ST_FULL)
@@ -288,7 +336,7 @@ static int run_one(uint64_t want)
     }
     if (nodes <= 1)
         return 0;
-    int first = (int)((rng = rng * 1103515245u + 12345u) >> 8) % nodes;
+    int first = (int)(next_rand() % (unsigned)nodes);
     for (int k = 0; k < nodes; k++) {
         int v = (first + k) % nodes;
         if (v != me && steal_from(v, &d, want)) {
@@ -300,9 +348,23 @@ static int run_one(uint64_t want)
     return 0;
 }
 
+static void kick(void)
+{
+    __atomic_fetch_add(&ev, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&ev_sleep, __ATOMIC_SEQ_CST))
+        syscall(SYS_futex, &ev, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+void rt_task_kick(void)
+{
+    kick();
+}
+
 /* Waiting with nothing to run: spin a little, then sleep in growing
- * steps up to a millisecond, looking for work between them. */
-static void backoff(unsigned *idle)
+ * steps up to a millisecond, looking for work between them (other nodes'
+ * queues are only looked at; this node's events, e0 the event count seen
+ * before looking, end a sleep at once). */
+static void backoff_ev(unsigned *idle, uint32_t e0)
 {
     unsigned n = ++*idle;
     if (n < 16) {
@@ -311,7 +373,61 @@ static void backoff(unsigned *idle)
     }
     long us = n < 26 ? 1L << (n - 16) : 1000;
     struct timespec ts = {0, (us > 1000 ? 1000 : us) * 1000};
-    nanosleep(&ts, NULL);
+    __atomic_fetch_add(&ev_sleep, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&ev, __ATOMIC_SEQ_CST) == e0)
+        syscall(SYS_futex, &ev, FUTEX_WAIT_PRIVATE, e0, &ts, NULL, 0);
+    __atomic_fetch_sub(&ev_sleep, 1, __ATOMIC_SEQ_CST);
+}
+
+static void backoff(unsigned *idle)
+{
+    backoff_ev(idle, __atomic_load_n(&ev, __ATOMIC_SEQ_CST));
+}
+
+/* Another thread of the node is waiting in a barrier: runs one task of
+ * the team unless the node is closed.  1 when it ran one. */
+static int help_one(void)
+{
+    int ran = 0;
+    __atomic_fetch_add(&help_busy, 1, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&help_closed, __ATOMIC_SEQ_CST))
+        ran = run_one(0);
+    __atomic_fetch_sub(&help_busy, 1, __ATOMIC_SEQ_CST);
+    return ran;
+}
+
+/* The leader, before its node's counts go into a network barrier: no
+ * helper starts a task any more, and none is running one. */
+static void close_node(void)
+{
+    unsigned idle = 0;
+    __atomic_store_n(&help_closed, 1, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(&help_busy, __ATOMIC_SEQ_CST))
+        backoff(&idle);
+}
+
+static void open_node(void)
+{
+    __atomic_store_n(&help_closed, 0, __ATOMIC_SEQ_CST);
+    kick();
+}
+
+int rt_task_program(void)
+{
+    return __atomic_load_n(&prog_tasks, __ATOMIC_RELAXED);
+}
+
+int rt_task_help(unsigned *idle)
+{
+    if (!__atomic_load_n(&prog_tasks, __ATOMIC_RELAXED) || rt_self.nthreads <= 1 ||
+        rt_self.level != 1)
+        return 0;
+    uint32_t e0 = __atomic_load_n(&ev, __ATOMIC_SEQ_CST);
+    if (help_one())
+        *idle = 0;
+    else
+        backoff_ev(idle, e0);
+    return 1;
 }
 
 /* Should a task of fn be deferred now?  Not when this node's queue holds
@@ -326,7 +442,11 @@ static int worth_deferring(uint64_t fn)
     if (!q)
         return 1;
     struct fn_time *ft = fn_time_of(fn);
-    return !ft || ft->samples < FN_MIN_SAMPLES || ft->ns / ft->samples >= tiny_ns;
+    if (!ft)
+        return 1;
+    uint64_t n = __atomic_load_n(&ft->samples, __ATOMIC_RELAXED),
+             ns = __atomic_load_n(&ft->ns, __ATOMIC_RELAXED);
+    return n < FN_MIN_SAMPLES || ns / n >= tiny_ns;
 }
 
 static int push(void (*fn)(void *), const void *data, unsigned long size,
@@ -334,14 +454,18 @@ static int push(void (*fn)(void *), const void *data, unsigned long size,
 {
     struct task_ctx *c = current();
     unsigned i, j;
+    if (c->ctr < 0 && (c->ctr = ctr_alloc()) < 0)
+        return 0;
+    /* (TAKEN while this thread writes it: nobody else touches the slot) */
     for (j = 0; j < TQ_SLOTS; j++) {
+        uint64_t exp = ST_EMPTY;
         i = (push_at + j) % TQ_SLOTS;
-        if (tq->state[i] == ST_EMPTY)
+        if (tq->state[i] == ST_EMPTY &&
+            __atomic_compare_exchange_n(&tq->state[i], &exp, ST_TAKEN, 0,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
             break;
     }
     if (j == TQ_SLOTS)
-        return 0;
-    if (c->ctr < 0 && (c->ctr = ctr_alloc()) < 0)
         return 0;
     struct tq_desc *d = &tq->slot[i];
     d->fn = (uint64_t)(uintptr_t)fn;
@@ -352,12 +476,14 @@ static int push(void (*fn)(void *), const void *data, unsigned long size,
     memcpy(&d->anc[1], c->anc, sizeof d->anc - sizeof d->anc[0]);
     memcpy(d->data, data, size);
     __atomic_fetch_add(&tq->ctr[c->ctr], 1, __ATOMIC_RELAXED);
-    n_created++;
+    __atomic_fetch_add(&n_created, 1, __ATOMIC_RELAXED);
     /* the creator's writes before the task are the task's to see */
     dsm_release();
     __atomic_fetch_add(&tq->count, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&tq->state[i], ST_FULL, __ATOMIC_RELEASE);
     push_at = (i + 1) % TQ_SLOTS;
+    if (rt_self.nlocal > 1)
+        kick(); /* a sibling waiting in a barrier takes it */
     return 1;
 }
 
@@ -365,14 +491,10 @@ RT_API void OMPDSM_task(void (*fn)(void *), void *data, unsigned long size,
                         unsigned long align, int flags)
 {
     RT_STAT(tasks_created, 1);
-    if (rt_self.tpn > 1 && rt_self.nthreads > 1) {
-        rt_htask_create(fn, data, size, align, flags);
-        return;
-    }
     if (current()->final)
         flags |= OMPDSM_TASK_FINAL;
     if (!(flags & (OMPDSM_TASK_IF_FALSE | OMPDSM_TASK_FINAL)) &&
-        rt_self.nthreads > 1 && rt_self.tpn <= 1 && size <= TQ_DATA && align <= 16 &&
+        rt_self.nthreads > 1 && rt_self.level == 1 && size <= TQ_DATA && align <= 16 &&
         worth_deferring((uint64_t)(uintptr_t)fn) && push(fn, data, size, flags)) {
         RT_STAT(tasks_deferred, 1);
         return;
@@ -386,10 +508,6 @@ RT_API void OMPDSM_task(void (*fn)(void *), void *data, unsigned long size,
 
 RT_API void OMPDSM_taskwait(void)
 {
-    if (rt_self.tpn > 1 && rt_self.nthreads > 1) {
-        rt_htask_wait();
-        return;
-    }
     struct task_ctx *c = current();
     unsigned idle = 0;
     if (c->ctr < 0)
@@ -422,18 +540,19 @@ RT_API void OMPDSM_task_region(void)
     /* Only a region every member starts (a nested region, run by one
      * thread inside the team's region, would make this node alone wait
      * for arrivals at the outer team's barriers). */
-    if (rt_self.level == 1 && rt_self.nthreads > 1 && rt_self.tpn <= 1)
+    if (rt_self.level == 1 && rt_self.nthreads > 1 && rt_self.local == 0)
         tasks_on = 1;
 }
 
 void rt_task_region_start(void)
 {
-    /* (a team region: level 1; nested ones never come here) */
-    /* Teams with several threads per node run every task undeferred (the
-     * queues are per node; not yet done for hybrid nodes). */
-    tasks_on = prog_tasks && rt_self.level == 1 && rt_self.nthreads > 1 &&
-               rt_self.tpn <= 1;
-    bar_b = 0;
+    /* (a team region: level 1; nested ones never come here; the node's
+     * other threads may have started already and must not reset what the
+     * leader counts) */
+    if (rt_self.local == 0) {
+        tasks_on = prog_tasks && rt_self.level == 1 && rt_self.nthreads > 1;
+        bar_b = 0;
+    }
 }
 
 void rt_task_region_end(void)
@@ -447,8 +566,10 @@ void rt_task_region_end(void)
 
 void rt_task_arrive(struct rt_thread *member)
 {
-    if (!tasks_on || member->nthreads <= 1)
+    if (!tasks_on || member->nthreads <= 1) {
+        close_node();
         return;
+    }
     uint64_t target = ++bar_b * (uint64_t)member->group.nodes, seen;
     unsigned idle = 0;
     struct rt_thread saved = rt_self;
@@ -461,13 +582,15 @@ void rt_task_arrive(struct rt_thread *member)
             COMM_CHECK(comm_get(0, RT_REG_TASK, off_of(&tq->arrive), &seen, sizeof seen));
         if (seen >= target)
             break;
+        uint32_t e0 = __atomic_load_n(&ev, __ATOMIC_SEQ_CST);
         if (run_one(0))
             idle = 0;
         else
-            backoff(&idle);
+            backoff_ev(&idle, e0);
     }
     *member = rt_self;
     rt_self = saved;
+    close_node();
 }
 
 struct task_rec {
@@ -505,8 +628,12 @@ static int tasks_left(const struct comm_buf *down)
     memcpy(&r, p, sizeof r);
     if (r.created != r.completed)
         return 1;
+    /* (the node is closed: none of its threads runs a task) */
     n_created = n_completed = 0;
+    pthread_mutex_lock(&ctr_mu);
     ctr_next = nfree = 0;
+    pthread_mutex_unlock(&ctr_mu);
+    __atomic_add_fetch(&ctr_epoch, 1, __ATOMIC_RELEASE);
     implicit_ctx.ctr = -1;
     return 0;
 }
@@ -516,6 +643,7 @@ int rt_task_rounds(struct comm_group g, struct comm_buf *down,
 {
     int rounds = 0;
     while (tasks_left(down)) {
+        open_node();
         if (member) {
             struct rt_thread saved = rt_self;
             rt_self = *member;
@@ -536,6 +664,7 @@ int rt_task_rounds(struct comm_group g, struct comm_buf *down,
         comm_buf_free(&up);
         rounds++;
     }
+    open_node();
     return rounds;
 }
 

@@ -52,12 +52,13 @@ void rt_team_member(OMPDSM_region *r, void *frame, int nthreads, int tid,
     rt_self.nred = rt_self.capred = 0;
     rt_self.ordered_loop = NULL;
     rt_task_region_start();
-    if (tpn > 1)
-        rt_htask_region_start();
     rt_diag_region(r->name);
     r->fn(frame);
-    if (tpn > 1)
-        rt_htask_drain(); /* the region's tasks end before its join */
+    /* With several threads per node, the region's tasks end in a team
+     * barrier, where every thread takes tasks until all are complete (at
+     * the join only the node's leader would). */
+    if (tpn > 1 && rt_task_program())
+        rt_team_barrier(NULL, 0, 0, NULL);
     rt_diag_region(NULL);
     struct rt_thread after = rt_self;
     *team = after;
@@ -245,8 +246,6 @@ static void team_barrier(const void *cp, size_t cplen, int cp_executor,
             ompdsm_fatal("out of memory for a barrier's records");
         return;
     }
-    if (rt_self.tpn > 1)
-        rt_htask_drain(); /* this node's tasks, before it arrives */
     if (rt_self.nlocal > 1 && rt_self.local > 0) {
         /* hybrid node: the node's leader enters the network barrier */
         const struct comm_buf *d = rt_node_barrier_member(cp, cplen,

@@ -676,8 +676,8 @@ void OMPDSM_reduce(const OMPDSM_red *items, int n)
 }
 
 /* Tasks run undeferred here: the outlined function at once, on the
- * encountering thread (task_spread, which needs tasks to spread, is an
- * expected failure of omp-mock-run). */
+ * encountering thread (task_spread and task_cross_node, which need tasks
+ * to spread, are expected failures of omp-mock-run). */
 void OMPDSM_task(void (*fn)(void *), void *data, unsigned long size,
                  unsigned long align, int flags)
 {
