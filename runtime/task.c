@@ -63,6 +63,8 @@ struct tq_area {
     volatile uint64_t count;          /* FULL slots (approximately) */
     volatile uint64_t arrive;         /* node 0's: arrivals at the team's
                                          barriers in this region */
+    volatile uint64_t busy;           /* node 0's: tasks being run by nodes
+                                         that arrived (rt_task_arrive) */
     volatile uint64_t state[TQ_SLOTS];
     volatile uint64_t ctr[TQ_CTRS];   /* children not yet completed (low
                                          32 bits), completed on another
@@ -232,12 +234,23 @@ static void run_fn(void (*fn)(void *), void *data, int final,
 }
 
 /* Runs a descriptor copied out of a queue. */
+/* Set while this thread takes tasks in a barrier's arrival phase: the
+ * tasks it runs then count in node 0's busy word. */
+static __thread int in_arrival;
+
 static void run_desc(struct tq_desc *d, int stolen)
 {
     if (stolen)
         dsm_acquire();
+    int busy = in_arrival;
+    uint64_t old;
+    if (busy)
+        COMM_CHECK(comm_fetch_add(0, RT_REG_TASK, off_of(&tq->busy), 1, &old));
     run_fn((void (*)(void *))(uintptr_t)d->fn, d->data,
            !!(d->flags & OMPDSM_TASK_FINAL), d->anc);
+    if (busy)
+        COMM_CHECK(comm_fetch_add(0, RT_REG_TASK, off_of(&tq->busy),
+                                  (uint64_t)-1, &old));
     if (d->parent) {
         int node = (int)(d->parent >> 32) - 1;
         uint32_t idx = (uint32_t)d->parent;
@@ -575,12 +588,23 @@ void rt_task_arrive(struct rt_thread *member)
     struct rt_thread saved = rt_self;
     COMM_CHECK(comm_fetch_add(0, RT_REG_TASK, off_of(&tq->arrive), 1, &seen));
     rt_self = *member;
+    /* Take tasks until every node has arrived and none of them is still
+     * running a task taken here: a node that left while another ran a
+     * long task would wait in the network barrier with tasks still
+     * queued (a task waiting for its siblings to run elsewhere waited 5 s
+     * for nothing in task_spread).  The barrier's rounds complete
+     * whatever is left either way. */
+    in_arrival = 1;
     for (;;) {
-        if (comm_rank() == 0)
-            seen = __atomic_load_n(&tq->arrive, __ATOMIC_ACQUIRE);
-        else
-            COMM_CHECK(comm_get(0, RT_REG_TASK, off_of(&tq->arrive), &seen, sizeof seen));
-        if (seen >= target)
+        uint64_t ab[2]; /* arrive, busy */
+        if (comm_rank() == 0) {
+            ab[0] = __atomic_load_n(&tq->arrive, __ATOMIC_ACQUIRE);
+            ab[1] = __atomic_load_n(&tq->busy, __ATOMIC_ACQUIRE);
+        } else {
+            COMM_CHECK(comm_get(0, RT_REG_TASK, off_of(&tq->arrive), ab,
+                                sizeof ab));
+        }
+        if (ab[0] >= target && !ab[1])
             break;
         uint32_t e0 = __atomic_load_n(&ev, __ATOMIC_SEQ_CST);
         if (run_one(0))
@@ -588,6 +612,8 @@ void rt_task_arrive(struct rt_thread *member)
         else
             backoff_ev(&idle, e0);
     }
+    in_arrival = 0;
+    (void)seen;
     *member = rt_self;
     rt_self = saved;
     close_node();
