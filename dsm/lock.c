@@ -247,13 +247,24 @@ static void remember(uint32_t id, uint32_t q)
     nheld++;
 }
 
-static void grant(uint64_t succ)
+/* Hands the lock to successor succ.  The grant word says from whom the
+ * successor acquires (node from + 1): the node whose release it must
+ * see, which is this node, or for a test that hands on a lock it took
+ * from a cached queue node, that node (try_behind). */
+static void grant(uint64_t succ, int from)
 {
     int snode;
     uint32_t sq;
     lockword_decode(succ, &snode, &sq);
     COMM_CHECK(comm_notify(snode, DSM_REG_AREA,
-                           qoff(sq, offsetof(struct dsm_qnode, grant)), 1));
+                           qoff(sq, offsetof(struct dsm_qnode, grant)),
+                           (uint64_t)from + 1));
+}
+
+/* The node named by a grant word. */
+static int granter(uint32_t q)
+{
+    return (int)__atomic_load_n(&qnode(q)->grant, __ATOMIC_ACQUIRE) - 1;
 }
 
 /* Waits, without a doorbell, for a successor that swapped the tail to link
@@ -301,7 +312,7 @@ static void release_to_queue(uint32_t id, uint32_t q)
             next = __atomic_load_n(&qn->next, __ATOMIC_ACQUIRE);
         }
     }
-    grant(next);
+    grant(next, dsm_g.rank);
 }
 
 /* Gives the cached lock in slot k back to its queue (qlock held).  Re-takes
@@ -369,8 +380,9 @@ static void cache_put(uint32_t id, uint32_t q)
 
 /* Behind predecessor (pnode, pq) after swapping the tail: links (and is
  * granted later) or takes the lock from a cached queue node.  One
- * compare-swap on the predecessor's `next` word decides each step. */
-static void follow(uint32_t id, uint32_t q, int pnode, uint32_t pq)
+ * compare-swap on the predecessor's `next` word decides each step.
+ * Returns the node to acquire from. */
+static int follow(uint32_t id, uint32_t q, int pnode, uint32_t pq)
 {
     uint64_t me = lockword_encode(dsm_g.rank, q);
     uint64_t noff = qoff(pq, offsetof(struct dsm_qnode, next));
@@ -392,7 +404,7 @@ static void follow(uint32_t id, uint32_t q, int pnode, uint32_t pq)
         if (old == cur) {
             if (want == QN_DEAD) {
                 took_cached(pnode, cur);
-                return;
+                return pnode;
             }
             break;
         }
@@ -406,14 +418,16 @@ static void follow(uint32_t id, uint32_t q, int pnode, uint32_t pq)
     }
     if (dsm_lazy_wait_ge(&qnode(q)->grant, 1) < 0)
         ompdsm_fatal("waiting for lock %u: the job is failing", id);
+    return granter(q);
 }
 
 /* omp_test_lock behind tail `tail` (a lock cached at a node is free): takes
  * the lock from that queue node (CACHED -> TAKEN) and swings the tail to q.
  * If a waiter swapped itself in behind the cached node meanwhile, the lock
- * goes to that waiter and the test fails.  Returns whether it got it. */
+ * goes to that waiter and the test fails.  Returns whether it got it;
+ * *from: the node to acquire from. */
 static int try_behind(uint32_t id, uint32_t q, int mgr, uint64_t off,
-                      uint64_t tail)
+                      uint64_t tail, int *from)
 {
     int pnode;
     uint32_t pq;
@@ -435,6 +449,7 @@ static int try_behind(uint32_t id, uint32_t q, int mgr, uint64_t off,
     if (old == tail) {
         /* Nobody can be behind pq any more. */
         COMM_CHECK(comm_cas(pnode, DSM_REG_AREA, noff, QN_TAKEN, QN_DEAD, &old));
+        *from = pnode;
         return 1;
     }
     /* The waiter that swapped the tail from pq is on its way to pq's next
@@ -454,14 +469,17 @@ static int try_behind(uint32_t id, uint32_t q, int mgr, uint64_t off,
      * stay here), so release before the grant as an unlock would. */
     if ((exp & QN_LAZY) && pnode == dsm_g.rank)
         dsm_release();
-    grant(next & ~QN_TAKEN_LINK);
+    /* (we acquired nothing: the waiter acquires from the lock's holder) */
+    grant(next & ~QN_TAKEN_LINK, pnode);
     return 0;
 }
 
 /* Enqueues queue node q on lock id; returns whether it got the lock (a
- * test fails instead of waiting). */
-static int enqueue(uint32_t id, uint32_t q, int try_only)
+ * test fails instead of waiting), and in *from the node to acquire from,
+ * -1 if unknown (a lock found free in its queue: every node). */
+static int enqueue(uint32_t id, uint32_t q, int try_only, int *from)
 {
+    *from = -1;
     int mgr;
     uint64_t off;
     where(id, &mgr, &off);
@@ -476,7 +494,7 @@ static int enqueue(uint32_t id, uint32_t q, int try_only)
         if (old == guess)
             break;
         if (try_only)
-            return caching() && try_behind(id, q, mgr, off, old);
+            return caching() && try_behind(id, q, mgr, off, old, from);
         guess = old;
     }
     if (guess == DSM_LOCKWORD_NONE)
@@ -485,13 +503,14 @@ static int enqueue(uint32_t id, uint32_t q, int try_only)
     uint32_t pq;
     lockword_decode(guess, &pnode, &pq);
     if (caching()) {
-        follow(id, q, pnode, pq);
+        *from = follow(id, q, pnode, pq);
         return 1;
     }
     COMM_CHECK(comm_notify(pnode, DSM_REG_AREA,
                            qoff(pq, offsetof(struct dsm_qnode, next)), me));
     if (comm_wait_ge(&qn->grant, 1) < 0)
         ompdsm_fatal("waiting for lock %u: the job is failing", id);
+    *from = granter(q);
     return 1;
 }
 
@@ -505,7 +524,7 @@ static void retake_acquire(void)
     dsm_acquire();
 }
 
-static void acquired(uint32_t id, uint32_t q, int cached)
+static void acquired(uint32_t id, uint32_t q, int cached, int from)
 {
     remember(id, q);
     DSM_STAT(lock_acquires, 1);
@@ -517,34 +536,36 @@ static void acquired(uint32_t id, uint32_t q, int cached)
     }
     OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u acquired", id);
     __atomic_store_n(&last_acquire_ns, ompdsm_now_ns(), __ATOMIC_RELAXED);
-    dsm_acquire();
+    dsm_acquire_from(from);
 }
 
 void dsm_lock(uint32_t id)
 {
     uint64_t t0 = ompdsm_now_ns();
     uint32_t q;
+    int from = -1;
     int cached = cache_retake(id, &q);
     if (!cached) {
         q = qnode_get();
-        enqueue(id, q, 0);
+        enqueue(id, q, 0, &from);
     }
-    acquired(id, q, cached);
+    acquired(id, q, cached, from);
     DSM_STAT(lock_ns, ompdsm_now_ns() - t0);
 }
 
 int dsm_trylock(uint32_t id)
 {
     uint32_t q;
+    int from = -1;
     int cached = cache_retake(id, &q);
     if (!cached) {
         q = qnode_get();
-        if (!enqueue(id, q, 1)) {
+        if (!enqueue(id, q, 1, &from)) {
             qnode_put(q);
             return 0;
         }
     }
-    acquired(id, q, cached);
+    acquired(id, q, cached, from);
     return 1;
 }
 
@@ -581,7 +602,7 @@ void dsm_unlock(uint32_t id)
         }
         if (lz)
             dsm_release();
-        grant(next);
+        grant(next, dsm_g.rank);
         qnode_put(q);
         OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u handed on", id);
         return;
