@@ -328,6 +328,10 @@ extern size_t dsm_off_chunks, dsm_off_log, dsm_off_locks, dsm_off_qnodes;
  * their homes).  Every position it claims names complete entries, so a
  * node acquiring from it reads them without waiting. */
 extern size_t dsm_off_vpos;
+/* After them, a copy of the node's last release's entries when there are
+ * at most DSM_LOG_MIRROR (release.c): 2 words, 2 per entry, 1. */
+enum { DSM_LOG_MIRROR = 16 };
+#define DSM_VPOS_WORDS(nodes) ((size_t)(nodes) + 1 + 2 + 2 * DSM_LOG_MIRROR + 1)
 /* At a page's home, the byte at dsm_off_fetched + page: 0 = another node
  * may have fetched the page since the home last published a notice for it
  * (the initial state: every node starts with a copy of every page), 1 = no

@@ -160,7 +160,7 @@ int dsm_init(void)
     dsm_off_log = off = OMPDSM_ALIGN_UP(off, (size_t)64);
     off += (size_t)DSM_LOG_CAP * sizeof(struct dsm_log_entry);
     dsm_off_vpos = off = OMPDSM_ALIGN_UP(off, (size_t)64);
-    off += ((size_t)dsm_g.size + 1) * 8;
+    off += DSM_VPOS_WORDS(dsm_g.size) * 8;
     dsm_off_locks = off;
     off += (size_t)DSM_LOCK_SLOTS * 8;
     dsm_off_qnodes = off = OMPDSM_ALIGN_UP(off, (size_t)64);

@@ -876,6 +876,25 @@ static inline uint64_t *vpos_local(void)
     return (uint64_t *)(dsm_g.area + dsm_off_vpos);
 }
 
+/* After the positions, a copy of the entries of the node's last release
+ * when they are few (DSM_LOG_MIRROR), so that an acquire from a node whose
+ * last release is all it lacks (a lock handed back and forth) reads the
+ * positions and the entries in one get:
+ *   mirror[0] = first index, mirror[1] = end index, then the entries as
+ *   struct notice, then a check word equal to the end index.
+ * The check word is cleared before the rest changes and set last; a
+ * reader reads forward and trusts the copy only if the check word it
+ * read last equals the end index it read first (a seqlock). */
+static inline uint64_t *mirror_local(void)
+{
+    return vpos_local() + dsm_g.size + 1;
+}
+
+static inline size_t vpos_words(void)
+{
+    return DSM_VPOS_WORDS(dsm_g.size);
+}
+
 static inline struct dsm_log_entry *log_local(void)
 {
     return (struct dsm_log_entry *)(dsm_g.area + dsm_off_log);
@@ -910,6 +929,16 @@ static uint64_t log_append(const struct notice *v, size_t n)
         e->writer = v[i].writer;
         __atomic_store_n(&e->pad2, start + i + 1, __ATOMIC_RELEASE);
         __atomic_store_n(&e->seq, start + i + 1, __ATOMIC_RELEASE);
+    }
+    uint64_t *m = mirror_local();
+    __atomic_store_n(&m[2 + 2 * DSM_LOG_MIRROR], 0, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    if (n <= DSM_LOG_MIRROR) {
+        __atomic_store_n(&m[0], start, __ATOMIC_RELAXED);
+        __atomic_store_n(&m[1], start + n, __ATOMIC_RELAXED);
+        memcpy(&m[2], v, n * sizeof *v);
+        __atomic_thread_fence(__ATOMIC_RELEASE);
+        __atomic_store_n(&m[2 + 2 * DSM_LOG_MIRROR], start + n, __ATOMIC_RELAXED);
     }
     __atomic_store_n(&pos[0], start + n, __ATOMIC_SEQ_CST);
     return start + n;
@@ -965,24 +994,45 @@ static int log_read(int j, uint64_t from, uint64_t to, struct notice_list *l)
     return rc;
 }
 
-/* Node j's positions (size + 1 words) into w. */
+/* Node j's positions and mirror (vpos_words()) into w. */
 static void vpos_get(int j, uint64_t *w)
 {
-    COMM_CHECK(comm_get(j, DSM_REG_AREA, dsm_off_vpos, w,
-                        ((size_t)dsm_g.size + 1) * 8));
+    COMM_CHECK(comm_get(j, DSM_REG_AREA, dsm_off_vpos, w, vpos_words() * 8));
+}
+
+/* Entries [from, to) of node j's log from the mirror in w (vpos_get), if
+ * it holds them; 0 if it does. */
+static int mirror_read(const uint64_t *w, uint64_t from, uint64_t to,
+                       struct notice_list *l)
+{
+    const uint64_t *m = w + dsm_g.size + 1;
+    if (m[2 + 2 * DSM_LOG_MIRROR] != m[1] || m[1] != to || m[0] > from)
+        return -1;
+    const struct notice *e = (const struct notice *)&m[2];
+    for (uint64_t i = from; i < to; i++)
+        notice_push(l, e[i - m[0]].page, e[i - m[0]].npages, e[i - m[0]].writer);
+    return 0;
 }
 
 /* Applies the entries of every log j up to target[j] (acquire_lock
- * held), and publishes the new positions. */
-static void acquire_to(const uint64_t *target)
+ * held), and publishes the new positions; node from's mirror is in w
+ * (from < 0: none). */
+static void acquire_to(const uint64_t *target, int from, const uint64_t *w)
 {
     int me = dsm_g.rank;
     struct notice_list l = {0};
     int lost = 0;
-    for (int j = 0; j < dsm_g.size && !lost; j++)
-        if (j != me && target[j] > dsm_g.log_pos[j] &&
-            log_read(j, dsm_g.log_pos[j], target[j], &l) < 0)
+    for (int j = 0; j < dsm_g.size && !lost; j++) {
+        if (j == me || target[j] <= dsm_g.log_pos[j])
+            continue;
+        if (j == from && mirror_read(w, dsm_g.log_pos[j], target[j], &l) == 0) {
+            DSM_STAT(log_mirrored, 1);
+            continue;
+        }
+        DSM_STAT(log_reads, 1);
+        if (log_read(j, dsm_g.log_pos[j], target[j], &l) < 0)
             lost = 1;
+    }
     if (lost) {
         /* Some notices are gone: drop every copy. */
         dsm_invalidate_all();
@@ -1041,7 +1091,7 @@ void dsm_acquire_from(int from)
                  * shared by its threads) */
     int n = dsm_g.size;
     uint64_t *target = malloc((size_t)n * sizeof *target);
-    uint64_t *w = malloc(((size_t)n + 1) * sizeof *w);
+    uint64_t *w = malloc(vpos_words() * sizeof *w);
     if (!target || !w)
         ompdsm_fatal("out of memory for log positions");
     pthread_mutex_lock(&dsm_g.acquire_lock);
@@ -1052,7 +1102,7 @@ void dsm_acquire_from(int from)
         for (int j = 0; j < n; j++)
             target[j] = w[1 + j] > dsm_g.log_pos[j] ? w[1 + j] : dsm_g.log_pos[j];
     }
-    acquire_to(target);
+    acquire_to(target, from, w);
     pthread_mutex_unlock(&dsm_g.acquire_lock);
     free(target);
     free(w);

@@ -212,12 +212,14 @@ int main(void)
     struct dsm_stats st;
     dsm_stats_get(&st);
     printf("node %d: %llu lock acquires, %llu from the cache, %llu lazy "
-           "requests, %llu found covered, %llu invalidations, %llu updates\n",
+           "requests, %llu found covered, %llu invalidations, %llu updates, "
+           "%llu log reads, %llu from the releaser's mirror\n",
            T_rank, (unsigned long long)st.lock_acquires,
            (unsigned long long)st.lock_cached,
            (unsigned long long)st.lazy_requests,
            (unsigned long long)st.lazy_covered,
            (unsigned long long)st.invalidations,
-           (unsigned long long)st.updates);
+           (unsigned long long)st.updates, (unsigned long long)st.log_reads,
+           (unsigned long long)st.log_mirrored);
     return t_finish();
 }
