@@ -220,6 +220,9 @@ struct dsm_stats {
      * reads the positions' copy of its last release's entries made
      * needless (docs/design.md, "Notice logs per node"). */
     uint64_t log_reads, log_mirrored;
+    /* Acquires from a node that took its positions from the copy that
+     * node pushed with its grant or lazy release ack (no get). */
+    uint64_t log_pushed;
 };
 void dsm_stats_get(struct dsm_stats *out);
 

@@ -332,6 +332,10 @@ extern size_t dsm_off_vpos;
  * at most DSM_LOG_MIRROR (release.c): 2 words, 2 per entry, 1. */
 enum { DSM_LOG_MIRROR = 16 };
 #define DSM_VPOS_WORDS(nodes) ((size_t)(nodes) + 1 + 2 + 2 * DSM_LOG_MIRROR + 1)
+/* Per node h, at dsm_off_mbox + h * DSM_VPOS_WORDS(size) * 8: a copy of
+ * node h's positions and mirror that h pushed before a grant or a lazy
+ * release ack to this node (release.c, dsm_push_positions). */
+extern size_t dsm_off_mbox;
 /* At a page's home, the byte at dsm_off_fetched + page: 0 = another node
  * may have fetched the page since the home last published a notice for it
  * (the initial state: every node starts with a copy of every page), 1 = no
@@ -376,7 +380,11 @@ void dsm_invalidate_all(void);
  * that node had acquired or written (its positions), and no other; from
  * < 0 (releaser unknown) acquires every node's positions, as dsm_acquire
  * does (docs/design.md, "Notice logs per node"). */
-void dsm_acquire_from(int from);
+void dsm_acquire_from(int from, int pushed);
+/* Puts this node's positions and mirror into node to's mailbox for this
+ * node; a grant or ack notified after it tells the taker it may acquire
+ * from them (dsm_acquire_from's pushed) instead of getting them. */
+void dsm_push_positions(int to);
 /* This node's log tail (own entries complete), for a barrier's payload. */
 uint64_t dsm_log_tail(void);
 /* A barrier carried tails: positions below them need no reading (the
@@ -415,7 +423,9 @@ void dsm_release_quiet(void);
  * ends it (dsm_fini). */
 void dsm_lazy_start(void);
 void dsm_lazy_stop(void);
-void dsm_lazy_request(int holder);
+/* Returns whether it waited for the holder's ack (which comes after the
+ * holder pushed its positions). */
+int dsm_lazy_request(int holder);
 /* Whether this node's releases of cached locks are lazy. */
 int dsm_lazy_on(void);
 /* An unlock is about to leave its lock cached and skip its release

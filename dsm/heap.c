@@ -15,7 +15,7 @@
 struct dsm_state dsm_g = {.fd = -1, .area_fd = -1};
 char *dsm_heap_lo_, *dsm_heap_hi_;
 size_t dsm_off_chunks, dsm_off_log, dsm_off_locks, dsm_off_qnodes;
-size_t dsm_off_vpos, dsm_off_fetched, dsm_off_lazy_ask, dsm_off_lazy_ack;
+size_t dsm_off_vpos, dsm_off_mbox, dsm_off_fetched, dsm_off_lazy_ask, dsm_off_lazy_ack;
 
 #define DEFAULT_HEAP_BASE 0x200000000000ull /* 32 TiB: far from PIE and mmap */
 #define DEFAULT_HEAP_SIZE (16ull << 30)
@@ -161,6 +161,8 @@ int dsm_init(void)
     off += (size_t)DSM_LOG_CAP * sizeof(struct dsm_log_entry);
     dsm_off_vpos = off = OMPDSM_ALIGN_UP(off, (size_t)64);
     off += DSM_VPOS_WORDS(dsm_g.size) * 8;
+    dsm_off_mbox = off = OMPDSM_ALIGN_UP(off, (size_t)64);
+    off += (size_t)dsm_g.size * DSM_VPOS_WORDS(dsm_g.size) * 8;
     dsm_off_locks = off;
     off += (size_t)DSM_LOCK_SLOTS * 8;
     dsm_off_qnodes = off = OMPDSM_ALIGN_UP(off, (size_t)64);

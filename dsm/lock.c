@@ -71,11 +71,13 @@ static inline int is_cached(uint64_t w, uint32_t id)
 }
 
 /* A lock taken over from node `from`, whose CACHED word was w: if that
- * node skipped its release, it releases now, before the taker acquires. */
-static void took_cached(int from, uint64_t w)
+ * node skipped its release, it releases now, before the taker acquires.
+ * Returns whether that node pushed its positions to us with its ack. */
+static int took_cached(int from, uint64_t w)
 {
     if ((w & QN_LAZY) && from != dsm_g.rank)
-        dsm_lazy_request(from);
+        return dsm_lazy_request(from);
+    return 0;
 }
 
 /* A re-take from the cache skips the acquire: the lock's last release was
@@ -251,20 +253,32 @@ static void remember(uint32_t id, uint32_t q)
  * successor acquires (node from + 1): the node whose release it must
  * see, which is this node, or for a test that hands on a lock it took
  * from a cached queue node, that node (try_behind). */
+/* (a grant word's bit: the granter pushed its positions before it) */
+#define GRANT_PUSHED ((uint64_t)1 << 32)
+
 static void grant(uint64_t succ, int from)
 {
     int snode;
     uint32_t sq;
     lockword_decode(succ, &snode, &sq);
+    uint64_t v = (uint64_t)from + 1;
+    if (from == dsm_g.rank && snode != dsm_g.rank && !dsm_g.solo &&
+        dsm_g.started) {
+        /* The successor acquires from us: our positions travel with the
+         * grant (the notify is ordered after the puts). */
+        dsm_push_positions(snode);
+        v |= GRANT_PUSHED;
+    }
     COMM_CHECK(comm_notify(snode, DSM_REG_AREA,
-                           qoff(sq, offsetof(struct dsm_qnode, grant)),
-                           (uint64_t)from + 1));
+                           qoff(sq, offsetof(struct dsm_qnode, grant)), v));
 }
 
-/* The node named by a grant word. */
-static int granter(uint32_t q)
+/* The node named by a grant word, and whether it pushed its positions. */
+static int granter(uint32_t q, int *pushed)
 {
-    return (int)__atomic_load_n(&qnode(q)->grant, __ATOMIC_ACQUIRE) - 1;
+    uint64_t v = __atomic_load_n(&qnode(q)->grant, __ATOMIC_ACQUIRE);
+    *pushed = (v & GRANT_PUSHED) != 0;
+    return (int)(uint32_t)(v & ~GRANT_PUSHED) - 1;
 }
 
 /* Waits, without a doorbell, for a successor that swapped the tail to link
@@ -382,7 +396,8 @@ static void cache_put(uint32_t id, uint32_t q)
  * granted later) or takes the lock from a cached queue node.  One
  * compare-swap on the predecessor's `next` word decides each step.
  * Returns the node to acquire from. */
-static int follow(uint32_t id, uint32_t q, int pnode, uint32_t pq)
+static int follow(uint32_t id, uint32_t q, int pnode, uint32_t pq,
+                  int *pushed)
 {
     uint64_t me = lockword_encode(dsm_g.rank, q);
     uint64_t noff = qoff(pq, offsetof(struct dsm_qnode, next));
@@ -403,7 +418,7 @@ static int follow(uint32_t id, uint32_t q, int pnode, uint32_t pq)
         COMM_CHECK(comm_cas(pnode, DSM_REG_AREA, noff, cur, want, &old));
         if (old == cur) {
             if (want == QN_DEAD) {
-                took_cached(pnode, cur);
+                *pushed = took_cached(pnode, cur);
                 return pnode;
             }
             break;
@@ -418,7 +433,7 @@ static int follow(uint32_t id, uint32_t q, int pnode, uint32_t pq)
     }
     if (dsm_lazy_wait_ge(&qnode(q)->grant, 1) < 0)
         ompdsm_fatal("waiting for lock %u: the job is failing", id);
-    return granter(q);
+    return granter(q, pushed);
 }
 
 /* omp_test_lock behind tail `tail` (a lock cached at a node is free): takes
@@ -427,7 +442,7 @@ static int follow(uint32_t id, uint32_t q, int pnode, uint32_t pq)
  * goes to that waiter and the test fails.  Returns whether it got it;
  * *from: the node to acquire from. */
 static int try_behind(uint32_t id, uint32_t q, int mgr, uint64_t off,
-                      uint64_t tail, int *from)
+                      uint64_t tail, int *from, int *pushed)
 {
     int pnode;
     uint32_t pq;
@@ -443,13 +458,14 @@ static int try_behind(uint32_t id, uint32_t q, int mgr, uint64_t off,
         return 0;
     /* Whoever gets the lock now (we, or a waiter we hand it to) acquires
      * after the holder's release. */
-    took_cached(pnode, exp);
+    int got_pushed = took_cached(pnode, exp);
     uint64_t me = lockword_encode(dsm_g.rank, q);
     COMM_CHECK(comm_cas(mgr, DSM_REG_AREA, off, tail, me, &old));
     if (old == tail) {
         /* Nobody can be behind pq any more. */
         COMM_CHECK(comm_cas(pnode, DSM_REG_AREA, noff, QN_TAKEN, QN_DEAD, &old));
         *from = pnode;
+        *pushed = got_pushed;
         return 1;
     }
     /* The waiter that swapped the tail from pq is on its way to pq's next
@@ -477,9 +493,11 @@ static int try_behind(uint32_t id, uint32_t q, int mgr, uint64_t off,
 /* Enqueues queue node q on lock id; returns whether it got the lock (a
  * test fails instead of waiting), and in *from the node to acquire from,
  * -1 if unknown (a lock found free in its queue: every node). */
-static int enqueue(uint32_t id, uint32_t q, int try_only, int *from)
+static int enqueue(uint32_t id, uint32_t q, int try_only, int *from,
+                   int *pushed)
 {
     *from = -1;
+    *pushed = 0;
     int mgr;
     uint64_t off;
     where(id, &mgr, &off);
@@ -494,7 +512,7 @@ static int enqueue(uint32_t id, uint32_t q, int try_only, int *from)
         if (old == guess)
             break;
         if (try_only)
-            return caching() && try_behind(id, q, mgr, off, old, from);
+            return caching() && try_behind(id, q, mgr, off, old, from, pushed);
         guess = old;
     }
     if (guess == DSM_LOCKWORD_NONE)
@@ -503,14 +521,14 @@ static int enqueue(uint32_t id, uint32_t q, int try_only, int *from)
     uint32_t pq;
     lockword_decode(guess, &pnode, &pq);
     if (caching()) {
-        *from = follow(id, q, pnode, pq);
+        *from = follow(id, q, pnode, pq, pushed);
         return 1;
     }
     COMM_CHECK(comm_notify(pnode, DSM_REG_AREA,
                            qoff(pq, offsetof(struct dsm_qnode, next)), me));
     if (comm_wait_ge(&qn->grant, 1) < 0)
         ompdsm_fatal("waiting for lock %u: the job is failing", id);
-    *from = granter(q);
+    *from = granter(q, pushed);
     return 1;
 }
 
@@ -524,7 +542,8 @@ static void retake_acquire(void)
     dsm_acquire();
 }
 
-static void acquired(uint32_t id, uint32_t q, int cached, int from)
+static void acquired(uint32_t id, uint32_t q, int cached, int from,
+                     int pushed)
 {
     remember(id, q);
     DSM_STAT(lock_acquires, 1);
@@ -536,36 +555,36 @@ static void acquired(uint32_t id, uint32_t q, int cached, int from)
     }
     OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u acquired", id);
     __atomic_store_n(&last_acquire_ns, ompdsm_now_ns(), __ATOMIC_RELAXED);
-    dsm_acquire_from(from);
+    dsm_acquire_from(from, pushed);
 }
 
 void dsm_lock(uint32_t id)
 {
     uint64_t t0 = ompdsm_now_ns();
     uint32_t q;
-    int from = -1;
+    int from = -1, pushed = 0;
     int cached = cache_retake(id, &q);
     if (!cached) {
         q = qnode_get();
-        enqueue(id, q, 0, &from);
+        enqueue(id, q, 0, &from, &pushed);
     }
-    acquired(id, q, cached, from);
+    acquired(id, q, cached, from, pushed);
     DSM_STAT(lock_ns, ompdsm_now_ns() - t0);
 }
 
 int dsm_trylock(uint32_t id)
 {
     uint32_t q;
-    int from = -1;
+    int from = -1, pushed = 0;
     int cached = cache_retake(id, &q);
     if (!cached) {
         q = qnode_get();
-        if (!enqueue(id, q, 1, &from)) {
+        if (!enqueue(id, q, 1, &from, &pushed)) {
             qnode_put(q);
             return 0;
         }
     }
-    acquired(id, q, cached, from);
+    acquired(id, q, cached, from, pushed);
     return 1;
 }
 

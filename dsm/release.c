@@ -1079,7 +1079,35 @@ static void acquire_all(uint64_t *target, uint64_t *w)
     }
 }
 
-void dsm_acquire_from(int from)
+/* Pushes are serialized, snapshot and put together, so that a node's
+ * mailbox for us never goes back to an older snapshot (the transports
+ * deliver one node's puts to another in the order they were issued). */
+static pthread_mutex_t push_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void dsm_push_positions(int to)
+{
+    size_t nw = vpos_words();
+    uint64_t off = dsm_off_mbox + (uint64_t)dsm_g.rank * nw * 8;
+    static const uint64_t zero;
+    pthread_mutex_lock(&push_lock);
+    /* The check word first, on its own: a reader that finds it cleared or
+     * not matching ignores the copied entries (mirror_read). */
+    COMM_CHECK(comm_put(to, DSM_REG_AREA, off + (nw - 1) * 8, &zero, 8));
+    COMM_CHECK(comm_put(to, DSM_REG_AREA, off, vpos_local(), nw * 8));
+    pthread_mutex_unlock(&push_lock);
+}
+
+/* Node from's positions as it pushed them to us (dsm_push_positions). */
+static void mbox_read(int from, uint64_t *w)
+{
+    size_t nw = vpos_words();
+    const uint64_t *m = (const uint64_t *)(dsm_g.area + dsm_off_mbox) +
+                        (size_t)from * nw;
+    for (size_t i = 0; i < nw; i++)
+        w[i] = __atomic_load_n(&m[i], __ATOMIC_ACQUIRE);
+}
+
+void dsm_acquire_from(int from, int pushed)
 {
     if (dsm_g.solo || !dsm_g.started)
         return;
@@ -1098,7 +1126,12 @@ void dsm_acquire_from(int from)
     if (from < 0) {
         acquire_all(target, w);
     } else {
-        vpos_get(from, w);
+        if (pushed) {
+            mbox_read(from, w);
+            DSM_STAT(log_pushed, 1);
+        } else {
+            vpos_get(from, w);
+        }
         for (int j = 0; j < n; j++)
             target[j] = w[1 + j] > dsm_g.log_pos[j] ? w[1 + j] : dsm_g.log_pos[j];
     }
@@ -1187,7 +1220,7 @@ void dsm_acquire(void)
 {
     if (dsm_g.solo || !dsm_g.started)
         return;
-    dsm_acquire_from(-1);
+    dsm_acquire_from(-1, 0);
 }
 
 void dsm_flush(void)
@@ -1449,6 +1482,7 @@ static void lazy_serve(void)
             continue;
         __atomic_store_n(&lazy_served[r], lazy_seen[r], __ATOMIC_RELAXED);
         DSM_STAT(lazy_served, 1);
+        dsm_push_positions(r); /* (the ack follows it: comm_notify) */
         COMM_CHECK(comm_notify(r, DSM_REG_AREA,
                                dsm_off_lazy_ack + (size_t)dsm_g.rank * 8,
                                lazy_seen[r]));
@@ -1520,7 +1554,7 @@ void dsm_lazy_stop(void)
     lazy_started = 0;
 }
 
-void dsm_lazy_request(int holder)
+int dsm_lazy_request(int holder)
 {
     uint64_t w;
     /* (an atomic read) */
@@ -1528,7 +1562,7 @@ void dsm_lazy_request(int holder)
                               offsetof(struct dsm_area_hdr, lazy_state), 0, &w));
     if ((uint32_t)(w >> 32) == (uint32_t)w) {
         DSM_STAT(lazy_covered, 1);
-        return;
+        return 0;
     }
     uint64_t old;
     COMM_CHECK(comm_fetch_add(holder, DSM_REG_AREA,
@@ -1541,6 +1575,7 @@ void dsm_lazy_request(int holder)
         ompdsm_fatal("waiting for node %d's lazy release: the job is failing",
                      holder);
     DSM_STAT(lazy_requests, 1);
+    return 1;
 }
 
 struct lazy_wait {

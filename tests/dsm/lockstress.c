@@ -213,13 +213,15 @@ int main(void)
     dsm_stats_get(&st);
     printf("node %d: %llu lock acquires, %llu from the cache, %llu lazy "
            "requests, %llu found covered, %llu invalidations, %llu updates, "
-           "%llu log reads, %llu from the releaser's mirror\n",
+           "%llu log reads, %llu from the releaser's mirror, %llu with pushed "
+           "positions\n",
            T_rank, (unsigned long long)st.lock_acquires,
            (unsigned long long)st.lock_cached,
            (unsigned long long)st.lazy_requests,
            (unsigned long long)st.lazy_covered,
            (unsigned long long)st.invalidations,
            (unsigned long long)st.updates, (unsigned long long)st.log_reads,
-           (unsigned long long)st.log_mirrored);
+           (unsigned long long)st.log_mirrored,
+           (unsigned long long)st.log_pushed);
     return t_finish();
 }
