@@ -5,9 +5,12 @@
  * there), and the release broadcast carries the merged notices, which every
  * node applies before leaving.
  *
- * Payload going up:   u64 n, n notices, u64 m, m mig_rec, ext bytes
- * Payload going down: u64 n, n notices, u64 m, m mig_move, u64 log tail,
- *                     ext bytes
+ * Payload going up:   u64 n, n notices, u64 m, m mig_rec, nodes x u64 log
+ *                     tails, ext bytes
+ * Payload going down: u64 n, n notices, u64 m, m mig_move, nodes x u64
+ *                     log tails, ext bytes
+ * (a node's tail: its notice log's entries whose notices this barrier
+ * carries, release.c; the others' slots 0 going up, combined by maximum).
  * (the mig sections carry home migration, migrate.c; m is 0 when it is
  * off).  A fork's message has the downward shape. */
 #include "dsm_int.h"
@@ -27,7 +30,7 @@ struct pl {
     size_t n;
     const char *mig; /* u64 count, then the records or moves */
     size_t nmig;
-    uint64_t tail;   /* down only */
+    const char *tails; /* dsm_g.size u64 */
     const char *ext;
     size_t extlen;
 };
@@ -59,21 +62,20 @@ static int parse(const void *buf, size_t len, struct pl *p, int down)
         return -EPROTO;
     p->nmig = (size_t)cnt;
     b += cnt * mig_size(down);
-    p->tail = 0;
-    if (down) {
-        if (end - b < 8)
-            return -EPROTO;
-        memcpy(&p->tail, b, 8);
-        b += 8;
-    }
+    size_t tl = (size_t)dsm_g.size * 8;
+    if ((size_t)(end - b) < tl)
+        return -EPROTO;
+    p->tails = b;
+    b += tl;
     p->ext = b;
     p->extlen = (size_t)(end - b);
     return 0;
 }
 
-/* mig: a mig section (u64 count first), or NULL for an empty one. */
+/* mig: a mig section (u64 count first), or NULL for an empty one; tails:
+ * dsm_g.size words, or NULL for zeros. */
 static int build(struct comm_buf *out, const struct notice *v, size_t n,
-                 const struct comm_buf *mig, const uint64_t *tail,
+                 const struct comm_buf *mig, const void *tails,
                  const void *ext, size_t extlen)
 {
     uint64_t cnt = n, none = 0;
@@ -84,8 +86,9 @@ static int build(struct comm_buf *out, const struct notice *v, size_t n,
     if (!rc)
         rc = mig ? comm_buf_append(out, mig->data, mig->len)
                  : comm_buf_append(out, &none, 8);
-    if (!rc && tail)
-        rc = comm_buf_append(out, tail, 8);
+    for (int j = 0; !rc && j < dsm_g.size; j++)
+        rc = comm_buf_append(out, tails ? (const char *)tails + (size_t)j * 8
+                                        : (const char *)&none, 8);
     if (!rc)
         rc = comm_buf_append(out, ext, extlen);
     return rc;
@@ -116,8 +119,18 @@ static int combine(void *vctx, struct comm_buf *acc, const void *in,
         rc = x->ext->combine(x->ext->ctx, &e, b.ext, b.extlen);
     else if (!rc && b.extlen && !a.extlen)
         rc = comm_buf_append(&e, b.ext, b.extlen);
+    uint64_t *t = malloc((size_t)dsm_g.size * 8);
+    if (!t)
+        rc = -ENOMEM;
+    for (int j = 0; !rc && j < dsm_g.size; j++) {
+        uint64_t ta, tb;
+        memcpy(&ta, a.tails + (size_t)j * 8, 8);
+        memcpy(&tb, b.tails + (size_t)j * 8, 8);
+        t[j] = ta > tb ? ta : tb;
+    }
     if (!rc)
-        rc = build(&out, m.v, m.n, &mig, NULL, e.data, e.len);
+        rc = build(&out, m.v, m.n, &mig, t, e.data, e.len);
+    free(t);
     if (!rc) {
         comm_buf_free(acc);
         *acc = out;
@@ -142,7 +155,6 @@ static int at_root(void *vctx, struct comm_buf *acc)
     int rc = comm_buf_append(&e, p.ext, p.extlen);
     if (rc < 0)
         return rc;
-    uint64_t tail = 0;
     if (!dsm_g.solo) {
         /* Every node's writes are at their homes now: see them here. */
         dsm_apply_notices(all.v, all.n);
@@ -168,12 +180,9 @@ static int at_root(void *vctx, struct comm_buf *acc)
     rc = dsm_mig_decide((const struct mig_rec *)(p.mig + 8), p.nmig, &moves);
     if (rc < 0)
         goto out;
-    if (!dsm_g.solo)
-        tail = __atomic_load_n(&((struct dsm_area_hdr *)dsm_g.area)->log_tail,
-                               __ATOMIC_ACQUIRE);
     /* acc is rebuilt from parts that point into it: build into a copy. */
     struct comm_buf nb = {0};
-    rc = build(&nb, all.v, all.n, &moves, &tail, e.data, e.len);
+    rc = build(&nb, all.v, all.n, &moves, p.tails, e.data, e.len);
     if (!rc) {
         comm_buf_free(acc);
         *acc = nb;
@@ -193,8 +202,15 @@ int dsm_barrier(struct comm_group g, struct dsm_sync_ext *ext)
     DSM_STAT(barriers, 1);
     struct bctx x = {ext, 0};
     struct notice_list rel = {0};
+    uint64_t *tails = calloc((size_t)dsm_g.size, 8);
+    if (!tails)
+        ompdsm_fatal("out of memory for a barrier");
     if (!dsm_g.solo) {
         dsm_release_interval(NULL);
+        /* Read before the interval is taken: every entry below the tail
+         * had its notices recorded in the interval (release.c records
+         * them before the tail moves), so this barrier carries them. */
+        tails[dsm_g.rank] = dsm_log_tail();
         pthread_mutex_lock(&dsm_g.interval_lock);
         rel = dsm_g.interval;
         memset(&dsm_g.interval, 0, sizeof dsm_g.interval);
@@ -204,7 +220,7 @@ int dsm_barrier(struct comm_group g, struct dsm_sync_ext *ext)
     /* Homes move only where every node takes part and so learns of it. */
     int rc = dsm_mig_report(&mig, g.nodes == dsm_g.size);
     if (!rc)
-        rc = build(&up, rel.v, rel.n, &mig, NULL, ext ? ext->up : NULL,
+        rc = build(&up, rel.v, rel.n, &mig, tails, ext ? ext->up : NULL,
                    ext ? ext->uplen : 0);
     notice_free(&rel);
     comm_buf_free(&mig);
@@ -231,10 +247,8 @@ int dsm_barrier(struct comm_group g, struct dsm_sync_ext *ext)
         dsm_mig_apply((const struct mig_move *)(p.mig + 8), p.nmig);
         if (!x.root_applied)
             dsm_apply_notices(p.v, p.n);
-        pthread_mutex_lock(&dsm_g.acquire_lock);
-        if (p.tail > dsm_g.log_pos)
-            dsm_g.log_pos = p.tail;
-        pthread_mutex_unlock(&dsm_g.acquire_lock);
+        memcpy(tails, p.tails, (size_t)dsm_g.size * 8);
+        dsm_log_advance(tails);
     }
     if (ext && ext->down) {
         ext->down->len = 0;
@@ -244,6 +258,7 @@ int dsm_barrier(struct comm_group g, struct dsm_sync_ext *ext)
 out:
     comm_buf_free(&up);
     comm_buf_free(&down);
+    free(tails);
     DSM_STAT(barrier_ns, ompdsm_now_ns() - t0);
     if (rc < 0)
         ompdsm_fatal("barrier over %d nodes failed (%d)", g.nodes, rc);
@@ -261,8 +276,7 @@ int dsm_fork_send(struct comm_group g, const void *data, size_t len)
         pthread_mutex_unlock(&dsm_g.interval_lock);
     }
     struct comm_buf b = {0};
-    uint64_t tail = 0;
-    int rc = build(&b, rel.v, rel.n, NULL, &tail, data, len);
+    int rc = build(&b, rel.v, rel.n, NULL, NULL, data, len);
     notice_free(&rel);
     if (!rc && !dsm_g.solo)
         rc = comm_bcast0(g, &b);

@@ -216,6 +216,13 @@ struct dsm_stats {
      * that asked it to release; such requests this node served; takeovers
      * that found the skipped releases covered already. */
     uint64_t lazy_unlocks, lazy_requests, lazy_served, lazy_covered;
+    /* Acquires' reads of another node's notice log (one get each), and
+     * reads the positions' copy of its last release's entries made
+     * needless (docs/design.md, "Notice logs per node"). */
+    uint64_t log_reads, log_mirrored;
+    /* Acquires from a node that took its positions from the copy that
+     * node pushed with its grant or lazy release ack (no get). */
+    uint64_t log_pushed;
 };
 void dsm_stats_get(struct dsm_stats *out);
 

@@ -132,8 +132,10 @@ struct dsm_state {
     struct notice_list since_fork;
     int track_since_fork;
 
-    /* Position in the global notice log up to which this node acquired. */
-    uint64_t log_pos;
+    /* Per node j: the position in j's notice log up to which this node
+     * acquired (release.c); log_applied counts the entries applied. */
+    uint64_t *log_pos;
+    uint64_t log_applied;
     pthread_mutex_t acquire_lock;
 
     uint32_t wide_lock;     /* lock of atomics too wide for a compare-swap */
@@ -270,7 +272,7 @@ static inline struct dsm_chunk_ent chunk_ent_decode(const uint64_t w[2])
 
 /* Layout of DSM_REG_AREA (offsets, same on every node). */
 enum {
-    DSM_LOG_CAP = 1 << 16,      /* notice log entries (at node 0) */
+    DSM_LOG_CAP = 1 << 16,      /* notice log entries (of each node) */
     DSM_LOCK_SLOTS = 1 << 18,   /* lock tails per manager node */
     DSM_QNODES = 32768,         /* lock queue nodes per node */
 };
@@ -280,16 +282,16 @@ struct dsm_area_hdr {
     volatile uint64_t lock_next;  /* next lock id: each node's own count
                                    * before dsm_start, node 0's after */
     char pad1[56];
-    volatile uint64_t log_tail;   /* node 0: notice log entries written */
-    char pad2[56];
     volatile uint64_t lazy_state; /* lazy release (release.c): skipped
                                    * releases << 32 | those covered */
     char pad3[56];
     volatile uint64_t lazy_bell;  /* rung by a lazy release request */
     char pad4[56];
 };
+/* An entry of a node's notice log (a ring of DSM_LOG_CAP in its own
+ * DSM_REG_AREA at dsm_off_log, written only by that node's releases). */
 struct dsm_log_entry {
-    uint64_t seq;     /* index + 1 once the entry is complete */
+    uint64_t seq;     /* index + 1, written last */
     uint32_t page;
     uint32_t npages;
     int32_t writer;
@@ -318,8 +320,22 @@ static inline void lockword_decode(uint64_t w, int *node, uint32_t *q)
     *node = (int)(w >> 32) - 1;
     *q = (uint32_t)w;
 }
-extern size_t dsm_off_chunks, dsm_off_log, dsm_off_logseq, dsm_off_locks,
-    dsm_off_qnodes;
+extern size_t dsm_off_chunks, dsm_off_log, dsm_off_locks, dsm_off_qnodes;
+/* A node's log positions (release.c), size + 1 words at dsm_off_vpos,
+ * written only by that node: word 0, the entries of its own log written
+ * (their diffs possibly still on their way); word 1 + j, how far into
+ * node j's log it acquired (j = itself: its entries complete, diffs at
+ * their homes).  Every position it claims names complete entries, so a
+ * node acquiring from it reads them without waiting. */
+extern size_t dsm_off_vpos;
+/* After them, a copy of the node's last release's entries when there are
+ * at most DSM_LOG_MIRROR (release.c): 2 words, 2 per entry, 1. */
+enum { DSM_LOG_MIRROR = 16 };
+#define DSM_VPOS_WORDS(nodes) ((size_t)(nodes) + 1 + 2 + 2 * DSM_LOG_MIRROR + 1)
+/* Per node h, at dsm_off_mbox + h * DSM_VPOS_WORDS(size) * 8: a copy of
+ * node h's positions and mirror that h pushed before a grant or a lazy
+ * release ack to this node (release.c, dsm_push_positions). */
+extern size_t dsm_off_mbox;
 /* At a page's home, the byte at dsm_off_fetched + page: 0 = another node
  * may have fetched the page since the home last published a notice for it
  * (the initial state: every node starts with a copy of every page), 1 = no
@@ -359,8 +375,21 @@ void dsm_release_pages(struct notice_list *out);
 void dsm_apply_notices(const struct notice *v, size_t n);
 /* Invalidates every valid non-home page (log overrun). */
 void dsm_invalidate_all(void);
-/* Reads and applies log entries since log_pos. */
-void dsm_log_acquire(void);
+/* An acquire after a release by node `from` (the lock's last holder,
+ * handing it over): releases, then applies the notices of every log entry
+ * that node had acquired or written (its positions), and no other; from
+ * < 0 (releaser unknown) acquires every node's positions, as dsm_acquire
+ * does (docs/design.md, "Notice logs per node"). */
+void dsm_acquire_from(int from, int pushed);
+/* Puts this node's positions and mirror into node to's mailbox for this
+ * node; a grant or ack notified after it tells the taker it may acquire
+ * from them (dsm_acquire_from's pushed) instead of getting them. */
+void dsm_push_positions(int to);
+/* This node's log tail (own entries complete), for a barrier's payload. */
+uint64_t dsm_log_tail(void);
+/* A barrier carried tails: positions below them need no reading (the
+ * barrier's notices covered those entries). */
+void dsm_log_advance(const uint64_t *tails);
 /* Sends the diff of page pg now if it is dirty here and not homed here;
  * its notice goes out with the next release. */
 void dsm_release_page(uint32_t pg);
@@ -394,7 +423,9 @@ void dsm_release_quiet(void);
  * ends it (dsm_fini). */
 void dsm_lazy_start(void);
 void dsm_lazy_stop(void);
-void dsm_lazy_request(int holder);
+/* Returns whether it waited for the holder's ack (which comes after the
+ * holder pushed its positions). */
+int dsm_lazy_request(int holder);
 /* Whether this node's releases of cached locks are lazy. */
 int dsm_lazy_on(void);
 /* An unlock is about to leave its lock cached and skip its release

@@ -15,7 +15,7 @@
 struct dsm_state dsm_g = {.fd = -1, .area_fd = -1};
 char *dsm_heap_lo_, *dsm_heap_hi_;
 size_t dsm_off_chunks, dsm_off_log, dsm_off_locks, dsm_off_qnodes;
-size_t dsm_off_logseq, dsm_off_fetched, dsm_off_lazy_ask, dsm_off_lazy_ack;
+size_t dsm_off_vpos, dsm_off_mbox, dsm_off_fetched, dsm_off_lazy_ask, dsm_off_lazy_ack;
 
 #define DEFAULT_HEAP_BASE 0x200000000000ull /* 32 TiB: far from PIE and mmap */
 #define DEFAULT_HEAP_SIZE (16ull << 30)
@@ -147,17 +147,22 @@ int dsm_init(void)
     pthread_mutex_init(&dsm_g.dirty_lock, NULL);
     pthread_mutex_init(&dsm_g.interval_lock, NULL);
     pthread_mutex_init(&dsm_g.acquire_lock, NULL);
+    dsm_g.log_pos = calloc((size_t)dsm_g.size, sizeof *dsm_g.log_pos);
+    if (!dsm_g.log_pos)
+        ompdsm_fatal("out of memory for the log positions");
     pthread_mutex_init(&dsm_g.release_lock, NULL);
 
-    /* The dsm region: header, chunk table, notice log and its sequence
-     * words, lock tails, queue nodes. */
+    /* The dsm region: header, chunk table, notice log and log positions,
+     * lock tails, queue nodes. */
     size_t off = OMPDSM_ALIGN_UP(sizeof(struct dsm_area_hdr), (size_t)64);
     dsm_off_chunks = off;
     off += (size_t)dsm_g.nchunks * DSM_CHUNK_ENT_SIZE;
     dsm_off_log = off = OMPDSM_ALIGN_UP(off, (size_t)64);
     off += (size_t)DSM_LOG_CAP * sizeof(struct dsm_log_entry);
-    dsm_off_logseq = off;
-    off += (size_t)DSM_LOG_CAP * 8;
+    dsm_off_vpos = off = OMPDSM_ALIGN_UP(off, (size_t)64);
+    off += DSM_VPOS_WORDS(dsm_g.size) * 8;
+    dsm_off_mbox = off = OMPDSM_ALIGN_UP(off, (size_t)64);
+    off += (size_t)dsm_g.size * DSM_VPOS_WORDS(dsm_g.size) * 8;
     dsm_off_locks = off;
     off += (size_t)DSM_LOCK_SLOTS * 8;
     dsm_off_qnodes = off = OMPDSM_ALIGN_UP(off, (size_t)64);

@@ -71,11 +71,13 @@ static inline int is_cached(uint64_t w, uint32_t id)
 }
 
 /* A lock taken over from node `from`, whose CACHED word was w: if that
- * node skipped its release, it releases now, before the taker acquires. */
-static void took_cached(int from, uint64_t w)
+ * node skipped its release, it releases now, before the taker acquires.
+ * Returns whether that node pushed its positions to us with its ack. */
+static int took_cached(int from, uint64_t w)
 {
     if ((w & QN_LAZY) && from != dsm_g.rank)
-        dsm_lazy_request(from);
+        return dsm_lazy_request(from);
+    return 0;
 }
 
 /* A re-take from the cache skips the acquire: the lock's last release was
@@ -247,13 +249,36 @@ static void remember(uint32_t id, uint32_t q)
     nheld++;
 }
 
-static void grant(uint64_t succ)
+/* Hands the lock to successor succ.  The grant word says from whom the
+ * successor acquires (node from + 1): the node whose release it must
+ * see, which is this node, or for a test that hands on a lock it took
+ * from a cached queue node, that node (try_behind). */
+/* (a grant word's bit: the granter pushed its positions before it) */
+#define GRANT_PUSHED ((uint64_t)1 << 32)
+
+static void grant(uint64_t succ, int from)
 {
     int snode;
     uint32_t sq;
     lockword_decode(succ, &snode, &sq);
+    uint64_t v = (uint64_t)from + 1;
+    if (from == dsm_g.rank && snode != dsm_g.rank && !dsm_g.solo &&
+        dsm_g.started) {
+        /* The successor acquires from us: our positions travel with the
+         * grant (the notify is ordered after the puts). */
+        dsm_push_positions(snode);
+        v |= GRANT_PUSHED;
+    }
     COMM_CHECK(comm_notify(snode, DSM_REG_AREA,
-                           qoff(sq, offsetof(struct dsm_qnode, grant)), 1));
+                           qoff(sq, offsetof(struct dsm_qnode, grant)), v));
+}
+
+/* The node named by a grant word, and whether it pushed its positions. */
+static int granter(uint32_t q, int *pushed)
+{
+    uint64_t v = __atomic_load_n(&qnode(q)->grant, __ATOMIC_ACQUIRE);
+    *pushed = (v & GRANT_PUSHED) != 0;
+    return (int)(uint32_t)(v & ~GRANT_PUSHED) - 1;
 }
 
 /* Waits, without a doorbell, for a successor that swapped the tail to link
@@ -301,7 +326,7 @@ static void release_to_queue(uint32_t id, uint32_t q)
             next = __atomic_load_n(&qn->next, __ATOMIC_ACQUIRE);
         }
     }
-    grant(next);
+    grant(next, dsm_g.rank);
 }
 
 /* Gives the cached lock in slot k back to its queue (qlock held).  Re-takes
@@ -369,8 +394,10 @@ static void cache_put(uint32_t id, uint32_t q)
 
 /* Behind predecessor (pnode, pq) after swapping the tail: links (and is
  * granted later) or takes the lock from a cached queue node.  One
- * compare-swap on the predecessor's `next` word decides each step. */
-static void follow(uint32_t id, uint32_t q, int pnode, uint32_t pq)
+ * compare-swap on the predecessor's `next` word decides each step.
+ * Returns the node to acquire from. */
+static int follow(uint32_t id, uint32_t q, int pnode, uint32_t pq,
+                  int *pushed)
 {
     uint64_t me = lockword_encode(dsm_g.rank, q);
     uint64_t noff = qoff(pq, offsetof(struct dsm_qnode, next));
@@ -391,8 +418,8 @@ static void follow(uint32_t id, uint32_t q, int pnode, uint32_t pq)
         COMM_CHECK(comm_cas(pnode, DSM_REG_AREA, noff, cur, want, &old));
         if (old == cur) {
             if (want == QN_DEAD) {
-                took_cached(pnode, cur);
-                return;
+                *pushed = took_cached(pnode, cur);
+                return pnode;
             }
             break;
         }
@@ -406,14 +433,16 @@ static void follow(uint32_t id, uint32_t q, int pnode, uint32_t pq)
     }
     if (dsm_lazy_wait_ge(&qnode(q)->grant, 1) < 0)
         ompdsm_fatal("waiting for lock %u: the job is failing", id);
+    return granter(q, pushed);
 }
 
 /* omp_test_lock behind tail `tail` (a lock cached at a node is free): takes
  * the lock from that queue node (CACHED -> TAKEN) and swings the tail to q.
  * If a waiter swapped itself in behind the cached node meanwhile, the lock
- * goes to that waiter and the test fails.  Returns whether it got it. */
+ * goes to that waiter and the test fails.  Returns whether it got it;
+ * *from: the node to acquire from. */
 static int try_behind(uint32_t id, uint32_t q, int mgr, uint64_t off,
-                      uint64_t tail)
+                      uint64_t tail, int *from, int *pushed)
 {
     int pnode;
     uint32_t pq;
@@ -429,12 +458,14 @@ static int try_behind(uint32_t id, uint32_t q, int mgr, uint64_t off,
         return 0;
     /* Whoever gets the lock now (we, or a waiter we hand it to) acquires
      * after the holder's release. */
-    took_cached(pnode, exp);
+    int got_pushed = took_cached(pnode, exp);
     uint64_t me = lockword_encode(dsm_g.rank, q);
     COMM_CHECK(comm_cas(mgr, DSM_REG_AREA, off, tail, me, &old));
     if (old == tail) {
         /* Nobody can be behind pq any more. */
         COMM_CHECK(comm_cas(pnode, DSM_REG_AREA, noff, QN_TAKEN, QN_DEAD, &old));
+        *from = pnode;
+        *pushed = got_pushed;
         return 1;
     }
     /* The waiter that swapped the tail from pq is on its way to pq's next
@@ -454,14 +485,19 @@ static int try_behind(uint32_t id, uint32_t q, int mgr, uint64_t off,
      * stay here), so release before the grant as an unlock would. */
     if ((exp & QN_LAZY) && pnode == dsm_g.rank)
         dsm_release();
-    grant(next & ~QN_TAKEN_LINK);
+    /* (we acquired nothing: the waiter acquires from the lock's holder) */
+    grant(next & ~QN_TAKEN_LINK, pnode);
     return 0;
 }
 
 /* Enqueues queue node q on lock id; returns whether it got the lock (a
- * test fails instead of waiting). */
-static int enqueue(uint32_t id, uint32_t q, int try_only)
+ * test fails instead of waiting), and in *from the node to acquire from,
+ * -1 if unknown (a lock found free in its queue: every node). */
+static int enqueue(uint32_t id, uint32_t q, int try_only, int *from,
+                   int *pushed)
 {
+    *from = -1;
+    *pushed = 0;
     int mgr;
     uint64_t off;
     where(id, &mgr, &off);
@@ -476,7 +512,7 @@ static int enqueue(uint32_t id, uint32_t q, int try_only)
         if (old == guess)
             break;
         if (try_only)
-            return caching() && try_behind(id, q, mgr, off, old);
+            return caching() && try_behind(id, q, mgr, off, old, from, pushed);
         guess = old;
     }
     if (guess == DSM_LOCKWORD_NONE)
@@ -485,13 +521,14 @@ static int enqueue(uint32_t id, uint32_t q, int try_only)
     uint32_t pq;
     lockword_decode(guess, &pnode, &pq);
     if (caching()) {
-        follow(id, q, pnode, pq);
+        *from = follow(id, q, pnode, pq, pushed);
         return 1;
     }
     COMM_CHECK(comm_notify(pnode, DSM_REG_AREA,
                            qoff(pq, offsetof(struct dsm_qnode, next)), me));
     if (comm_wait_ge(&qn->grant, 1) < 0)
         ompdsm_fatal("waiting for lock %u: the job is failing", id);
+    *from = granter(q, pushed);
     return 1;
 }
 
@@ -505,7 +542,8 @@ static void retake_acquire(void)
     dsm_acquire();
 }
 
-static void acquired(uint32_t id, uint32_t q, int cached)
+static void acquired(uint32_t id, uint32_t q, int cached, int from,
+                     int pushed)
 {
     remember(id, q);
     DSM_STAT(lock_acquires, 1);
@@ -517,34 +555,36 @@ static void acquired(uint32_t id, uint32_t q, int cached)
     }
     OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u acquired", id);
     __atomic_store_n(&last_acquire_ns, ompdsm_now_ns(), __ATOMIC_RELAXED);
-    dsm_acquire();
+    dsm_acquire_from(from, pushed);
 }
 
 void dsm_lock(uint32_t id)
 {
     uint64_t t0 = ompdsm_now_ns();
     uint32_t q;
+    int from = -1, pushed = 0;
     int cached = cache_retake(id, &q);
     if (!cached) {
         q = qnode_get();
-        enqueue(id, q, 0);
+        enqueue(id, q, 0, &from, &pushed);
     }
-    acquired(id, q, cached);
+    acquired(id, q, cached, from, pushed);
     DSM_STAT(lock_ns, ompdsm_now_ns() - t0);
 }
 
 int dsm_trylock(uint32_t id)
 {
     uint32_t q;
+    int from = -1, pushed = 0;
     int cached = cache_retake(id, &q);
     if (!cached) {
         q = qnode_get();
-        if (!enqueue(id, q, 1)) {
+        if (!enqueue(id, q, 1, &from, &pushed)) {
             qnode_put(q);
             return 0;
         }
     }
-    acquired(id, q, cached);
+    acquired(id, q, cached, from, pushed);
     return 1;
 }
 
@@ -581,7 +621,7 @@ void dsm_unlock(uint32_t id)
         }
         if (lz)
             dsm_release();
-        grant(next);
+        grant(next, dsm_g.rank);
         qnode_put(q);
         OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u handed on", id);
         return;

@@ -3,8 +3,8 @@
  *
  *   pair_cached   an uncontended lock/unlock pair on node 0, which last
  *                 held the lock (its manager is node 0: no message)
- *   pair_remote   the same on node 1, whose lock's manager and notice log
- *                 are at node 0: messages unless the lock stays cached
+ *   pair_remote   the same on node 1, whose lock's manager is node 0:
+ *                 messages unless the lock stays cached
  *   pair_write    the same on node 1 with a write under the lock to a word
  *                 homed at node 0 (a release per pair unless lazy)
  *   handoff       one lock handed back and forth between nodes 0 and 1
