@@ -4,6 +4,7 @@
     /usr/bin/python3 bench/harness/noisy.py --build DIR [--reps N]
         [--kernels ep.W cg.S is.W mg.W himeno.XS] [--loads quiet nice19 nice0]
         [--configs gcc-2 dsm-1 dsm-shm-2 dsm-tcp-2] [--out DIR]
+        [--dsm-env VAR=VALUE]...
 
 Another user's process on a cluster node, as the Omni/SCASH papers'
 multi-user setting has it, made here with CPU-bound competitors started
@@ -116,6 +117,9 @@ def run_one(args, kc, cfg, load, rep, comp):
         if os.path.exists(stats):
             os.unlink(stats)
         env.update(OMPDSM_TRANSPORT=transport, OMPDSM_STATS=stats)
+        for kv in args.dsm_env:
+            name, _, val = kv.partition('=')
+            env[name] = val
         cmd = [os.path.join(args.build, 'ompdsmrun'), '--timeout',
                str(args.timeout), '-np', str(width)] + prog
     comp.start(load)
@@ -207,6 +211,10 @@ def main(argv=None):
     ap.add_argument('--himeno-iters', type=int, default=HIMENO_ITERS)
     ap.add_argument('--timeout', type=int, default=300)
     ap.add_argument('--out', default='/tmp/ompdsm-noisy')
+    ap.add_argument('--dsm-env', action='append', default=[],
+                    metavar='VAR=VALUE',
+                    help='set VAR for the ompdsm runs (e.g. '
+                         'OMP_WAIT_POLICY=active); repeatable')
     args = ap.parse_args(argv)
     if 'quiet' not in args.loads:
         args.loads.insert(0, 'quiet')
