@@ -502,6 +502,10 @@ static struct rt_prof_site *prof_site(OMPDSM_loop_site *site, int nthreads)
         ps->speed = prof_alloc(nt * sizeof *ps->speed);
         ps->weight = prof_alloc(nt * sizeof *ps->weight);
         ps->vec = prof_alloc(nt * sizeof *ps->vec);
+        free(ps->acc_it);
+        free(ps->acc_ns);
+        ps->acc_it = prof_alloc(nt * sizeof *ps->acc_it);
+        ps->acc_ns = prof_alloc(nt * sizeof *ps->acc_ns);
         ps->thr = prof_alloc((size_t)nthr * sizeof *ps->thr);
         for (int i = 0; i < nthr; i++) {
             ps->thr[i].speed = prof_alloc(nt * sizeof *ps->speed);
@@ -818,6 +822,8 @@ static void prof_exchange(struct rt_loop *L, uint64_t timed_ns,
     ps->measured = 1;
     ps->measure = 0;
     ps->measurements++;
+    memset(ps->acc_it, 0, (size_t)nt * sizeof *ps->acc_it);
+    memset(ps->acc_ns, 0, (size_t)nt * sizeof *ps->acc_ns);
     ps->repartitions += out.repartition != 0;
     prof_group_give(ps);
     ps->measure_ns += L->xchg_ns;
@@ -1171,6 +1177,33 @@ struct prof_rec {
     uint64_t ns, iters;
 };
 
+/* After a drift: when every thread's executions since the weights last
+ * changed add up to PROF_CK_MIN_NS or more, re-partition by those
+ * speeds instead of measuring again.  A loop whose executions are short
+ * (CG's rows: 0.2 ms) measures a node throttled in bursts of milliseconds
+ * as fast whenever its eval_size iterations fall inside a burst, so a new
+ * measurement would be as wrong as the last; the executions' sum is not.
+ * Returns whether it re-partitioned. */
+static int prof_acc_split(struct rt_prof_site *ps, int nt)
+{
+    double sp[nt];
+    for (int t = 0; t < nt; t++) {
+        if (!ps->acc_it[t])
+            return 0;
+        if (ps->acc_ns[t] < PROF_CK_MIN_NS)
+            return 0;
+        sp[t] = (double)ps->acc_it[t] / (double)ps->acc_ns[t];
+    }
+    memcpy(ps->speed, sp, sizeof sp);
+    memcpy(ps->weight, sp, sizeof sp);
+    memset(ps->acc_it, 0, (size_t)nt * sizeof *ps->acc_it);
+    memset(ps->acc_ns, 0, (size_t)nt * sizeof *ps->acc_ns);
+    ps->repartitions++;
+    ps->acc_splits++;
+    prof_group_give(ps);
+    return 1;
+}
+
 /* Each node's time against the prediction from the measured speeds
  * (iterations / speed, scaled to this execution's total so that only the
  * split is judged, not the absolute speed).  Two executions in a row must
@@ -1180,6 +1213,13 @@ struct prof_rec {
 static void prof_drift(struct rt_prof_site *ps, const struct prof_rec *r,
                        int nt)
 {
+    /* Every thread's iterations and time since the weights last changed:
+     * the speeds the executions themselves show (every node sees the same
+     * records, so every node sums the same). */
+    for (int t = 0; t < nt; t++) {
+        ps->acc_it[t] += r[t].iters;
+        ps->acc_ns[t] += r[t].ns;
+    }
     if (!ps->measured || ps->brief || !(rt_icv.prof_drift > 0))
         return;
     /* In a group, only the loop whose measurement the weights are judges
@@ -1215,7 +1255,11 @@ static void prof_drift(struct rt_prof_site *ps, const struct prof_rec *r,
         return;
     }
     ps->drifts++;
-    if (++ps->drift_run >= 2) {
+    if (++ps->drift_run >= 2 && prof_acc_split(ps, nt)) {
+        ps->drift_run = 0;
+        return;
+    }
+    if (ps->drift_run >= 2) {
         /* (in a group, the owner measures again, and its new weights
          * re-partition the group) */
         ps->measure = 1;

@@ -313,6 +313,9 @@ struct rt_prof_site {
     double *weight;              /* [nthreads] the partition in use */
     uint64_t *vec;               /* [nthreads] its vector, last execution */
     uint64_t executions, measurements, repartitions, drifts;
+    uint64_t *acc_it, *acc_ns;   /* [nthreads] iterations and time of the
+                                    executions since the weights changed */
+    uint64_t acc_splits;         /* re-partitions by those (prof_drift) */
     int drift_run;               /* executions in a row that strayed */
     uint64_t measure_ns;         /* timed iterations' clock reads and the
                                     exchange of speeds, this node */
