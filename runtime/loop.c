@@ -628,6 +628,13 @@ static struct rt_prof_thr *prof_thr(const struct rt_loop *L)
     return &L->ps->thr[rt_self.local > 0 ? rt_self.local : 0];
 }
 
+/* Forgets the executions' sums: the weights just changed. */
+static void prof_acc_reset(struct rt_prof_site *ps, int nt)
+{
+    memset(ps->acc_it, 0, (size_t)nt * sizeof *ps->acc_it);
+    memset(ps->acc_ns, 0, (size_t)nt * sizeof *ps->acc_ns);
+}
+
 /* Whether this thread writes the node's shared state of the loop. */
 static int prof_leader(void)
 {
@@ -701,7 +708,7 @@ static void prof_init(struct rt_loop *L, long long eval_size,
     int shared = rt_self.nlocal > 1;
     if (!shared) {
         phase = prof_start(L, &base);
-    } else if (rt_self.local == 0) {
+    } else if (prof_leader()) {
         uint32_t t;
         while ((t = __atomic_load_n(&pn.took, __ATOMIC_ACQUIRE)) < pn.need)
             rt_word_wait(&pn.took, t, &pn.took_sleep);
@@ -822,8 +829,7 @@ static void prof_exchange(struct rt_loop *L, uint64_t timed_ns,
     ps->measured = 1;
     ps->measure = 0;
     ps->measurements++;
-    memset(ps->acc_it, 0, (size_t)nt * sizeof *ps->acc_it);
-    memset(ps->acc_ns, 0, (size_t)nt * sizeof *ps->acc_ns);
+    prof_acc_reset(ps, nt);
     ps->repartitions += out.repartition != 0;
     prof_group_give(ps);
     ps->measure_ns += L->xchg_ns;
@@ -1196,8 +1202,7 @@ static int prof_acc_split(struct rt_prof_site *ps, int nt)
     }
     memcpy(ps->speed, sp, sizeof sp);
     memcpy(ps->weight, sp, sizeof sp);
-    memset(ps->acc_it, 0, (size_t)nt * sizeof *ps->acc_it);
-    memset(ps->acc_ns, 0, (size_t)nt * sizeof *ps->acc_ns);
+    prof_acc_reset(ps, nt);
     ps->repartitions++;
     ps->acc_splits++;
     prof_group_give(ps);
