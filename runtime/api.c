@@ -9,13 +9,17 @@ RT_API void omp_set_num_threads(int n)
 {
     if (n < 1)
         return;
-    rt_dv()->nthreads = n > rt_icv.max_threads ? rt_icv.max_threads : n;
+    /* A team over the nodes has at most nodes x T threads; inside a
+     * region the value is for nested teams (nest.c), which have no such
+     * bound. */
+    if (rt_self.level == 0 && n > rt_icv.max_threads)
+        n = rt_icv.max_threads;
+    rt_dv()->nthreads = n;
 }
 RT_API int omp_get_num_threads(void) { return rt_self.nthreads; }
 RT_API int omp_get_max_threads(void)
 {
-    /* nthreads-var, as libgomp reports it, also inside regions (where a
-     * nested region would still get a team of one). */
+    /* nthreads-var, as libgomp reports it, also inside regions. */
     return rt_dv()->nthreads;
 }
 RT_API int omp_get_thread_num(void) { return rt_self.tid; }
@@ -32,8 +36,21 @@ RT_API int omp_get_num_procs(void)
 RT_API int omp_in_parallel(void) { return rt_self.active_level > 0; }
 RT_API void omp_set_dynamic(int d) { rt_dv()->dynamic = d != 0; }
 RT_API int omp_get_dynamic(void) { return rt_dv()->dynamic; }
-RT_API void omp_set_nested(int n) { rt_dv()->nested = n != 0; }
-RT_API int omp_get_nested(void) { return rt_dv()->nested; }
+/* nested-var is max-active-levels-var > 1, as in libgomp (OpenMP 5.0
+ * deprecates it so): setting it allows every level, clearing it one. */
+RT_API void omp_set_nested(int n)
+{
+    if (n)
+        rt_icv.max_active_levels = RT_MAX_LEVELS;
+    else if (rt_icv.max_active_levels > 1)
+        rt_icv.max_active_levels = 1;
+    rt_dv()->nested = rt_icv.max_active_levels > 1;
+}
+RT_API int omp_get_nested(void)
+{
+    return rt_icv.max_active_levels > 1 &&
+           rt_icv.max_active_levels > rt_self.active_level;
+}
 
 RT_API void omp_set_schedule(omp_sched_t kind, int chunk)
 {
@@ -68,7 +85,7 @@ RT_API int omp_get_thread_limit(void) { return rt_icv.thread_limit; }
 RT_API void omp_set_max_active_levels(int n)
 {
     if (n >= 0)
-        rt_icv.max_active_levels = n;
+        rt_icv.max_active_levels = n > RT_MAX_LEVELS ? RT_MAX_LEVELS : n;
 }
 RT_API int omp_get_max_active_levels(void) { return rt_icv.max_active_levels; }
 RT_API int omp_get_level(void) { return rt_self.level; }
@@ -80,9 +97,12 @@ RT_API int omp_get_ancestor_thread_num(int level)
         return -1;
     if (level == 0)
         return 0;
-    if (level == rt_self.level)
-        return rt_self.tid;
-    /* Only level 1 can have more than one thread. */
+    const struct rt_thread *t = &rt_self;
+    while (t->level > level && t->up)
+        t = t->up;
+    if (t->level == level)
+        return t->tid;
+    /* (the level-1 team over the nodes keeps no chain) */
     return level == 1 ? rt_self.outer_tid : 0;
 }
 
@@ -92,8 +112,11 @@ RT_API int omp_get_team_size(int level)
         return -1;
     if (level == 0)
         return 1;
-    if (level == rt_self.level)
-        return rt_self.nthreads;
+    const struct rt_thread *t = &rt_self;
+    while (t->level > level && t->up)
+        t = t->up;
+    if (t->level == level)
+        return t->nthreads;
     return level == 1 ? rt_self.outer_size : 1;
 }
 

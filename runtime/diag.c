@@ -111,8 +111,9 @@ void rt_wait_end(void)
     if (--s->depth)
         return;
     slot_write_begin(s);
-    /* the monitor takes fault time from the dsm's own count */
-    if (s->kind != RT_WAIT_FAULT)
+    /* the monitor takes fault time from the dsm's own count; an idle pool
+     * thread waits for nobody */
+    if (s->kind != RT_WAIT_FAULT && s->kind != RT_WAIT_IDLE)
         s->done_ns[lock_like(s->kind)] += ompdsm_now_ns() - s->since_ns;
     s->kind = RT_WAIT_NONE;
     slot_write_end(s);
@@ -210,6 +211,7 @@ static const char *kind_name(int kind)
     case RT_WAIT_ORDERED: return "ordered";
     case RT_WAIT_FLUSH: return "flush (spinning, no change seen)";
     case RT_WAIT_FAULT: return "page fault (waiting for the page)";
+    case RT_WAIT_IDLE: return "idle (a pool thread between regions)";
     default: return "running";
     }
 }
@@ -377,7 +379,8 @@ static void send_sample(void)
         w[0] += c2.done_ns[0];
         w[1] += c2.done_ns[1];
         if (c2.kind != RT_WAIT_NONE && c2.kind != RT_WAIT_FLUSH &&
-            c2.kind != RT_WAIT_FAULT && now > c2.since_ns)
+            c2.kind != RT_WAIT_FAULT && c2.kind != RT_WAIT_IDLE &&
+            now > c2.since_ns)
             w[lock_like(c2.kind)] += now - c2.since_ns;
     }
     struct boot_sample s = {

@@ -235,22 +235,31 @@ void rt_env_init(int nodes)
                                           RT_MAX_TPN);
     }
 
-    /* OMP_NUM_THREADS may be a list (nested levels); we use its first
-     * element since nested regions run with a team of one. */
+    /* OMP_NUM_THREADS may be a list: its first element is the team
+     * total, the others nthreads-var at nested levels (nest.c). */
     const char *v = getenv("OMP_NUM_THREADS");
     int nt = -1;
+    rt_icv.nt_list_len = 0;
     if (v && *v) {
-        char first[32];
-        size_t l = strcspn(v, ",");
-        uint64_t x;
-        if (l >= sizeof first)
-            l = sizeof first - 1;
-        memcpy(first, v, l);
-        first[l] = 0;
-        if (ompdsm_parse_u64(first, 0, &x) < 0 || x < 1 || x > 1000000)
-            ompdsm_fatal("OMP_NUM_THREADS='%s' is not valid: expected a "
-                         "positive integer (or a comma-separated list)", v);
-        nt = (int)x;
+        for (const char *e = v;; e++) {
+            char item[32];
+            size_t l = strcspn(e, ",");
+            uint64_t x;
+            if (l >= sizeof item)
+                l = sizeof item - 1;
+            memcpy(item, e, l);
+            item[l] = 0;
+            if (ompdsm_parse_u64(item, 0, &x) < 0 || x < 1 || x > 1000000)
+                ompdsm_fatal("OMP_NUM_THREADS='%s' is not valid: expected a "
+                             "positive integer (or a comma-separated list)",
+                             v);
+            if (rt_icv.nt_list_len < 8)
+                rt_icv.nt_list[rt_icv.nt_list_len++] = (int)x;
+            e += strcspn(e, ",");
+            if (!*e)
+                break;
+        }
+        nt = rt_icv.nt_list[0];
         if (!tpn_given && nt > nodes) {
             if (nt % nodes || nt / nodes > RT_MAX_TPN)
                 ompdsm_fatal("OMP_NUM_THREADS=%d is the team total over %d "
@@ -305,7 +314,18 @@ void rt_env_init(int nodes)
     }
     rt_icv.thread_limit = env_int("OMP_THREAD_LIMIT", rt_icv.max_threads, 1,
                                   1000000);
-    rt_icv.max_active_levels = env_int("OMP_MAX_ACTIVE_LEVELS", 1, 0, 1000000);
+    const char *tl = getenv("OMP_THREAD_LIMIT");
+    rt_icv.nest_limit = tl && *tl ? rt_icv.thread_limit : 4096;
+    /* As libgomp: OMP_MAX_ACTIVE_LEVELS if set; else OMP_NESTED=true, or a
+     * list in OMP_NUM_THREADS, allow every level; else one. */
+    const char *nv = getenv("OMP_NESTED");
+    int levels = rt_icv.dv.nested || ((!nv || !*nv) && rt_icv.nt_list_len > 1)
+                     ? RT_MAX_LEVELS : 1;
+    rt_icv.max_active_levels = env_int("OMP_MAX_ACTIVE_LEVELS", levels, 0,
+                                       1000000);
+    if (rt_icv.max_active_levels > RT_MAX_LEVELS)
+        rt_icv.max_active_levels = RT_MAX_LEVELS;
+    rt_icv.dv.nested = rt_icv.max_active_levels > 1;
     /* A re-partition must promise 5% (noise on a shared machine is about
      * that); an execution whose per-node times stray 20% from the
      * prediction is measured again. */

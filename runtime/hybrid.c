@@ -393,20 +393,38 @@ static void bind_self(int local)
                     comm_rank(), local, bind_cpu[local % nbind], strerror(rc));
 }
 
+void rt_thread_init_tp(void)
+{
+    for (struct tp_init *t = tp_inits; t; t = t->next)
+        t->fn();
+}
+
+int rt_node_cpus(cpu_set_t *set)
+{
+    if (!nbind)
+        return 0;
+    CPU_ZERO(set);
+    for (int i = 0; i < nbind; i++)
+        CPU_SET(bind_cpu[i], set);
+    return 1;
+}
+
 static void *pool_main(void *arg)
 {
     int local = (int)(intptr_t)arg;
     uint32_t seen = 0;
     bind_self(local);
-    for (struct tp_init *t = tp_inits; t; t = t->next)
-        t->fn();
+    rt_thread_init_tp();
     for (;;) {
+        /* (idle counts as waiting: a deadlock elsewhere is still seen) */
+        rt_wait_begin(RT_WAIT_IDLE, NULL, NULL, 0, NULL, ~0ull);
         pthread_mutex_lock(&node.mu);
         while (node.post == seen) {
             pthread_mutex_unlock(&node.mu);
             rt_word_wait(&node.post, seen, &node.post_sleep);
             pthread_mutex_lock(&node.mu);
         }
+        rt_wait_end();
         seen = node.post;
         OMPDSM_region *r = node.r;
         size_t size = node.frame_size;

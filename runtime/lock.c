@@ -5,7 +5,8 @@
 
 static long long me(void)
 {
-    return (long long)comm_rank() * rt_icv.threads_per_node + rt_self.local + 1;
+    /* (a thread's number in its node is not enough: nested teams) */
+    return rt_thread_owner();
 }
 
 RT_API void omp_init_lock(omp_lock_t *l) { l->_ompdsm_id = dsm_lock_alloc(); }

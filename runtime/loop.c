@@ -20,9 +20,17 @@ static inline struct rt_loop *L_of(OMPDSM_loop *l)
 
 static void claim_of(const struct rt_loop *L, struct sched_claim *c)
 {
-    rt_ws_where(L->seq, &c->node, &c->off);
-    c->region = RT_REG_AREA;
     c->gen = rt_ws_gen(L->seq);
+    c->region = RT_REG_AREA;
+    if (rt_self.lteam) {
+        /* a nested team's words are in process memory (nest.c) */
+        c->local = rt_nest_ws_word(L->seq);
+        c->node = comm_rank();
+        c->off = 0;
+        return;
+    }
+    c->local = NULL;
+    rt_ws_where(L->seq, &c->node, &c->off);
 }
 
 static void prof_init(struct rt_loop *L, long long eval_size,
@@ -56,7 +64,8 @@ RT_API void OMPDSM_loop_init(OMPDSM_loop *loop, OMPDSM_loop_site *site,
          * that never measures (static's partition exactly), so that the
          * statistics time it per execution as they time profiled loops:
          * the baseline ompdsm-tune compares with. */
-        if (sched == OMPDSM_SCHED_STATIC && site && rt_self.nthreads > 1) {
+        if (sched == OMPDSM_SCHED_STATIC && site && rt_self.nthreads > 1 &&
+            !rt_self.lteam) {
             sched = OMPDSM_SCHED_PROFILED;
             frozen = 1;
         }
@@ -67,9 +76,11 @@ RT_API void OMPDSM_loop_init(OMPDSM_loop *loop, OMPDSM_loop_site *site,
         if (o->eval_skip >= 0)
             eval_skip = o->eval_skip;
     }
-    /* profiled needs the site's memory and a team; anything else runs it
-     * as static, which is its partition before it has measured. */
-    if (sched == OMPDSM_SCHED_PROFILED && (!site || rt_self.nthreads <= 1))
+    /* profiled needs the site's memory and a team over the nodes (a
+     * nested team's threads share one node); anything else runs it as
+     * static, which is its partition before it has measured. */
+    if (sched == OMPDSM_SCHED_PROFILED &&
+        (!site || rt_self.nthreads <= 1 || rt_self.lteam))
         sched = OMPDSM_SCHED_STATIC;
     if (chunk < 0)
         chunk = 0;
@@ -247,12 +258,21 @@ static int ordered_ready(void *arg)
 
 static void ordered_wait(struct rt_loop *L)
 {
+    if (rt_self.lteam) {
+        rt_nest_ordered_wait(L->seq, rt_self.ordered_iter);
+        return;
+    }
     if (comm_wait_until(ordered_ready, L) < 0)
         ompdsm_fatal("ordered: the job is failing");
 }
 
 static void ordered_publish(struct rt_loop *L)
 {
+    if (rt_self.lteam) {
+        rt_nest_ordered_publish(L->seq, rt_self.ordered_iter);
+        rt_self.ordered_passed = 1;
+        return;
+    }
     uint64_t w = sched_word(ordered_tag(L), rt_self.ordered_iter + 1);
     uint64_t off = offsetof(struct rt_area, ordered) +
                    ((L->seq % RT_ORD_SLOTS) * (uint64_t)comm_size() +
@@ -304,7 +324,8 @@ RT_API void OMPDSM_ordered_start(void)
         return;
     rt_wait_begin(RT_WAIT_ORDERED, RT_CALLER, NULL, 0, NULL, ~0ull);
     ordered_wait(L);
-    dsm_acquire();
+    if (!rt_self.lteam) /* (a nested team shares the node's copies) */
+        dsm_acquire();
     rt_wait_end();
 }
 
@@ -313,7 +334,8 @@ RT_API void OMPDSM_ordered_end(void)
     struct rt_loop *L = rt_self.ordered_loop;
     if (!L || L->nthreads <= 1)
         return;
-    dsm_release();
+    if (!rt_self.lteam)
+        dsm_release();
     ordered_publish(L);
 }
 

@@ -18,7 +18,7 @@ typedef struct omp_lock_t {
  * the owner changes while it holds the lock. */
 typedef struct omp_nest_lock_t {
     unsigned long long _ompdsm_id;
-    long long _ompdsm_owner; /* global thread number + 1, 0 = none */
+    long long _ompdsm_owner; /* owning thread (unique in the job), 0 = none */
     long long _ompdsm_count;
 } omp_nest_lock_t;
 

@@ -5,6 +5,7 @@
 #ifndef OMPDSM_RT_H
 #define OMPDSM_RT_H
 
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "comm/comm.h"
@@ -34,6 +35,9 @@ struct rt_icv {
     unsigned long long stacksize; /* OMP_STACKSIZE (bytes), 0 = default */
     int thread_limit;      /* OMP_THREAD_LIMIT */
     int max_active_levels; /* OMP_MAX_ACTIVE_LEVELS */
+    int nest_limit;        /* largest nested team: OMP_THREAD_LIMIT if set */
+    int nt_list[8];        /* OMP_NUM_THREADS's list: nthreads-var of the */
+    int nt_list_len;       /* implicit tasks of level i (nest.c) */
     int threads_per_node;  /* OMPDSM_THREADS_PER_NODE (hybrid.c) */
     int max_threads;       /* nodes x threads per node */
     double prof_gain;      /* OMPDSM_PROFILED_GAIN */
@@ -44,6 +48,9 @@ struct rt_icv {
 };
 extern struct rt_icv rt_icv;
 void rt_env_init(int nodes);
+/* The most active levels omp_set_max_active_levels and omp_set_nested
+ * give (libgomp's) */
+enum { RT_MAX_LEVELS = 255 };
 /* Parses "kind[,chunk]" as OMP_SCHEDULE does; 0 or -EINVAL. */
 int rt_parse_schedule(const char *s, int *kind, long long *chunk);
 /* One entry of OMPDSM_PROFILED: the loop at file:line (file "*": every
@@ -96,8 +103,19 @@ struct rt_thread {
      * region; else rt_icv.dv's apply). */
     struct rt_dicv dv;
     int has_dv;
+    /* A nested team's thread (nest.c): the team, whose barriers, claim
+     * words and ordered words are in this process's memory; NULL in a
+     * team over the nodes. */
+    struct rt_lteam *lteam;
+    /* The encountering thread's state at the region this thread's team
+     * runs (levels above: omp_get_ancestor_thread_num); NULL in the
+     * level-1 team over the nodes, whose level 0 is node 0's master. */
+    const struct rt_thread *up;
 };
 extern __thread struct rt_thread rt_self;
+/* A number for the calling thread, unique in the job (owners of nestable
+ * locks). */
+long long rt_thread_owner(void);
 static inline struct rt_dicv *rt_dv(void)
 {
     return rt_self.has_dv ? &rt_self.dv : &rt_icv.dv;
@@ -185,9 +203,36 @@ int rt_team_allgather(const void *mine, size_t len, void *all);
  * spin, then sleep; sleepers counts the sleeping), and wakes them. */
 void rt_word_wait(uint32_t *w, uint32_t val, uint32_t *sleepers);
 void rt_word_wake(uint32_t *w, uint32_t *sleepers);
+/* Runs the units' threadprivate initialisers in a new thread. */
+void rt_thread_init_tp(void);
+/* The node's CPUs when its threads are bound one per CPU (*set filled,
+ * returns 1), else 0: a new thread keeps its creator's mask. */
+int rt_node_cpus(cpu_set_t *set);
 /* Serialises the node's threads' ordered publications (loop.c). */
 void rt_node_ordered_lock(int on);
 
+
+/* ---- nest.c: nested parallel regions with more than one thread ----
+ * A parallel region met inside another (level >= 1) with active levels to
+ * spare runs on the encountering thread's node, with threads of a pool of
+ * this process: its barriers, reductions, copyprivate, claim words
+ * (dynamic, guided, single, sections) and ordered words are process
+ * memory, and its threads share the node's page copies, so no message and
+ * no DSM release is needed inside it.  Runs region r with nthreads threads
+ * (the caller is thread 0) and returns after its join. */
+void rt_nest_run(OMPDSM_region *r, void *frame, size_t frame_size,
+                 int nthreads);
+/* The nested team's barrier (rt_team_barrier in a nested team). */
+void rt_nest_barrier(const void *cp, size_t cplen, int cp_executor,
+                     void *cp_out);
+/* The claim word of the nested team's work-share instance seq. */
+uint64_t *rt_nest_ws_word(uint64_t seq);
+/* Ordered regions of a nested team's loop instance seq: waits until
+ * `iter` iterations have passed; publishes that iter + 1 have. */
+void rt_nest_ordered_wait(uint64_t seq, uint64_t iter);
+void rt_nest_ordered_publish(uint64_t seq, uint64_t iter);
+/* Nested teams started (OMPDSM_STATS). */
+extern uint64_t rt_nest_teams;
 
 /* ---- main.c ---- */
 /* Maps a shared memfd region of len bytes (rounded to pages) and registers
@@ -346,6 +391,7 @@ enum rt_wait_kind {
     RT_WAIT_COPYPRIVATE, RT_WAIT_JOIN, RT_WAIT_FORK, RT_WAIT_LOCK,
     RT_WAIT_NEST_LOCK, RT_WAIT_CRITICAL, RT_WAIT_ORDERED, RT_WAIT_FLUSH,
     RT_WAIT_FAULT,
+    RT_WAIT_IDLE, /* a pool thread between regions (hybrid.c, nest.c) */
 };
 /* The calling thread enters (and leaves) a construct that may wait for
  * other nodes: pc is the return address into the user's code (resolved to

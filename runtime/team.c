@@ -16,6 +16,15 @@ __thread struct rt_thread rt_self = {.nthreads = 1};
 uint64_t rt_world_barriers;
 struct rt_stats rt_st;
 
+long long rt_thread_owner(void)
+{
+    static int next;
+    static __thread int serial;
+    if (!serial)
+        serial = __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
+    return ((long long)comm_rank() << 32) + serial;
+}
+
 void rt_ws_where(uint64_t seq, int *node, uint64_t *off)
 {
     int nodes = rt_self.group.nodes > 0 ? rt_self.group.nodes : 1;
@@ -38,6 +47,8 @@ void rt_team_member(OMPDSM_region *r, void *frame, int nthreads, int tid,
     /* The implicit task's ICVs: the encountering task's (node 0's at the
      * fork, which the fork message gave every node) */
     rt_self.dv = rt_icv.dv;
+    if (rt_icv.nt_list_len > 1) /* OMP_NUM_THREADS=a,b: b at level 1 */
+        rt_self.dv.nthreads = rt_icv.nt_list[1];
     rt_self.has_dv = 1;
     rt_self.tid = tid;
     rt_self.nthreads = nthreads;
@@ -51,6 +62,8 @@ void rt_team_member(OMPDSM_region *r, void *frame, int nthreads, int tid,
     rt_self.red = NULL;
     rt_self.nred = rt_self.capred = 0;
     rt_self.ordered_loop = NULL;
+    rt_self.lteam = NULL;
+    rt_self.up = NULL;
     rt_task_region_start();
     rt_diag_region(r->name);
     r->fn(frame);
@@ -165,6 +178,8 @@ static void run_alone(OMPDSM_region *r, void *frame)
     rt_self.red = NULL;
     rt_self.nred = rt_self.capred = 0;
     rt_self.ordered_loop = NULL;
+    rt_self.lteam = NULL;
+    rt_self.up = &saved;
     r->fn(frame);
     /* The join of a team of one: apply its reductions right here. */
     for (int i = 0; i < rt_self.nred; i++)
@@ -184,6 +199,18 @@ RT_API void OMPDSM_parallel(OMPDSM_region *region, void *frame,
         nthreads = rt_icv.max_threads;
     if (nthreads > rt_icv.thread_limit)
         nthreads = rt_icv.thread_limit;
+    if (rt_self.level > 0 || comm_rank() != 0) {
+        /* nested: a team of this node's threads (nest.c) when an active
+         * level is left; its size is not bound by the nodes */
+        int n = num_threads > 0 ? num_threads : rt_dv()->nthreads;
+        if (n > rt_icv.nest_limit)
+            n = rt_icv.nest_limit;
+        if (if_clause && n > 1 &&
+            rt_self.active_level < rt_icv.max_active_levels) {
+            rt_nest_run(region, frame, frame_size, n);
+            return;
+        }
+    }
     if (!if_clause || rt_self.level > 0 || nthreads <= 1 || comm_rank() != 0 ||
         rt_icv.max_active_levels < 1) {
         void *copy = frame_copy(frame, frame_size);
@@ -238,6 +265,12 @@ static void team_barrier(const void *cp, size_t cplen, int cp_executor,
                          struct comm_buf *recs_out)
 {
     RT_STAT(team_barriers, 1);
+    if (rt_self.lteam) {
+        rt_nest_barrier(cp, cplen, cp_executor, cp_out);
+        if (recs_out && reclen && comm_buf_append(recs_out, rec, reclen) < 0)
+            ompdsm_fatal("out of memory for a barrier's records");
+        return;
+    }
     if (rt_self.nthreads <= 1) {
         for (int i = 0; i < rt_self.nred; i++)
             rt_red_apply(&rt_self.red[i]);

@@ -8,6 +8,31 @@
 #include "sched.h"
 #include "comm/comm.h"
 
+/* The word's compare-swap and fetch-add: remote atomics through comm, or
+ * CPU atomics on a word of this process (c->local). */
+static void word_cas(const struct sched_claim *c, uint64_t expect,
+                     uint64_t desired, uint64_t *old)
+{
+    if (c->local) {
+        uint64_t e = expect;
+        __atomic_compare_exchange_n(c->local, &e, desired, 0, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_SEQ_CST);
+        *old = e;
+        return;
+    }
+    COMM_CHECK(comm_cas(c->node, c->region, c->off, expect, desired, old));
+}
+
+static void word_fetch_add(const struct sched_claim *c, uint64_t add,
+                           uint64_t *old)
+{
+    if (c->local) {
+        *old = __atomic_fetch_add(c->local, add, __ATOMIC_SEQ_CST);
+        return;
+    }
+    COMM_CHECK(comm_fetch_add(c->node, c->region, c->off, add, old));
+}
+
 /* -1: the word belongs to an older instance; 0: ours; 1: a newer one. */
 static int age(uint64_t word, uint64_t gen)
 {
@@ -31,8 +56,7 @@ static int claim(const struct sched_claim *c,
         uint64_t cur = a < 0 ? 0 : sched_word_val(guess), next;
         if (!f(cur, &next, arg))
             return 0;
-        COMM_CHECK(comm_cas(c->node, c->region, c->off, guess,
-                            sched_word(c->gen, next), &old));
+        word_cas(c, guess, sched_word(c->gen, next), &old);
         if (old == guess) {
             *got = cur;
             return 1;
@@ -51,7 +75,7 @@ int sched_dynamic_next(const struct sched_claim *c, uint64_t nchunks,
 {
     for (;;) {
         uint64_t old;
-        COMM_CHECK(comm_fetch_add(c->node, c->region, c->off, 1, &old));
+        word_fetch_add(c, 1, &old);
         int a = age(old, c->gen);
         if (a > 0)
             return 0;
@@ -65,8 +89,7 @@ int sched_dynamic_next(const struct sched_claim *c, uint64_t nchunks,
         if (!nchunks)
             return 0;
         uint64_t seen;
-        COMM_CHECK(comm_cas(c->node, c->region, c->off, old + 1,
-                            sched_word(c->gen, 1), &seen));
+        word_cas(c, old + 1, sched_word(c->gen, 1), &seen);
         if (seen == old + 1) {
             *chunk_index = 0;
             return 1;

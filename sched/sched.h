@@ -42,6 +42,9 @@ struct sched_claim {
     int region;    /* comm region id */
     uint64_t off;  /* offset of the word */
     uint64_t gen;  /* this instance's generation */
+    uint64_t *local; /* non-NULL: the word is in this process's memory
+                        (a nested team's, runtime/nest.c): CPU atomics on
+                        it, node/region/off unused */
 };
 /* dynamic: claims the next chunk index; returns 0 when the instance's
  * chunks are exhausted (nchunks). */

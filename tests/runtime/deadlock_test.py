@@ -26,7 +26,9 @@
                       rt_deadlock_omp.c) an OpenMP program built by ompcc
                       without -g: crossed locks named by the argument
                       written at each call (omp_set_lock(&locks[3])), and
-                      a named critical section, each with its line
+                      a named critical section, each with its line;
+                      the crossed locks again after a nested region (an
+                      idle pool thread must not hide the deadlock)
 
 Expected lines come from the @NAME markers in rt_deadlock.c, not from a
 run.  Exit 0 pass, 1 fail.
@@ -233,6 +235,13 @@ elif CASE == "translated":
             PROG = exe
             f = r"rt_deadlock_omp\.c:%d"
             expect_report("locks", [
+                r"ompdsmrun: node 0 thread 0: omp_set_nest_lock\(&nest\) at "
+                + f % LINE["OMP_LOCK0"] + ", held by node 1",
+                r"ompdsmrun: node 1 thread 0: omp_set_lock\(&locks\[3\]\) at "
+                + f % LINE["OMP_LOCK1"] + ", held by node 0"], "shm")
+            # the same after a nested region: its idle pool thread counts
+            # as waiting
+            expect_report("nested", [
                 r"ompdsmrun: node 0 thread 0: omp_set_nest_lock\(&nest\) at "
                 + f % LINE["OMP_LOCK0"] + ", held by node 1",
                 r"ompdsmrun: node 1 thread 0: omp_set_lock\(&locks\[3\]\) at "

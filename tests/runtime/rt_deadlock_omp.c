@@ -5,7 +5,10 @@
  *   locks     thread 0 holds locks[3] and wants locks[2]; thread 1 holds
  *             locks[2] and wants locks[3] (the second as a nestable lock)
  *   critical  thread 0 holds critical(update) while it spins on a flag
- *             nobody sets; thread 1 waits to enter the section */
+ *             nobody sets; thread 1 waits to enter the section
+ *   nested    as locks, after a nested region of 2 threads on each node:
+ *             the nested team's idle pool thread must not hide the
+ *             deadlock (it counts as waiting) */
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +20,7 @@ int counter, go;
 int main(int argc, char **argv)
 {
     int crit = argc > 1 && !strcmp(argv[1], "critical");
+    int nested = argc > 1 && !strcmp(argv[1], "nested");
     for (int i = 0; i < 4; i++)
         omp_init_lock(&locks[i]);
     omp_init_nest_lock(&nest);
@@ -40,6 +44,14 @@ int main(int argc, char **argv)
                 counter++; /* @CRIT1 */
             }
         } else {
+            if (nested) {
+                omp_set_nested(1);
+#pragma omp parallel num_threads(2)
+                {
+#pragma omp atomic
+                    counter++;
+                }
+            }
             if (me == 0)
                 omp_set_lock(&locks[3]);
             else

@@ -1,6 +1,7 @@
 /* rt_parallel.c - OMPDSM_parallel: fork and join, the frame passed by value
  * and by pointer to shared storage from OMPDSM_local_alloc, a large frame,
- * if(0), num_threads above the node count, nested regions (a team of one),
+ * if(0), num_threads above the node count, nested regions (a team of one
+ * inside an active region, threads of the node inside an inactive one),
  * and many consecutive regions of two kinds. */
 #include "rt_test.h"
 
@@ -76,44 +77,49 @@ static void region_alone(void *fp)
           omp_get_active_level(), omp_in_parallel());
 }
 
-/* ---- regions 3, 4: nested regions run with a team of one ---- */
+/* ---- regions 3, 4: nested regions: a team of one inside an active
+ * region (max-active-levels 1 by default), a team of threads of the node
+ * inside an inactive one (a team of one on 1 node), as libgomp ---- */
 struct frame_inner {
     int outer_tid;
     int outer_n;
+    int expect;            /* the nested team's size */
     long long *red_target; /* shared local of the outer thread's caller */
+    long long *iters;      /* iterations the team ran, and last ones */
+    long long *lasts;
 };
 static OMPDSM_loop_site inner_site = {"rt_parallel.c", 120, "region_inner", 0};
 static void region_inner(void *fp)
 {
     struct frame_inner *f = fp;
-    CHECK(omp_get_num_threads() == 1 && omp_get_thread_num() == 0,
-          "nested: team of %d, thread %d", omp_get_num_threads(),
-          omp_get_thread_num());
+    int me = omp_get_thread_num();
+    CHECK(omp_get_num_threads() == f->expect && me >= 0 && me < f->expect,
+          "nested: team of %d, thread %d, expected a team of %d",
+          omp_get_num_threads(), me, f->expect);
     CHECK(omp_get_level() == 2 &&
-              omp_get_active_level() == (f->outer_n > 1 ? 1 : 0),
+              omp_get_active_level() == (f->outer_n > 1) + (f->expect > 1),
           "nested: level %d active level %d", omp_get_level(),
           omp_get_active_level());
     CHECK(omp_get_ancestor_thread_num(1) == f->outer_tid &&
-              omp_get_ancestor_thread_num(2) == 0 &&
+              omp_get_ancestor_thread_num(2) == me &&
               omp_get_ancestor_thread_num(0) == 0,
           "nested: ancestors %d %d %d (outer tid %d)",
           omp_get_ancestor_thread_num(0), omp_get_ancestor_thread_num(1),
           omp_get_ancestor_thread_num(2), f->outer_tid);
-    CHECK(omp_get_team_size(1) == f->outer_n && omp_get_team_size(2) == 1 &&
-              omp_get_team_size(0) == 1,
+    CHECK(omp_get_team_size(1) == f->outer_n &&
+              omp_get_team_size(2) == f->expect && omp_get_team_size(0) == 1,
           "nested: team sizes %d %d %d (outer %d)", omp_get_team_size(0),
           omp_get_team_size(1), omp_get_team_size(2), f->outer_n);
-    /* Work-sharing, single and barrier in a team of one. */
+    /* Work-sharing, single and barrier in the nested team. */
     OMPDSM_loop L;
     unsigned long long lo, hi, cnt = 0;
     OMPDSM_loop_init(&L, &inner_site, 10, OMPDSM_SCHED_DYNAMIC, 3, 0, 0, 0);
     while (OMPDSM_loop_next(&L, &lo, &hi))
         for (unsigned long long k = lo; k < hi; k++)
             cnt++;
-    CHECK(OMPDSM_loop_last(&L), "nested: team of one did not run the last "
-                                "iteration");
+    __atomic_fetch_add(f->iters, (long long)cnt, __ATOMIC_RELAXED);
+    __atomic_fetch_add(f->lasts, OMPDSM_loop_last(&L), __ATOMIC_RELAXED);
     OMPDSM_loop_end(&L, 0);
-    CHECK(cnt == 10, "nested loop: %llu iterations", cnt);
     if (OMPDSM_single_start())
         (*g_inner)[f->outer_tid] += 1;
     OMPDSM_single_end(0);
@@ -130,13 +136,23 @@ static OMPDSM_region rd_inner = {region_inner, "rt_parallel.c:120 (outer)", 0};
 static void region_outer(void *fp)
 {
     (void)fp;
-    int tid = omp_get_thread_num();
+    int tid = omp_get_thread_num(), n = omp_get_num_threads();
     long long *target = OMPDSM_local_alloc(sizeof(long long), 8, 0);
+    long long iters = 0, lasts = 0;
     *target = 100;
-    struct frame_inner fi = {tid, omp_get_num_threads(), target};
-    OMPDSM_parallel(&rd_inner, &fi, sizeof fi, 0, 1);  /* no clause */
-    OMPDSM_parallel(&rd_inner, &fi, sizeof fi, 4, 1);  /* num_threads(4) */
-    CHECK(*target == 110, "nested reduction: %lld, expected 110", *target);
+    /* no clause: nthreads-var; num_threads(4) */
+    int e1 = n > 1 ? 1 : omp_get_max_threads(), e2 = n > 1 ? 1 : 4;
+    struct frame_inner fi = {tid, n, e1, target, &iters, &lasts};
+    OMPDSM_parallel(&rd_inner, &fi, sizeof fi, 0, 1);
+    CHECK(iters == 10 && lasts == 1, "nested loop: %lld iterations, %lld "
+          "threads ran the last", iters, lasts);
+    fi.expect = e2;
+    iters = lasts = 0;
+    OMPDSM_parallel(&rd_inner, &fi, sizeof fi, 4, 1);
+    CHECK(iters == 10 && lasts == 1, "nested loop: %lld iterations, %lld "
+          "threads ran the last", iters, lasts);
+    CHECK(*target == 100 + 5 * (e1 + e2), "nested reduction: %lld, expected "
+          "%d", *target, 100 + 5 * (e1 + e2));
     CHECK(omp_get_level() == 1 && omp_get_num_threads() == fi.outer_n &&
               omp_get_thread_num() == tid,
           "after nested region: level %d, team %d, thread %d",
