@@ -11,6 +11,10 @@
  *   copyprivate R single constructs with copyprivate of a private int
  *   testlock   every thread takes a lock R times by polling omp_test_lock
  *              and increments a shared counter under it
+ *   nested     every thread of the team runs R nested parallel regions of
+ *              2 threads (omp_set_nested(1)), each with a loop of N
+ *              iterations summed in a reduction (the fork, the loop's
+ *              barrier and the join of a team inside the node)
  *
  * usage: small NAME [R] [N]
  * Prints "NAME secs=S check=C": the wall time of the construct's loop on
@@ -111,11 +115,36 @@ static int bench_testlock(int reps, long *check)
     return counter == (long)reps * team;
 }
 
+static int bench_nested(int reps, int n, long *check)
+{
+    long total = 0, bad = 0;
+    omp_set_nested(1);
+    omp_set_max_active_levels(2);
+#pragma omp parallel reduction(+ : total, bad)
+    {
+        for (int r = 0; r < reps; r++) {
+            long s = 0;
+#pragma omp parallel num_threads(2) reduction(+ : s)
+            {
+                if (omp_get_num_threads() != 2)
+                    s += 1000000000L;
+#pragma omp for
+                for (int i = 0; i < n; i++)
+                    s += i;
+            }
+            bad += s != (long)n * (n - 1) / 2;
+            total += s;
+        }
+    }
+    *check = total;
+    return bad == 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: small collapse|loops|copyprivate|testlock "
-                        "[REPS] [N]\n");
+        fprintf(stderr, "usage: small collapse|loops|copyprivate|testlock|"
+                        "nested [REPS] [N]\n");
         return 2;
     }
     const char *name = argv[1];
@@ -132,9 +161,11 @@ int main(int argc, char **argv)
         ok = bench_copyprivate(reps, &check);
     else if (!strcmp(name, "testlock"))
         ok = bench_testlock(reps, &check);
+    else if (!strcmp(name, "nested"))
+        ok = bench_nested(reps, n, &check);
     else {
         fprintf(stderr, "small: unknown benchmark '%s' (collapse, loops, "
-                        "copyprivate, testlock)\n", name);
+                        "copyprivate, testlock, nested)\n", name);
         return 2;
     }
     double secs = omp_get_wtime() - t0;

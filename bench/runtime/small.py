@@ -18,7 +18,7 @@ import statistics
 import subprocess
 import sys
 
-NAMES = ['collapse', 'loops', 'copyprivate', 'testlock']
+NAMES = ['collapse', 'loops', 'copyprivate', 'testlock', 'nested']
 PROG = os.path.basename(sys.argv[0])  # small.py, or diagcost.py importing it
 
 
