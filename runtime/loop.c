@@ -880,6 +880,7 @@ static int prof_ck_start(struct rt_loop *L)
     struct rt_prof_thr *ps = prof_thr(L);
     double frac = prof_check();
     if (!(frac > 0) || L->chunk || L->frozen ||
+        L->nthreads > rt_icv.max_threads || /* no record slots */
         (L->flags & (OMPDSM_LOOP_ORDERED | OMPDSM_LOOP_MONOTONIC)))
         return 0;
     struct sched_prof_part p = {L->base, L->n, 0, L->nthreads, ps->vec};
