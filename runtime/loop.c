@@ -380,6 +380,9 @@ enum { PH_SKIP, PH_TIMED, PH_TIMING, PH_XCHG, PH_RUN, PH_CK, PH_CKRUN,
  * left, and none comes when that is under PROF_CK_MIN_NS: about 20 for a
  * rest of 4 s). */
 #define PROF_CK_MAX_ROUNDS 48
+/* Checkpoint record slots per node of the job (rt_prof_ck_len): a team
+ * of more threads than that many per node runs without checkpoints. */
+#define PROF_CK_TPN 64
 
 struct rt_prof_site *rt_prof_sites;
 static struct rt_prof_site **prof_tail = &rt_prof_sites;
@@ -880,7 +883,8 @@ static int prof_ck_start(struct rt_loop *L)
     struct rt_prof_thr *ps = prof_thr(L);
     double frac = prof_check();
     if (!(frac > 0) || L->chunk || L->frozen ||
-        L->nthreads > rt_icv.max_threads || /* no record slots */
+        (uint64_t)L->nthreads > (uint64_t)comm_size() * PROF_CK_TPN ||
+        /* (more threads per node than record slots: no checkpoint) */
         (L->flags & (OMPDSM_LOOP_ORDERED | OMPDSM_LOOP_MONOTONIC)))
         return 0;
     struct sched_prof_part p = {L->base, L->n, 0, L->nthreads, ps->vec};
@@ -935,17 +939,26 @@ struct ck_rec {
  * round k + 1, which each publishes after reading round k). */
 enum { PROF_CK_EXECS = 8 };
 
-size_t rt_prof_ck_len(void)
+/* Team threads with a slot: PROF_CK_TPN per node.  Not the job's threads
+ * per node: the area's size must not depend on them, since every node
+ * registers it with the same size before the nodes can compare their
+ * threads per node and stop a job whose nodes differ (rt_hybrid's test
+ * expects that message). */
+static uint64_t ck_threads(int nodes)
 {
-    return (size_t)PROF_CK_EXECS * 2 *
-           (size_t)(rt_icv.max_threads > 0 ? rt_icv.max_threads : 1) *
+    return (uint64_t)(nodes > 0 ? nodes : 1) * PROF_CK_TPN;
+}
+
+size_t rt_prof_ck_len(int nodes)
+{
+    return (size_t)PROF_CK_EXECS * 2 * (size_t)ck_threads(nodes) *
            sizeof(struct ck_rec);
 }
 
 static uint64_t ck_off(const struct rt_loop *L, uint64_t round, int t)
 {
     uint64_t slot = ((L->seq % PROF_CK_EXECS) * 2 + (round & 1)) *
-                        (uint64_t)rt_icv.max_threads + (uint64_t)t;
+                        ck_threads(comm_size()) + (uint64_t)t;
     return rt_area_ck_off(comm_size()) + slot * sizeof(struct ck_rec);
 }
 

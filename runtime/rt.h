@@ -143,10 +143,10 @@ static inline size_t rt_area_ck_off(int nodes)
     return (sizeof(struct rt_area) + (size_t)RT_ORD_SLOTS * (size_t)nodes * 8 +
             63) & ~(size_t)63;
 }
-size_t rt_prof_ck_len(void);
+size_t rt_prof_ck_len(int nodes);
 static inline size_t rt_area_len(int nodes)
 {
-    return rt_area_ck_off(nodes) + rt_prof_ck_len();
+    return rt_area_ck_off(nodes) + rt_prof_ck_len(nodes);
 }
 extern struct rt_area *rt_area;
 /* The node holding the claim word of work-share instance seq, and its offset. */
