@@ -154,9 +154,17 @@ struct rt_area {
     volatile uint64_t ws[RT_WS_SLOTS];
     volatile uint64_t ordered[]; /* [RT_ORD_SLOTS][nodes] */
 };
+/* After them, schedule(profiled)'s checkpoint records (loop.c): their
+ * offset in the area and their bytes. */
+static inline size_t rt_area_ck_off(int nodes)
+{
+    return (sizeof(struct rt_area) + (size_t)RT_ORD_SLOTS * (size_t)nodes * 8 +
+            63) & ~(size_t)63;
+}
+size_t rt_prof_ck_len(int nodes);
 static inline size_t rt_area_len(int nodes)
 {
-    return sizeof(struct rt_area) + (size_t)RT_ORD_SLOTS * (size_t)nodes * 8;
+    return rt_area_ck_off(nodes) + rt_prof_ck_len(nodes);
 }
 extern struct rt_area *rt_area;
 /* The node holding the claim word of work-share instance seq, and its offset. */
@@ -341,7 +349,19 @@ struct rt_prof_thr {
     int ck_last;                    /* no checkpoint follows this part */
     uint64_t ck_rounds;             /* checkpoints of this execution */
     uint64_t ck_cit, ck_cns;        /* iterations and time since the
-                                       first checkpoint phase began */
+                                       first checkpoint phase began, at
+                                       the last record */
+    /* Asynchronous checkpoints: at its deadline a thread publishes its
+     * record (what it ran, and its ranges left but a reserve taken from
+     * their front) and runs the reserve while the others' records come;
+     * the rest is split when every record of the round is in. */
+    uint64_t ck_rlo[RT_CK_RANGES], ck_rhi[RT_CK_RANGES]; /* the reserve */
+    int ck_rn, ck_ri;               /* its ranges; the one handed out */
+    uint64_t ck_rpiece;             /* its pieces */
+    int ck_pending;                 /* published, round not complete */
+    uint64_t ck_pub;                /* when it published */
+    uint64_t ck_blk;                /* ns blocked since the last record */
+    uint64_t ck_gap;                /* last round: publication to split */
 };
 struct rt_prof_site {
     OMPDSM_loop_site *site;
@@ -371,6 +391,9 @@ struct rt_prof_site {
     struct rt_prof_thr *thr;
     int nthr;
     uint64_t checks, check_splits; /* checkpoints; those that re-split */
+    uint64_t ck_waits, ck_wait_ns; /* this node's threads' blocking waits
+                                      for a checkpoint's records (reserve
+                                      run out), and their time */
     uint64_t cycles, instructions; /* hardware counters, when present */
     long long cnt0[2];           /* their values at the loop's start */
     uint64_t nhist;              /* executions recorded (at most RT_PROF_HIST) */

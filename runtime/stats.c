@@ -188,6 +188,7 @@ struct prof_wire {
     uint64_t key;
     uint64_t nhist, measure_ns, cycles, instructions;
     uint64_t hist_ns[RT_PROF_HIST];
+    uint64_t ck_waits, ck_wait_ns;
 };
 
 static uint64_t site_key(const OMPDSM_loop_site *s)
@@ -228,6 +229,8 @@ static int prof_gather(struct prof_wire **out, int *nsites_out)
         w[i].key = site_key(ps->site);
         w[i].nhist = ps->nhist;
         w[i].measure_ns = ps->measure_ns;
+        w[i].ck_waits = ps->ck_waits;
+        w[i].ck_wait_ns = ps->ck_wait_ns;
         w[i].cycles = ps->cycles;
         w[i].instructions = ps->instructions;
         memcpy(w[i].hist_ns, ps->hist_ns, sizeof ps->hist_ns);
@@ -323,6 +326,18 @@ static void print_prof(FILE *f, const struct prof_wire *all, int ns)
             const struct prof_wire *w = wire_of(all, ns, t, key);
             fprintf(f, " %12.3f", w ? w->measure_ns / 1e6 : 0.0);
         }
+        if (ps->checks) {
+            fprintf(f, "\n  %-12s", "ck_waits");
+            for (int t = 0; t < nt; t++) {
+                const struct prof_wire *w = wire_of(all, ns, t, key);
+                fprintf(f, " %12llu", w ? (unsigned long long)w->ck_waits : 0ull);
+            }
+            fprintf(f, "\n  %-12s", "ck_wait_ms");
+            for (int t = 0; t < nt; t++) {
+                const struct prof_wire *w = wire_of(all, ns, t, key);
+                fprintf(f, " %12.3f", w ? w->ck_wait_ns / 1e6 : 0.0);
+            }
+        }
         if (rt_prof_counters) {
             fprintf(f, "\n  %-12s", "cycles");
             for (int t = 0; t < nt; t++) {
@@ -397,6 +412,18 @@ static void json_prof(FILE *f, const struct prof_wire *all, int ns)
             const struct prof_wire *w = wire_of(all, ns, t, key);
             fprintf(f, "%s%llu", t ? ", " : "",
                     w ? (unsigned long long)w->measure_ns : 0ull);
+        }
+        fprintf(f, "], \"checkpoint_waits\": [");
+        for (int t = 0; t < nt; t++) {
+            const struct prof_wire *w = wire_of(all, ns, t, key);
+            fprintf(f, "%s%llu", t ? ", " : "",
+                    w ? (unsigned long long)w->ck_waits : 0ull);
+        }
+        fprintf(f, "], \"checkpoint_wait_ns\": [");
+        for (int t = 0; t < nt; t++) {
+            const struct prof_wire *w = wire_of(all, ns, t, key);
+            fprintf(f, "%s%llu", t ? ", " : "",
+                    w ? (unsigned long long)w->ck_wait_ns : 0ull);
         }
         fprintf(f, "]");
         if (rt_prof_counters) {

@@ -233,24 +233,35 @@ static void run_fn(void (*fn)(void *), void *data, int final,
     ctx_end(&c);
 }
 
-/* Runs a descriptor copied out of a queue. */
 /* Set while this thread takes tasks in a barrier's arrival phase: the
- * tasks it runs then count in node 0's busy word. */
+ * tasks it runs then count in node 0's busy word, from before their claim
+ * (busy_claim) to their end. */
 static __thread int in_arrival;
 
+/* Before a claim in the arrival phase (d 1), and after it failed or its
+ * task ended (d -1).  Counting from before the claim: a node that sees
+ * busy 0 after its queue was empty knows that nobody holds a task taken
+ * from it (a thief counted itself before the claim, and the count came
+ * down only after the claim); counted after the claim, a thief that had
+ * taken a task but not yet counted it (its dsm_acquire lies between)
+ * let the creating node leave with the task waiting for others (issue 15,
+ * task_spread on 2 nodes). */
+static void busy_claim(int d)
+{
+    uint64_t old;
+    if (in_arrival)
+        COMM_CHECK(comm_fetch_add(0, RT_REG_TASK, off_of(&tq->busy),
+                                  (uint64_t)(int64_t)d, &old));
+}
+
+/* Runs a descriptor copied out of a queue (claimed under busy_claim). */
 static void run_desc(struct tq_desc *d, int stolen)
 {
     if (stolen)
         dsm_acquire();
-    int busy = in_arrival;
-    uint64_t old;
-    if (busy)
-        COMM_CHECK(comm_fetch_add(0, RT_REG_TASK, off_of(&tq->busy), 1, &old));
     run_fn((void (*)(void *))(uintptr_t)d->fn, d->data,
            !!(d->flags & OMPDSM_TASK_FINAL), d->anc);
-    if (busy)
-        COMM_CHECK(comm_fetch_add(0, RT_REG_TASK, off_of(&tq->busy),
-                                  (uint64_t)-1, &old));
+    busy_claim(-1);
     if (d->parent) {
         int node = (int)(d->parent >> 32) - 1;
         uint32_t idx = (uint32_t)d->parent;
@@ -278,14 +289,19 @@ static int take_local(struct tq_desc *out, uint64_t want)
     for (unsigned j = 1; j <= TQ_SLOTS; j++) {
         unsigned i = (push_at + TQ_SLOTS - j) % TQ_SLOTS;
         uint64_t exp = ST_FULL;
-        if (tq->state[i] != ST_FULL || !descends(tq->slot[i].anc, want) ||
-            !__atomic_compare_exchange_n(&tq->state[i], &exp, ST_TAKEN, 0,
-                                         __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        if (tq->state[i] != ST_FULL || !descends(tq->slot[i].anc, want))
             continue;
+        busy_claim(1);
+        if (!__atomic_compare_exchange_n(&tq->state[i], &exp, ST_TAKEN, 0,
+                                         __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+            busy_claim(-1);
+            continue;
+        }
         memcpy(out, &tq->slot[i], sizeof *out);
         if (!descends(out->anc, want)) {
             /* refilled between the look and the claim: put it back */
             __atomic_store_n(&tq->state[i], ST_FULL, __ATOMIC_RELEASE);
+            busy_claim(-1);
             continue;
         }
         __atomic_fetch_sub(&tq->count, 1, __ATOMIC_RELAXED);
@@ -315,15 +331,19 @@ static int steal_from(int v, struct tq_desc *out, uint64_t want)
             if (!descends(anc, want))
                 continue;
         }
+        busy_claim(1);
         COMM_CHECK(comm_cas(v, RT_REG_TASK, off_of(&tq->state[i]), ST_FULL,
                             ST_TAKEN, &old));
-        if (old != ST_FULL)
+        if (old != ST_FULL) {
+            busy_claim(-1);
             continue;
+        }
         COMM_CHECK(comm_get(v, RT_REG_TASK, off_of(&tq->slot[i]), out, sizeof *out));
         if (!descends(out->anc, want)) {
             /* refilled between the look and the claim: put it back */
             COMM_CHECK(comm_cas(v, RT_REG_TASK, off_of(&tq->state[i]), ST_TAKEN,
                                 ST_FULL, &old));
+            busy_claim(-1);
             continue;
         }
         COMM_CHECK(comm_fetch_add(v, RT_REG_TASK, off_of(&tq->count),
@@ -410,13 +430,23 @@ static int help_one(void)
 }
 
 /* The leader, before its node's counts go into a network barrier: no
- * helper starts a task any more, and none is running one. */
-static void close_node(void)
+ * helper starts a task any more, and none is running one.  While one
+ * still runs a task, the leader runs the team's tasks too: the helper's
+ * task may wait for another to run (task_spread's tasks wait until one
+ * has run on another thread), and on one node nobody else would.  help:
+ * the caller is a member in a barrier's arrival phase (rt_self is the
+ * member's), which may run tasks. */
+static void close_node(int help)
 {
     unsigned idle = 0;
     __atomic_store_n(&help_closed, 1, __ATOMIC_SEQ_CST);
-    while (__atomic_load_n(&help_busy, __ATOMIC_SEQ_CST))
-        backoff(&idle);
+    while (__atomic_load_n(&help_busy, __ATOMIC_SEQ_CST)) {
+        uint32_t e0 = __atomic_load_n(&ev, __ATOMIC_SEQ_CST);
+        if (help && run_one(0))
+            idle = 0;
+        else
+            backoff_ev(&idle, e0);
+    }
 }
 
 static void open_node(void)
@@ -580,7 +610,7 @@ void rt_task_region_end(void)
 void rt_task_arrive(struct rt_thread *member)
 {
     if (!tasks_on || member->nthreads <= 1) {
-        close_node();
+        close_node(0);
         return;
     }
     uint64_t target = ++bar_b * (uint64_t)member->group.nodes, seen;
@@ -597,6 +627,8 @@ void rt_task_arrive(struct rt_thread *member)
     in_arrival = 1;
     for (;;) {
         uint64_t ab[2]; /* arrive, busy */
+        /* this node's queue first, then busy: see busy_claim */
+        uint64_t queued = __atomic_load_n(&tq->count, __ATOMIC_SEQ_CST);
         if (comm_rank() == 0) {
             ab[0] = __atomic_load_n(&tq->arrive, __ATOMIC_ACQUIRE);
             ab[1] = __atomic_load_n(&tq->busy, __ATOMIC_ACQUIRE);
@@ -604,7 +636,12 @@ void rt_task_arrive(struct rt_thread *member)
             COMM_CHECK(comm_get(0, RT_REG_TASK, off_of(&tq->arrive), ab,
                                 sizeof ab));
         }
-        if (ab[0] >= target && !ab[1])
+        /* (and no helper of this node runs a task: issue 15, on 1 node
+         * x 2 threads the leader arrived while its helper ran a task
+         * waiting for another to run, closed the node and waited 5 s for
+         * it without running the others) */
+        if (ab[0] >= target && !ab[1] && !queued &&
+            !__atomic_load_n(&help_busy, __ATOMIC_SEQ_CST))
             break;
         uint32_t e0 = __atomic_load_n(&ev, __ATOMIC_SEQ_CST);
         if (run_one(0))
@@ -612,11 +649,12 @@ void rt_task_arrive(struct rt_thread *member)
         else
             backoff_ev(&idle, e0);
     }
+    /* (closing, it may run tasks: as the member, and counted busy) */
+    close_node(1);
     in_arrival = 0;
     (void)seen;
     *member = rt_self;
     rt_self = saved;
-    close_node();
 }
 
 struct task_rec {

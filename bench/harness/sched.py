@@ -6,6 +6,11 @@
          profiled profiled@,8,1]
         [--transport shm] [--out DIR]
 
+A schedule may end in ':VAR=VALUE' (several allowed), set for its runs
+only: 'profiled:OMPDSM_PROFILED_RESERVE_MS=0' is profiled with the
+checkpoints' reserve off (every thread waits for all records), side by side
+with 'profiled'.
+
 Runs each kernel's schedule(runtime) loops on 2 ompdsm nodes (bound to
 CPUs 0 and 1 by ompdsmrun) under OMP_SCHEDULE=static, dynamic, guided and
 profiled, homogeneous and with node 1 at half speed (slownode.py: a cgroup
@@ -53,7 +58,8 @@ def one(runner, k, c, sched, idx, slowed, rep, transport):
     os.environ).  'profiled@,8,1' is OMP_SCHEDULE=profiled with
     OMPDSM_PROFILED='*=,8,1' (eval_size 8, eval_skip 1); a '+POLICY' suffix
     ('profiled+faults') sets OMPDSM_MIGRATION=POLICY (default off)."""
-    sched_only, _, mig = sched.partition('+')
+    sched_env, *envs = sched.split(':')
+    sched_only, _, mig = sched_env.partition('+')
     os.environ['OMPDSM_MIGRATION'] = mig or 'off'
     kind, _, over = sched_only.partition('@')
     os.environ['OMP_SCHEDULE'] = kind
@@ -64,7 +70,19 @@ def one(runner, k, c, sched, idx, slowed, rep, transport):
     cfg = 'dsm-%s-2' % transport
     # run() names its log and statistics files by repetition, not by
     # schedule: a repetition number per schedule keeps them apart.
-    rec = runner.run(k, c, cfg, slowed, rep * 100 + idx, tag='')
+    saved = {}
+    for e in envs:
+        var, _, val = e.partition('=')
+        saved[var] = os.environ.get(var)
+        os.environ[var] = val
+    try:
+        rec = runner.run(k, c, cfg, slowed, rep * 100 + idx, tag='')
+    finally:
+        for var, val in saved.items():
+            if val is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = val
     rec['rep'] = rep
     rec['schedule'] = sched
     if rec.get('stats_file'):
@@ -112,6 +130,13 @@ def summarize(runs, kernels, schedules):
                     'measured': med([sum(l['measurements'] for l in p) for p in prof]) if any(prof) else None,
                     'executions': med([sum(l['executions'] for l in p) for p in prof]) if any(prof) else None,
                     'vectors': [[l['vector'] for l in p][:3] for p in prof][:1],
+                    # node 0's checkpoints: count, blocking waits for the
+                    # other node's record, and exchange time (per run)
+                    'checkpoints': [sum(l.get('checkpoints', 0) for l in p) for p in prof],
+                    'ck_waits0': [sum((l.get('checkpoint_waits') or [0])[0] for l in p) for p in prof],
+                    'ck_wait_ms0': [sum((l.get('checkpoint_wait_ns') or [0])[0] for l in p) / 1e6 for p in prof],
+                    'measure_ms': [[sum((l.get('measure_ns') or [0, 0])[t] for l in p) / 1e6
+                                    for t in range(2)] for p in prof],
                 }
         out[kc] = cell
     return out
@@ -148,6 +173,28 @@ def markdown(doc):
     L.append('')
     L.append('"vs static": median over repetitions of (static time / this time) '
              'of two runs made one after the other; above 1 is faster than static.')
+    rows = []
+    for kc, cell in doc['summary'].items():
+        for s in doc['schedules']:
+            for sl in ('homo', 'slow'):
+                w = cell['%s/%s' % (s, sl)]
+                if not s.startswith('profiled') or not any(w.get('checkpoints') or []):
+                    continue
+                rows.append('| %s | %s | %s | %s | %s | %s | %s |' % (
+                    kc, s, 'node 1 slowed' if sl == 'slow' else 'homogeneous',
+                    ' '.join('%d' % x for x in w['checkpoints']),
+                    ' '.join('%d' % x for x in w['ck_waits0']),
+                    ' '.join('%.1f' % x for x in w['ck_wait_ms0']),
+                    ' '.join('%.1f/%.1f' % tuple(x) for x in w['measure_ms'])))
+    if rows:
+        L.append('')
+        L.append('Checkpoints per run (OMPDSM_STATS): node 0\'s blocking waits for '
+                 'the other node\'s record and their time, and measure_ms of node 0 / node 1 '
+                 '(the speed exchange and the checkpoints), one value per run:')
+        L.append('')
+        L.append('| kernel | schedule | nodes | checkpoints | node 0 blocked | node 0 blocked (ms) | measure_ms 0/1 |')
+        L.append('|---|---|---|---|---|---|---|')
+        L.extend(rows)
     return '\n'.join(L) + '\n'
 
 

@@ -3,7 +3,10 @@
    with flushes) until some task has run on another thread.  On one
    thread nothing can spread; with several the program fails when every
    task ran on the creating thread, which is what running tasks
-   undeferred does. */
+   undeferred does, and when a task gave up waiting: some thread that
+   could have run another task waited 5 s instead (issue 15: on 1 node
+   x 2 threads, the node's leader waited in the barrier for its helper's
+   task to end without running the other tasks). */
 #include <stdio.h>
 #include <omp.h>
 
@@ -70,6 +73,7 @@ int main(void)
     for (k = 0; k < NT; k++)
         CHECK(ran_on[k] >= 0 && ran_on[k] < team, "every task ran");
     CHECK(team == 1 ? distinct == 1 : distinct > 1, "tasks ran on more than one thread");
+    CHECK(!gave_up, "no task waited 5 s for a task to run on another thread");
     printf("spread: %s\n", team == 1 || distinct > 1 ? "yes" : "no");
     printf("task_spread: %s\n", nfail ? "FAILED" : "ok");
     return nfail ? 1 : 0;

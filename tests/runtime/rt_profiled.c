@@ -27,6 +27,10 @@
  *   rt_profiled share-drift  a loop of a group whose times stray from the
  *                            group's weights does not make it measure again
  *                            and again (only the measuring loop judges).
+ *   rt_profiled async        a node that reaches every checkpoint late
+ *                            (5 ms iterations): node 0 runs its reserve
+ *                            meanwhile and does not block for its record
+ *                            (OMPDSM_PROFILED_RESERVE_MS=0 makes it fail).
  *   rt_profiled rounds SEED  checkpoints that re-split parts made of
  *                            several ranges: every iteration exactly once.
  *   rt_profiled check [off]  one execution whose measurement is misleading
@@ -388,6 +392,46 @@ static void later(int T)
     slow_smallest(ps, T);
 }
 
+/* Asynchronous checkpoints: the fast nodes never wait for the slow one.
+ * 1 ms an iteration, the last node 5 ms (so it reaches each deadline up
+ * to 5 ms late: it looks at the clock between iterations), 200 a node:
+ * about ten checkpoints.  Each node runs a reserve of its own iterations
+ * (OMPDSM_PROFILED_RESERVE_MS, 10 ms) after its record while the others'
+ * come, so node 0, which reaches every deadline on time, must never block
+ * for the slow node's record; with OMPDSM_PROFILED_RESERVE_MS=0 (a thread
+ * waits at its checkpoint for every record, as the synchronous exchange
+ * did) it blocks at nearly every one and this fails.  A block now and
+ * then is allowed: a node descheduled for longer than the reserve on a
+ * loaded machine. */
+static void async(int T)
+{
+    rtt_phase("async");
+    struct frame f = {(unsigned long long)T * 200, 0, 3, 1, NSITES - 1, 0, 0,
+                      T - 1, 4000, 1000, 0};
+    run(&f, T);
+    unsigned long long sum;
+    struct rt_prof_site *ps = T > 1 ? kept_state(f.site, T, &sum) : NULL;
+    if (!ps)
+        return;
+    printf("rt_profiled async: %llu checkpoints, %llu re-split; node 0's "
+           "threads blocked %llu times, %.3f ms; vector[%d] %llu of %llu\n",
+           (unsigned long long)ps->checks,
+           (unsigned long long)ps->check_splits,
+           (unsigned long long)ps->ck_waits, (double)ps->ck_wait_ns / 1e6,
+           T - 1, (unsigned long long)ps->vec[T - 1], f.n);
+    CHECK(ps->checks >= 4, "%llu checkpoints, expected several",
+          (unsigned long long)ps->checks);
+    /* (ck_waits counts node 0's threads' blocks: ps->nthr of them) */
+    unsigned long long thr = ps->nthr > 0 ? (unsigned long long)ps->nthr : 1;
+    CHECK(ps->ck_waits * 4 <= ps->checks * thr,
+          "node 0's %llu thread(s) blocked for the others' records %llu "
+          "times at %llu checkpoints (%.3f ms)", thr,
+          (unsigned long long)ps->ck_waits, (unsigned long long)ps->checks,
+          (double)ps->ck_wait_ns / 1e6);
+    CHECK_EQ_ULL(sum, f.n, "kept vector's sum");
+    slow_smallest(ps, T);
+}
+
 /* Repeated checkpoints with re-splits: a node chosen at random becomes
  * slower at a random time (seeded), so that parts become lists of ranges
  * taken from other nodes' rests; every iteration must run exactly once
@@ -552,10 +596,12 @@ static int user_main(int argc, char **argv, char **envp)
         share_drift(T);
     else if (!strcmp(what, "later"))
         later(T);
+    else if (!strcmp(what, "async"))
+        async(T);
     else if (!strcmp(what, "rounds"))
         rounds(T, argc > 2 ? strtoull(argv[2], NULL, 10) : 1);
     else {
-        printf("FAIL: rt_profiled: unknown mode '%s' (shapes, persist, slow, check, later, rounds, share, share-drift)\n",
+        printf("FAIL: rt_profiled: unknown mode '%s' (shapes, persist, slow, check, later, async, rounds, share, share-drift)\n",
                what);
         return 1;
     }
