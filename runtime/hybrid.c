@@ -63,10 +63,11 @@ static long futex(uint32_t *w, int op, uint32_t val, const struct timespec *ts)
 /* How long a waiting thread spins, as comm/wait.c decides for nodes
  * (ompdsm_spin_us: OMPDSM_SPIN_US, else OMP_WAIT_POLICY, shorter when the
  * host's nodes' threads outnumber its CPUs: a spinning waiter would steal
- * the CPU of the thread it waits for).  Set by the leader's first post. */
+ * the CPU of the thread it waits for).  Set by the leader's first post,
+ * or the first nested team (nest.c). */
 static uint64_t spin_ns = 2000;
 
-static void spin_init(void)
+void rt_spin_init(void)
 {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     const char *ls = getenv("OMPDSM_LOCAL_SIZE");
@@ -454,7 +455,7 @@ static void *pool_main(void *arg)
 
 static void pool_start(void)
 {
-    spin_init();
+    rt_spin_init();
     bind_init();
     pthread_attr_t a;
     pthread_attr_init(&a);

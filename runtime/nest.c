@@ -100,7 +100,8 @@ static struct worker *worker_get(void)
         pthread_mutex_unlock(&pool_mu);
         return w;
     }
-    nworkers++;
+    if (!nworkers++)
+        rt_spin_init();
     pthread_mutex_unlock(&pool_mu);
     w = calloc(1, sizeof *w);
     if (!w)

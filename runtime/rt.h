@@ -211,6 +211,9 @@ int rt_team_allgather(const void *mine, size_t len, void *all);
  * spin, then sleep; sleepers counts the sleeping), and wakes them. */
 void rt_word_wait(uint32_t *w, uint32_t val, uint32_t *sleepers);
 void rt_word_wake(uint32_t *w, uint32_t *sleepers);
+/* Sets how long rt_word_wait spins (OMP_WAIT_POLICY, OMPDSM_SPIN_US, the
+ * host's threads against its CPUs); 2 us until it is called. */
+void rt_spin_init(void);
 /* Runs the units' threadprivate initialisers in a new thread. */
 void rt_thread_init_tp(void);
 /* The node's CPUs when its threads are bound one per CPU (*set filled,
