@@ -99,8 +99,20 @@ enum { LOCAL_MAX_DEF = 16 };
  * this node's own, so the lock brings nothing new.  But a program may poll
  * through a lock for data that another node published by other means (a
  * flush), and an acquire is what makes that visible; so a node acquires at
- * a re-take when its last lock acquire is older than this. */
+ * a re-take when its last lock acquire is older than this, by the coarse
+ * clock (coarse_ns: one tick, 1-4 ms, so in effect at the first re-take
+ * in a new tick). */
 enum { LOCK_FRESH_NS = 1000 * 1000 };
+
+/* CLOCK_MONOTONIC_COARSE: 8 ns to read here against 25 for the precise
+ * clock, whose three reads were about half of a re-take from the cache
+ * (0.16 us a pair). */
+static uint64_t coarse_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* Cached locks of this node, direct-mapped by id (0: empty, else id + 1). */
 enum { CACHE_SLOTS = DSM_QNODES };
@@ -567,7 +579,7 @@ static int enqueue(uint32_t id, uint32_t q, int try_only, int *from,
 /* The acquire of a re-take from the cache, when the last one is stale. */
 static void retake_acquire(void)
 {
-    uint64_t now = ompdsm_now_ns();
+    uint64_t now = coarse_ns();
     if (now - __atomic_load_n(&last_acquire_ns, __ATOMIC_RELAXED) < LOCK_FRESH_NS)
         return;
     __atomic_store_n(&last_acquire_ns, now, __ATOMIC_RELAXED);
@@ -692,8 +704,9 @@ static int ltake(struct llock *e)
 }
 
 /* Takes lock id's entry, waiting while another thread of the node holds
- * it.  Returns it, *handed: whether the node holds the lock already. */
-static struct llock *lacquire(uint32_t id, int *handed)
+ * it.  Returns it, *handed: whether the node holds the lock already;
+ * *t0: when it started to wait, if it waited. */
+static struct llock *lacquire(uint32_t id, int *handed, uint64_t *t0)
 {
     struct lstripe *s = lstripe(id);
     pthread_mutex_lock(&s->mu);
@@ -707,7 +720,8 @@ static struct llock *lacquire(uint32_t id, int *handed)
     __atomic_store_n(&e->waiting, e->waiting + 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&s->mu);
     /* Spin and yield while it looks held, then sleep until it is freed. */
-    uint64_t end = ompdsm_now_ns() + local_spin_ns;
+    *t0 = ompdsm_now_ns();
+    uint64_t end = *t0 + local_spin_ns;
     unsigned yields = 0;
     for (;;) {
         if (__atomic_load_n(&e->held, __ATOMIC_RELAXED)) {
@@ -817,17 +831,19 @@ static void acquired(uint32_t id, uint32_t q, struct llock *e, int cached,
         return;
     }
     OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u acquired", id);
-    __atomic_store_n(&last_acquire_ns, ompdsm_now_ns(), __ATOMIC_RELAXED);
+    __atomic_store_n(&last_acquire_ns, coarse_ns(), __ATOMIC_RELAXED);
     dsm_acquire_from(from, pushed);
 }
 
 void dsm_lock(uint32_t id)
 {
-    uint64_t t0 = ompdsm_now_ns();
+    /* (lock_ns counts waits and messages: a re-take from the cache or a
+     * free entry reads no clock) */
+    uint64_t t0 = 0;
     struct llock *e = NULL;
     if (local_on()) {
         int handed;
-        e = lacquire(id, &handed);
+        e = lacquire(id, &handed, &t0);
         if (handed) {
             /* Left with the node by a thread of it. */
             uint32_t q = e->q;
@@ -836,7 +852,8 @@ void dsm_lock(uint32_t id)
             OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u handed over in the node", id);
             /* (as a re-take from the cache: see LOCK_FRESH_NS) */
             retake_acquire();
-            DSM_STAT(lock_ns, ompdsm_now_ns() - t0);
+            if (t0)
+                DSM_STAT(lock_ns, ompdsm_now_ns() - t0);
             return;
         }
     }
@@ -844,11 +861,14 @@ void dsm_lock(uint32_t id)
     int from = -1, pushed = 0;
     int cached = cache_retake(id, &q);
     if (!cached) {
+        if (!t0)
+            t0 = ompdsm_now_ns();
         q = qnode_get();
         enqueue(id, q, 0, &from, &pushed);
     }
     acquired(id, q, e, cached, from, pushed);
-    DSM_STAT(lock_ns, ompdsm_now_ns() - t0);
+    if (t0)
+        DSM_STAT(lock_ns, ompdsm_now_ns() - t0);
 }
 
 int dsm_trylock(uint32_t id)
