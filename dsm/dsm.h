@@ -223,7 +223,11 @@ struct dsm_stats {
     /* Acquires from a node that took its positions from the copy that
      * node pushed with its grant or lazy release ack (no get). */
     uint64_t log_pushed;
+    /* Unlocks that handed their lock to a thread of the same node, with no
+     * message and no release (dsm/lock.c, OMPDSM_LOCK_LOCAL). */
+    uint64_t lock_local_handoffs;
 };
+#define DSM_STATS_LOCK_LOCAL 1 /* (lock_local_handoffs exists) */
 void dsm_stats_get(struct dsm_stats *out);
 
 /* ---- pagestat.c: per-page counters for the thrashing report ---- */

@@ -430,7 +430,8 @@ int dsm_lazy_request(int holder);
 int dsm_lazy_on(void);
 /* An unlock is about to leave its lock cached and skip its release
  * (before its compare-swap: a taker must find the skip counted), and did
- * (after it). */
+ * (after it); also an unlock that hands its lock to a thread of the same
+ * node (lock.c), whose writes must still be released within about 1 ms. */
 void dsm_lazy_skip(void);
 void dsm_lazy_skipped(void);
 /* Releases if an unlock skipped its release since the last release. */

@@ -32,14 +32,24 @@
  * it expected CACHED, or CACHED where it expected NONE) retries with the
  * value it saw, and sets the queue node's `want` hint so that the holder's
  * node stops re-taking from its cache and queues behind it instead: the
- * retries end once the hint lands. */
+ * retries end once the hint lands.
+ *
+ * Threads of one node (OMPDSM_LOCK_LOCAL, on by default) meet on a lock of
+ * the node's own before one of them enters the queue across nodes, and an
+ * unlock leaves the lock with the node while another of its threads waits:
+ * see "hand-over between threads of this node" below. */
 #include "dsm_int.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 /* `next` word values besides NONE and a successor's lock word (whose high
  * half is a node number + 1, so at least 1 and far below bit 62). */
@@ -80,12 +90,29 @@ static int took_cached(int from, uint64_t w)
     return 0;
 }
 
+/* Local hand-overs in a row while a waiter of another node is queued
+ * (OMPDSM_LOCK_LOCAL's default; see "hand-over between threads of this
+ * node" below). */
+enum { LOCAL_MAX_DEF = 16 };
+
 /* A re-take from the cache skips the acquire: the lock's last release was
  * this node's own, so the lock brings nothing new.  But a program may poll
  * through a lock for data that another node published by other means (a
  * flush), and an acquire is what makes that visible; so a node acquires at
- * a re-take when its last lock acquire is older than this. */
+ * a re-take when its last lock acquire is older than this, by the coarse
+ * clock (coarse_ns: one tick, 1-4 ms, so in effect at the first re-take
+ * in a new tick). */
 enum { LOCK_FRESH_NS = 1000 * 1000 };
+
+/* CLOCK_MONOTONIC_COARSE: 8 ns to read here against 25 for the precise
+ * clock, whose three reads were about half of a re-take from the cache
+ * (0.16 us a pair). */
+static uint64_t coarse_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* Cached locks of this node, direct-mapped by id (0: empty, else id + 1). */
 enum { CACHE_SLOTS = DSM_QNODES };
@@ -103,13 +130,19 @@ static uint32_t cache_q[CACHE_SLOTS];
 static uint64_t last_acquire_ns;
 
 static int cache_on = -1, lazy = -1;
+static uint32_t local_max; /* OMPDSM_LOCK_LOCAL: 0 off */
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+
+static void local_init(void);
 
 static void cache_init(void)
 {
     static const char *const onoff[] = {"on", "off"};
     cache_on = ompdsm_env_choice("OMPDSM_LOCK_CACHE", onoff, 2, 0) == 0;
     lazy = cache_on && ompdsm_env_choice("OMPDSM_LAZY_RELEASE", onoff, 2, 0) == 0;
+    local_max = (uint32_t)ompdsm_env_u64("OMPDSM_LOCK_LOCAL", LOCAL_MAX_DEF, 0,
+                                         UINT32_MAX, 0);
+    local_init();
 }
 
 static int caching(void)
@@ -129,11 +162,21 @@ int dsm_lazy_on(void)
     return lazy_on();
 }
 
-/* Locks held by this thread, to find their queue node at unlock. */
+static uint32_t local_on(void)
+{
+    pthread_once(&cache_once, cache_init);
+    return local_max;
+}
+
+struct llock;
+
+/* Locks held by this thread, to find their queue node (and node-local
+ * entry) at unlock. */
 enum { HELD_MAX = 64 };
 static __thread struct {
     uint32_t id;
     uint32_t q;
+    struct llock *e;
 } held[HELD_MAX];
 static __thread int nheld;
 
@@ -240,12 +283,13 @@ uint32_t dsm_lock_alloc(void)
     return (uint32_t)id;
 }
 
-static void remember(uint32_t id, uint32_t q)
+static void remember(uint32_t id, uint32_t q, struct llock *e)
 {
     if (nheld == HELD_MAX)
         ompdsm_fatal("a thread holds more than %d locks at once", HELD_MAX);
     held[nheld].id = id;
     held[nheld].q = q;
+    held[nheld].e = e;
     nheld++;
 }
 
@@ -535,18 +579,251 @@ static int enqueue(uint32_t id, uint32_t q, int try_only, int *from,
 /* The acquire of a re-take from the cache, when the last one is stale. */
 static void retake_acquire(void)
 {
-    uint64_t now = ompdsm_now_ns();
+    uint64_t now = coarse_ns();
     if (now - __atomic_load_n(&last_acquire_ns, __ATOMIC_RELAXED) < LOCK_FRESH_NS)
         return;
     __atomic_store_n(&last_acquire_ns, now, __ATOMIC_RELAXED);
     dsm_acquire();
 }
 
-static void acquired(uint32_t id, uint32_t q, int cached, int from,
-                     int pushed)
+/* ---- hand-over between threads of this node ----
+ *
+ * The node's threads that want one lock meet inside the node first, on a
+ * lock of the node's own (an entry per lock some thread of the node holds
+ * or waits for), and only the thread that holds the entry takes part in
+ * the MCS queue across nodes: the node holds at most one queue node per
+ * lock.  A thread that unlocks while another thread of its node waits on
+ * the entry leaves the lock with the node (`global`): the entry is free,
+ * and whichever of the node's threads takes it next holds the lock with no
+ * message, through the same queue node, and with no release and no
+ * acquire between the two (they share the node's page copies; the entry's
+ * mutex orders their accesses).  With lazy release the hand-over counts as
+ * a skipped release (the writes become visible elsewhere within about
+ * 1 ms, or when another node takes the lock); with it off it releases, as
+ * every unlock does.
+ *
+ * Not FIFO inside the node: a running thread may take the entry again
+ * before a waiter that was asleep wakes up (as a pthread mutex), which
+ * keeps a lock that is passed every microsecond from waiting for a wake-up
+ * per pair: with a strict hand-over to the next waiter (a ticket lock) two
+ * threads of one node on 2 busy cores took 3-4 us a pair where the former
+ * lock, which let one thread run on while the other queued across nodes,
+ * took 0.2-0.4 us over tcp.
+ *
+ * Fairness across nodes: while a waiter of another node is linked behind
+ * the node's queue node, at most OMPDSM_LOCK_LOCAL (K) hand-overs in a row
+ * stay in the node; the next unlock hands the lock on through the queue
+ * as before, and the node's next thread queues again behind that waiter.
+ * With no other node waiting the hand-overs are unbounded (nobody to
+ * starve).  OMPDSM_LOCK_LOCAL=0 turns the layer off (every thread queues
+ * across nodes, as before).
+ *
+ * Waiting spins as comm's waits do when nodes outnumber the cores
+ * (ompdsm_spin_us: 2 us by default; OMPDSM_SPIN_US, OMP_WAIT_POLICY), then
+ * yields LOCAL_YIELDS times, then sleeps on the entry's release count (a
+ * futex; a 200 ms timeout only bounds a lost wake-up).  Why short: the
+ * sections under a lock are short, and a waiter that spins longer holds a
+ * core the holder may need (with 2 threads per node on 2 busy cores, 1,000
+ * pauses of spinning made a local lock pair 18 us, none 1.3-1.7 us, with
+ * the FIFO version). */
+enum { LSTRIPES = 64, LOCAL_YIELDS = 4 };
+
+struct llock {
+    struct llock *next;  /* in its stripe's active or free list */
+    uint32_t id;
+    /* The rest under the stripe's mutex, but `held` and `seq` are read
+     * without it while spinning, and `seq` is the futex word. */
+    uint32_t users;      /* threads holding or waiting */
+    uint32_t held;       /* a thread of the node holds the entry */
+    uint32_t waiting;    /* threads waiting for it */
+    uint32_t sleepers;   /* of them asleep on `seq` */
+    uint32_t seq;        /* bumped when the entry becomes free */
+    uint32_t global;     /* free, but the node holds the lock through q */
+    uint32_t q;          /* the node's queue node, while held or global */
+    uint32_t passes;     /* hand-overs in a row with another node waiting */
+};
+
+static struct lstripe {
+    pthread_mutex_t mu;
+    struct llock *active, *free;
+} lstripes[LSTRIPES];
+static uint64_t local_spin_ns;
+
+static void local_init(void)
 {
-    remember(id, q);
+    for (int i = 0; i < LSTRIPES; i++)
+        pthread_mutex_init(&lstripes[i].mu, NULL);
+    local_spin_ns = ompdsm_spin_us(1) * 1000;
+}
+
+static long futex(uint32_t *w, int op, uint32_t val, const struct timespec *ts)
+{
+    return syscall(SYS_futex, w, op, val, ts, NULL, 0);
+}
+
+static struct lstripe *lstripe(uint32_t id)
+{
+    return &lstripes[id % LSTRIPES];
+}
+
+/* Lock id's entry, made if there is none (stripe mutex held). */
+static struct llock *lfind(struct lstripe *s, uint32_t id)
+{
+    struct llock *e = s->active;
+    while (e && e->id != id)
+        e = e->next;
+    if (e)
+        return e;
+    e = s->free;
+    if (e) {
+        s->free = e->next;
+    } else {
+        e = calloc(1, sizeof *e);
+        if (!e)
+            ompdsm_fatal("out of memory for a lock's node-local entry");
+    }
+    e->id = id;
+    e->users = 0;
+    e->held = 0;
+    e->waiting = 0;
+    e->global = 0;
+    e->passes = 0;
+    e->next = s->active;
+    s->active = e;
+    return e;
+}
+
+/* Takes the entry (stripe mutex held, entry free): returns whether the
+ * node holds the lock already (handed over). */
+static int ltake(struct llock *e)
+{
+    __atomic_store_n(&e->held, 1, __ATOMIC_RELAXED);
+    int g = (int)e->global;
+    e->global = 0;
+    return g;
+}
+
+/* Takes lock id's entry, waiting while another thread of the node holds
+ * it.  Returns it, *handed: whether the node holds the lock already;
+ * *t0: when it started to wait, if it waited. */
+static struct llock *lacquire(uint32_t id, int *handed, uint64_t *t0)
+{
+    struct lstripe *s = lstripe(id);
+    pthread_mutex_lock(&s->mu);
+    struct llock *e = lfind(s, id);
+    e->users++;
+    if (!e->held) {
+        *handed = ltake(e);
+        pthread_mutex_unlock(&s->mu);
+        return e;
+    }
+    __atomic_store_n(&e->waiting, e->waiting + 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&s->mu);
+    /* Spin and yield while it looks held, then sleep until it is freed. */
+    *t0 = ompdsm_now_ns();
+    uint64_t end = *t0 + local_spin_ns;
+    unsigned yields = 0;
+    for (;;) {
+        if (__atomic_load_n(&e->held, __ATOMIC_RELAXED)) {
+            if (local_spin_ns && ompdsm_now_ns() < end) {
+                for (int i = 0; i < 64; i++)
+                    ompdsm_cpu_relax();
+                continue;
+            }
+            if (yields < LOCAL_YIELDS) {
+                yields++;
+                sched_yield();
+                continue;
+            }
+        }
+        pthread_mutex_lock(&s->mu);
+        if (!e->held) {
+            __atomic_store_n(&e->waiting, e->waiting - 1, __ATOMIC_RELAXED);
+            *handed = ltake(e);
+            pthread_mutex_unlock(&s->mu);
+            return e;
+        }
+        e->sleepers++;
+        uint32_t v = e->seq;
+        pthread_mutex_unlock(&s->mu);
+        struct timespec ts = {0, 200 * 1000 * 1000};
+        futex(&e->seq, FUTEX_WAIT_PRIVATE, v, &ts);
+        pthread_mutex_lock(&s->mu);
+        e->sleepers--;
+        pthread_mutex_unlock(&s->mu);
+    }
+}
+
+/* Takes lock id's entry if it is free (NULL otherwise); *handed: whether
+ * the node holds the lock already. */
+static struct llock *ltry(uint32_t id, int *handed)
+{
+    struct lstripe *s = lstripe(id);
+    pthread_mutex_lock(&s->mu);
+    struct llock *e = lfind(s, id);
+    if (e->held) {
+        pthread_mutex_unlock(&s->mu);
+        return NULL;
+    }
+    e->users++;
+    *handed = ltake(e);
+    pthread_mutex_unlock(&s->mu);
+    return e;
+}
+
+/* Frees the entry (stripe mutex held): returns whether to wake a sleeper
+ * (after the mutex is released). */
+static int lfree_locked(struct lstripe *s, struct llock *e)
+{
+    __atomic_store_n(&e->held, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->seq, e->seq + 1, __ATOMIC_RELEASE);
+    if (--e->users == 0) {
+        struct llock **pp = &s->active;
+        while (*pp != e)
+            pp = &(*pp)->next;
+        *pp = e->next;
+        e->next = s->free;
+        s->free = e;
+        return 0;
+    }
+    return e->sleepers != 0;
+}
+
+/* (an entry reused meanwhile only sees a spurious wake-up) */
+static void lwake(struct llock *e)
+{
+    futex(&e->seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
+/* The holder of e leaves: with `keep`, the node keeps the lock for the
+ * next of its threads that takes the entry. */
+static void lrelease(struct llock *e, int keep)
+{
+    struct lstripe *s = lstripe(e->id);
+    pthread_mutex_lock(&s->mu);
+    e->global = (uint32_t)keep;
+    int wake = lfree_locked(s, e);
+    pthread_mutex_unlock(&s->mu);
+    if (wake)
+        lwake(e);
+}
+
+/* Whether threads of this node wait for the entry the caller holds: a
+ * waiter stops waiting only by taking the entry, so while the caller holds
+ * it a count seen is still there (and a waiter it misses takes the entry
+ * after the lock went back to its queue, as without the hand-over). */
+static int lwaiting(const struct llock *e)
+{
+    return __atomic_load_n(&e->waiting, __ATOMIC_RELAXED) != 0;
+}
+
+static void acquired(uint32_t id, uint32_t q, struct llock *e, int cached,
+                     int from, int pushed)
+{
+    remember(id, q, e);
     DSM_STAT(lock_acquires, 1);
+    if (e)
+        e->q = q;
     if (cached) {
         DSM_STAT(lock_cached, 1);
         OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u re-taken from the cache", id);
@@ -554,26 +831,61 @@ static void acquired(uint32_t id, uint32_t q, int cached, int from,
         return;
     }
     OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u acquired", id);
-    __atomic_store_n(&last_acquire_ns, ompdsm_now_ns(), __ATOMIC_RELAXED);
+    __atomic_store_n(&last_acquire_ns, coarse_ns(), __ATOMIC_RELAXED);
     dsm_acquire_from(from, pushed);
 }
 
 void dsm_lock(uint32_t id)
 {
-    uint64_t t0 = ompdsm_now_ns();
+    /* (lock_ns counts waits and messages: a re-take from the cache or a
+     * free entry reads no clock) */
+    uint64_t t0 = 0;
+    struct llock *e = NULL;
+    if (local_on()) {
+        int handed;
+        e = lacquire(id, &handed, &t0);
+        if (handed) {
+            /* Left with the node by a thread of it. */
+            uint32_t q = e->q;
+            remember(id, q, e);
+            DSM_STAT(lock_acquires, 1);
+            OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u handed over in the node", id);
+            /* (as a re-take from the cache: see LOCK_FRESH_NS) */
+            retake_acquire();
+            if (t0)
+                DSM_STAT(lock_ns, ompdsm_now_ns() - t0);
+            return;
+        }
+    }
     uint32_t q;
     int from = -1, pushed = 0;
     int cached = cache_retake(id, &q);
     if (!cached) {
+        if (!t0)
+            t0 = ompdsm_now_ns();
         q = qnode_get();
         enqueue(id, q, 0, &from, &pushed);
     }
-    acquired(id, q, cached, from, pushed);
-    DSM_STAT(lock_ns, ompdsm_now_ns() - t0);
+    acquired(id, q, e, cached, from, pushed);
+    if (t0)
+        DSM_STAT(lock_ns, ompdsm_now_ns() - t0);
 }
 
 int dsm_trylock(uint32_t id)
 {
+    struct llock *e = NULL;
+    if (local_on()) {
+        int handed;
+        e = ltry(id, &handed);
+        if (!e)
+            return 0; /* another thread of the node holds it */
+        if (handed) {
+            remember(id, e->q, e);
+            DSM_STAT(lock_acquires, 1);
+            retake_acquire();
+            return 1;
+        }
+    }
     uint32_t q;
     int from = -1, pushed = 0;
     int cached = cache_retake(id, &q);
@@ -581,23 +893,19 @@ int dsm_trylock(uint32_t id)
         q = qnode_get();
         if (!enqueue(id, q, 1, &from, &pushed)) {
             qnode_put(q);
+            if (e)
+                lrelease(e, 0);
             return 0;
         }
     }
-    acquired(id, q, cached, from, pushed);
+    acquired(id, q, e, cached, from, pushed);
     return 1;
 }
 
-void dsm_unlock(uint32_t id)
+/* Unlock of a lock held through queue node q: to the next waiter of the
+ * queue, or into the cache. */
+static void unlock_global(uint32_t id, uint32_t q)
 {
-    int k;
-    for (k = nheld - 1; k >= 0; k--)
-        if (held[k].id == id)
-            break;
-    if (k < 0)
-        ompdsm_fatal("unlock of lock %u, which this thread does not hold", id);
-    uint32_t q = held[k].q;
-    held[k] = held[--nheld];
     int lz = lazy_on();
     if (!lz)
         dsm_release();
@@ -608,8 +916,10 @@ void dsm_unlock(uint32_t id)
          * unlock that keeps it skips its release: a node that takes it
          * over asks for the release first (took_cached). */
         uint64_t next = DSM_LOCKWORD_NONE;
-        if (lz)
+        if (lz) {
+            DSM_STAT(lazy_unlocks, 1);
             dsm_lazy_skip();
+        }
         if (__atomic_compare_exchange_n(&qnode(q)->next, &next,
                                         qn_cached_here(id), 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {
@@ -629,4 +939,43 @@ void dsm_unlock(uint32_t id)
     release_to_queue(id, q);
     qnode_put(q);
     OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u released", id);
+}
+
+void dsm_unlock(uint32_t id)
+{
+    int k;
+    for (k = nheld - 1; k >= 0; k--)
+        if (held[k].id == id)
+            break;
+    if (k < 0)
+        ompdsm_fatal("unlock of lock %u, which this thread does not hold", id);
+    uint32_t q = held[k].q;
+    struct llock *e = held[k].e;
+    held[k] = held[--nheld];
+    if (!e) {
+        unlock_global(id, q);
+        return;
+    }
+    /* A thread of this node waits: leave the lock with the node, unless a
+     * waiter of another node is linked behind us and the node has had its
+     * turns. */
+    int remote = __atomic_load_n(&qnode(q)->next, __ATOMIC_ACQUIRE) !=
+                 DSM_LOCKWORD_NONE;
+    if ((!remote || e->passes < local_max) && lwaiting(e)) {
+        e->passes = remote ? e->passes + 1 : 0;
+        int lz = lazy_on();
+        if (lz)
+            dsm_lazy_skip();
+        else
+            dsm_release();
+        DSM_STAT(lock_local_handoffs, 1);
+        OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u left with the node", id);
+        lrelease(e, 1);
+        if (lz)
+            dsm_lazy_skipped();
+        return;
+    }
+    e->passes = 0;
+    unlock_global(id, q);
+    lrelease(e, 0);
 }

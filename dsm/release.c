@@ -1608,7 +1608,6 @@ int dsm_lazy_wait_ge(const volatile uint64_t *p, uint64_t target)
 
 void dsm_lazy_skip(void)
 {
-    DSM_STAT(lazy_unlocks, 1);
     __atomic_fetch_add(lazy_state(), (uint64_t)1 << 32, __ATOMIC_ACQ_REL);
     if (!__atomic_load_n(&lazy_pending, __ATOMIC_RELAXED)) {
         __atomic_store_n(&lazy_since_ns, ompdsm_now_ns(), __ATOMIC_RELAXED);

@@ -149,6 +149,8 @@ static const struct rt_env_var vars[] = {
      "a released lock stays at its node until another node asks", NULL},
     {"OMPDSM_LAZY_RELEASE", RT_ENV_NODE, "on", "on|off",
      "an unlock that keeps its lock cached releases only when another node takes it", NULL},
+    {"OMPDSM_LOCK_LOCAL", RT_ENV_NODE, "16", "0..4294967295",
+     "lock hand-overs in a row between a node's threads while another node waits (0: off)", NULL},
     {"OMPDSM_READAHEAD", RT_ENV_NODE, "3", "0..255",
      "invalid pages fetched after a read fault", NULL},
     {"OMPDSM_HOME_POLICY", RT_ENV_NODE, "block", "block|first",
