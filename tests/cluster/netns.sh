@@ -94,6 +94,8 @@ ns_of() {
 # /run/netns, and another `ip netns add` or `del` changing those mounts at
 # the same moment made `ip link add ... netns NAME` fail now and then
 # ("Peer netns reference is invalid") when cluster tests ran in parallel.
+# The probe of `check` adds and deletes one too, so it takes the lock as
+# well (a clean-clone CI run beside another suite's tests failed so).
 locked() {
     exec 9>/tmp/ompdsm-netns.lock
     flock 9
@@ -103,7 +105,7 @@ locked() {
 cmd=${1:-}
 [ $# -gt 0 ] && shift
 case $cmd in
-check) check ;;
+check) locked check ;;
 up) locked up "$@" ;;
 down) locked down "$@" ;;
 addr) addr "$@" ;;
