@@ -226,8 +226,12 @@ struct dsm_stats {
     /* Unlocks that handed their lock to a thread of the same node, with no
      * message and no release (dsm/lock.c, OMPDSM_LOCK_LOCAL). */
     uint64_t lock_local_handoffs;
+    /* Flushes that had nothing to publish (no release) and found no new
+     * notice (dsm_flush: a spin on a flag). */
+    uint64_t flush_idle;
 };
 #define DSM_STATS_LOCK_LOCAL 1 /* (lock_local_handoffs exists) */
+#define DSM_STATS_FLUSH_IDLE 1 /* (flush_idle exists) */
 void dsm_stats_get(struct dsm_stats *out);
 
 /* ---- pagestat.c: per-page counters for the thrashing report ---- */

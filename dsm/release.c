@@ -166,6 +166,7 @@ enum rel_mode { REL_LOCK, REL_BARRIER, REL_QUIET };
 static int lazy_pending;
 static uint64_t lazy_since_ns;
 static uint32_t lazy_covering(void);
+static volatile uint64_t *lazy_state(void);
 static void lazy_covered(uint32_t skips);
 
 /* dsm_g.keep[pg], per page:
@@ -1060,7 +1061,9 @@ static void acquire_all(uint64_t *target, uint64_t *w)
     for (int j = 0; j < n; j++) {
         if (j == me)
             continue;
-        vpos_get(j, w);
+        /* (The positions only: the mirror serves acquires from one node.) */
+        COMM_CHECK(comm_get(j, DSM_REG_AREA, dsm_off_vpos, w,
+                            ((size_t)n + 1) * 8));
         /* Entries written whose diffs may still be on their way: a node
          * that saw one of those diffs (a flag at its home) must not read
          * the data before them; wait briefly for the tail. */
@@ -1107,13 +1110,9 @@ static void mbox_read(int from, uint64_t *w)
         w[i] = __atomic_load_n(&m[i], __ATOMIC_ACQUIRE);
 }
 
-void dsm_acquire_from(int from, int pushed)
+/* The acquire of dsm_acquire_from after its release. */
+static void acquire_core(int from, int pushed)
 {
-    if (dsm_g.solo || !dsm_g.started)
-        return;
-    DSM_STAT(acquires, 1);
-    /* Pages about to be invalidated must not hold unreleased writes. */
-    dsm_release();
     if (from == dsm_g.rank)
         return; /* released here: nothing new (the node's positions are
                  * shared by its threads) */
@@ -1139,6 +1138,16 @@ void dsm_acquire_from(int from, int pushed)
     pthread_mutex_unlock(&dsm_g.acquire_lock);
     free(target);
     free(w);
+}
+
+void dsm_acquire_from(int from, int pushed)
+{
+    if (dsm_g.solo || !dsm_g.started)
+        return;
+    DSM_STAT(acquires, 1);
+    /* Pages about to be invalidated must not hold unreleased writes. */
+    dsm_release();
+    acquire_core(from, pushed);
 }
 
 void dsm_log_advance(const uint64_t *tails)
@@ -1223,6 +1232,37 @@ void dsm_acquire(void)
     dsm_acquire_from(-1, 0);
 }
 
+/* Whether a REL_LOCK release would publish nothing now: nothing dirty,
+ * kept or noticed early, no lazily skipped unlock left uncovered, and no
+ * exclusive home page fetched by another node since its last notice (the
+ * same fence and mark loads as take_batch, without clearing a mark).  A
+ * thread that writes after this snapshot writes after the flush. */
+static int release_idle(void)
+{
+    if (__atomic_load_n(&lazy_pending, __ATOMIC_ACQUIRE))
+        return 0;
+    uint64_t lw = __atomic_load_n(lazy_state(), __ATOMIC_ACQUIRE);
+    if ((uint32_t)(lw >> 32) != (uint32_t)lw)
+        return 0;
+    pthread_mutex_lock(&dsm_g.dirty_lock);
+    int idle = !dsm_g.ndirty && !dsm_g.nkept && !dsm_g.nkept_wrote &&
+               !dsm_g.extra_notices.n;
+    if (idle && dsm_g.nexcl) {
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        for (size_t i = 0; i < dsm_g.nexcl && idle; i++)
+            if (__atomic_load_n(fetch_mark(dsm_g.excl[i]), __ATOMIC_RELAXED) == 0)
+                idle = 0;
+    }
+    pthread_mutex_unlock(&dsm_g.dirty_lock);
+    return idle;
+}
+
+/* A flush is a release and an acquire from every node.  A flush with
+ * nothing to publish (a spin on a flag: `while (!flag) flush`) makes no
+ * release at all (no release_lock, no batch, no count in dsm_releases),
+ * and its acquire reads each node's positions (one small get per node)
+ * and walks no log when they did not move (dsm_flush_idle counts such
+ * flushes). */
 void dsm_flush(void)
 {
     if (dsm_g.solo || !dsm_g.started) {
@@ -1230,12 +1270,19 @@ void dsm_flush(void)
         return;
     }
     DSM_STAT(flushes, 1);
+    DSM_STAT(acquires, 1);
+    int idle = release_idle();
+    if (!idle)
+        dsm_release();
     uint64_t before = __atomic_load_n(&dsm_g.log_applied, __ATOMIC_RELAXED);
-    dsm_acquire();
+    acquire_core(-1, 0);
     /* A spin loop of flushes (NPB LU's pipeline) must let the node it waits
      * for run when there are more nodes than cores. */
-    if (__atomic_load_n(&dsm_g.log_applied, __ATOMIC_RELAXED) == before)
+    if (__atomic_load_n(&dsm_g.log_applied, __ATOMIC_RELAXED) == before) {
+        if (idle)
+            DSM_STAT(flush_idle, 1);
         sched_yield();
+    }
 }
 
 void dsm_flush_range(const void *p, size_t len)
