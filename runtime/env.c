@@ -334,6 +334,8 @@ void rt_env_init(int nodes)
     static const char *const onoff[] = {"on", "off"};
     rt_icv.prof_share = ompdsm_env_choice("OMPDSM_PROFILED_SHARE", onoff, 2,
                                           0) == 0;
+    rt_icv.prof_stalls = ompdsm_env_choice("OMPDSM_PROFILED_STALLS", onoff,
+                                           2, 0) == 0;
     v = getenv("OMPDSM_PROFILED");
     rt_icv.prof_over = NULL;
     rt_icv.nprof_over = 0;

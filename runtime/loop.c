@@ -5,10 +5,12 @@
 #include "sched/sched.h"
 #include "ompdsm_config.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #if OMPDSM_HAVE_PAPI
 #include <papi.h>
 #endif
@@ -647,6 +649,43 @@ static uint64_t sat_mul(uint64_t a, uint64_t b)
     return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
+/* This thread's run delay so far (ns): the time it was runnable but not
+ * running, the second field of /proc/thread-self/schedstat.  A node
+ * throttled by a cgroup quota or sharing its core with another job
+ * accumulates it wherever the stall lands: in a loop body, whose wall
+ * time shows it anyway, or outside, in the barrier's release work, its
+ * page faults before the loop or its spinning, which a loop timer never
+ * sees (CG's 0.2 ms row loops measured a node at half speed as nearly
+ * full speed).  0 where the file is missing or OMPDSM_PROFILED_STALLS is
+ * off. */
+static __thread int stall_fd = -1; /* -2: not available */
+static __thread uint64_t stall_mark, stall_mark_t; /* at the last end */
+
+static uint64_t prof_stall(void)
+{
+    if (stall_fd == -2 || !rt_icv.prof_stalls)
+        return 0;
+    if (stall_fd < 0) {
+        stall_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+        if (stall_fd < 0) {
+            stall_fd = -2;
+            return 0;
+        }
+    }
+    char b[96];
+    ssize_t n = pread(stall_fd, b, sizeof b - 1, 0);
+    if (n <= 0)
+        return 0;
+    b[n] = 0;
+    char *e;
+    (void)strtoull(b, &e, 10);
+    return strtoull(e, NULL, 10);
+}
+
+/* Stalls over this long a gap between two profiled executions are not
+ * counted: they are the program's serial parts or another region's. */
+#define PROF_STALL_GAP_NS 100000000ULL
+
 /* This thread's part of the current execution. */
 static struct rt_prof_thr *prof_thr(const struct rt_loop *L)
 {
@@ -769,6 +808,12 @@ static void prof_init(struct rt_loop *L, long long eval_size,
         rt_word_wake(&pn.took, &pn.took_sleep);
     }
     L->t0 = prof_now();
+    /* the stalls since this thread's last profiled execution ended */
+    struct rt_prof_thr *th = prof_thr(L);
+    th->stall0 = prof_stall();
+    th->stall_out = stall_mark_t && L->t0 - stall_mark_t < PROF_STALL_GAP_NS &&
+                            th->stall0 >= stall_mark
+                        ? th->stall0 - stall_mark : 0;
 }
 
 /* A fraction from the environment, read once into *cache (negative until
@@ -1301,6 +1346,8 @@ static void prof_finish(struct rt_loop *L)
     L->tm = work; /* kept for prof_end */
     L->phase = PH_DONE;
     L->done = 1;
+    stall_mark = prof_stall();
+    stall_mark_t = prof_now();
     if (!prof_leader())
         return;
     long long c[2];
@@ -1423,6 +1470,7 @@ static int prof_next(struct rt_loop *L, uint64_t *a, uint64_t *b)
 struct prof_rec {
     int32_t tid, pad;
     uint64_t ns, iters;
+    uint64_t stall; /* its run delay outside the loop body (prof_stall) */
 };
 
 /* After a drift: when every thread's executions since the weights last
@@ -1431,41 +1479,106 @@ struct prof_rec {
  * (CG's rows: 0.2 ms) measures a node throttled in bursts of milliseconds
  * as fast whenever its eval_size iterations fall inside a burst, so a new
  * measurement would be as wrong as the last; the executions' sum is not.
- * Returns whether it re-partitioned. */
+ * Each execution's time counts the thread's stalls outside the loop body
+ * (prof_stall), so the sum is progress per wall time.  The shares move
+ * OMPDSM_PROFILED_STEP of the way from those in use to the speeds, and
+ * only when that is predicted to gain more than OMPDSM_PROFILED_GAIN (a
+ * homogeneous pair's noise moves nothing).  Returns 0 when some thread's
+ * sum is still short, else 1 (re-partitioned or judged not worth it). */
 static int prof_acc_split(struct rt_prof_site *ps, int nt)
 {
-    double sp[nt];
+    double sp[nt], cur[nt], w[nt], ssp = 0, scur = 0;
     for (int t = 0; t < nt; t++) {
         if (!ps->acc_it[t])
             return 0;
         if (ps->acc_ns[t] < PROF_CK_MIN_NS)
             return 0;
         sp[t] = (double)ps->acc_it[t] / (double)ps->acc_ns[t];
+        ssp += sp[t];
+        cur[t] = ps->weight[t] > 0 ? ps->weight[t] : 0;
+        scur += cur[t];
     }
-    memcpy(ps->speed, sp, sizeof sp);
-    memcpy(ps->weight, sp, sizeof sp);
+    double step = prof_step(), t_cur = 0, t_new = 0, sw = 0;
+    for (int t = 0; t < nt; t++) {
+        double c = scur > 0 ? cur[t] / scur : 1.0 / nt;
+        w[t] = (1 - step) * c + step * sp[t] / ssp;
+        sw += w[t];
+        double tc = c / sp[t];
+        t_cur = tc > t_cur ? tc : t_cur;
+    }
+    for (int t = 0; t < nt; t++) {
+        double tw = w[t] / sw / sp[t];
+        t_new = tw > t_new ? tw : t_new;
+    }
+    double gain = rt_icv.prof_gain > 0 ? rt_icv.prof_gain : 0;
     prof_acc_reset(ps, nt);
+    memcpy(ps->speed, sp, sizeof sp);
+    if (!(t_cur > t_new * (1 + gain))) {
+        prof_group_give(ps);
+        return 1;
+    }
+    /* (weights are relative: scaled like the speeds, so that a step of 1
+     * gives the speeds themselves) */
+    for (int t = 0; t < nt; t++)
+        ps->weight[t] = w[t] / sw * ssp;
     ps->repartitions++;
     ps->acc_splits++;
     prof_group_give(ps);
     return 1;
 }
 
+/* Whether an execution's times (loop time, plus the stalls outside it
+ * when stalls) stray from the prediction by the measured speeds by more
+ * than OMPDSM_PROFILED_DRIFT.  The prediction is iterations / speed,
+ * scaled to this execution's total so that only the split is judged, not
+ * the absolute speed.  Executions shorter than 50 us are not judged:
+ * clock noise. */
+static int prof_stray(const struct rt_prof_site *ps, const struct prof_rec *r,
+                      int nt, int stalls)
+{
+    double p[nt], sp = 0, so = 0, maxo = 0;
+    for (int t = 0; t < nt; t++) {
+        double o = (double)r[t].ns + (stalls ? (double)r[t].stall : 0);
+        p[t] = !r[t].iters ? 0
+               : ps->speed[t] > 0 ? (double)r[t].iters / ps->speed[t]
+                                  : INFINITY;
+        sp += p[t];
+        so += o;
+        if (o > maxo)
+            maxo = o;
+    }
+    if (!(sp > 0) || !isfinite(sp) || maxo < 50e3)
+        return 0;
+    double maxp = 0, worst = 0;
+    for (int t = 0; t < nt; t++) {
+        double o = (double)r[t].ns + (stalls ? (double)r[t].stall : 0);
+        double pt = p[t] * (so / sp);
+        if (pt > maxp)
+            maxp = pt;
+        double d = fabs(o - pt);
+        if (d > worst)
+            worst = d;
+    }
+    return worst > rt_icv.prof_drift * maxp;
+}
+
 /* Each node's time against the prediction from the measured speeds
- * (iterations / speed, scaled to this execution's total so that only the
- * split is judged, not the absolute speed).  Two executions in a row must
- * stray before the next one measures: one node descheduled once by a
- * shared machine is not a slow node.  Executions shorter than 50 us are
- * not judged: clock noise. */
+ * (prof_stray).  Two executions in a row must stray before the next one
+ * measures: one node descheduled once by a shared machine is not a slow
+ * node. */
 static void prof_drift(struct rt_prof_site *ps, const struct prof_rec *r,
                        int nt)
 {
     /* Every thread's iterations and time since the weights last changed:
      * the speeds the executions themselves show (every node sees the same
-     * records, so every node sums the same). */
+     * records, so every node sums the same).  The time counts the
+     * thread's stalls outside the loop body: a node throttled while it
+     * releases its pages at the barrier or spins there progresses at
+     * half speed though its loop bodies run at full speed. */
     for (int t = 0; t < nt; t++) {
         ps->acc_it[t] += r[t].iters;
-        ps->acc_ns[t] += r[t].ns;
+        ps->acc_ns[t] += r[t].ns + r[t].stall;
+        ps->stall_ns += r[t].stall;
     }
     if (!ps->measured || ps->brief || !(rt_icv.prof_drift > 0))
         return;
@@ -1476,42 +1589,23 @@ static void prof_drift(struct rt_prof_site *ps, const struct prof_rec *r,
      * (seen: CG A re-measured every other execution, 2x slower). */
     if (ps->grp && ps->grp->owner && ps->grp->owner != ps)
         return;
-    double p[nt], sp = 0, so = 0, maxo = 0;
-    for (int t = 0; t < nt; t++) {
-        p[t] = !r[t].iters ? 0
-               : ps->speed[t] > 0 ? (double)r[t].iters / ps->speed[t]
-                                  : INFINITY;
-        sp += p[t];
-        so += (double)r[t].ns;
-        if ((double)r[t].ns > maxo)
-            maxo = (double)r[t].ns;
-    }
-    if (!(sp > 0) || !isfinite(sp) || maxo < 50e3)
-        return;
-    double maxp = 0, worst = 0;
-    for (int t = 0; t < nt; t++) {
-        double pt = p[t] * (so / sp);
-        if (pt > maxp)
-            maxp = pt;
-        double d = fabs((double)r[t].ns - pt);
-        if (d > worst)
-            worst = d;
-    }
-    if (!(worst > rt_icv.prof_drift * maxp)) {
+    if (!prof_stray(ps, r, nt, 1)) {
         ps->drift_run = 0;
         return;
     }
     ps->drifts++;
-    if (++ps->drift_run >= 2 && prof_acc_split(ps, nt)) {
-        ps->drift_run = 0;
+    if (++ps->drift_run < 2)
         return;
-    }
-    if (ps->drift_run >= 2) {
-        /* (in a group, the owner measures again, and its new weights
-         * re-partition the group) */
+    ps->drift_run = 0;
+    if (prof_acc_split(ps, nt))
+        return;
+    /* Measuring again helps only when the loop bodies' own times stray:
+     * a node slow by its stalls outside them would measure as fast as
+     * before, so wait for the executions' sums instead.  (In a group, the
+     * owner measures again, and its new weights re-partition the
+     * group.) */
+    if (prof_stray(ps, r, nt, 0))
         ps->measure = 1;
-        ps->drift_run = 0;
-    }
 }
 
 static void prof_end(struct rt_loop *L, int nowait)
@@ -1519,7 +1613,8 @@ static void prof_end(struct rt_loop *L, int nowait)
     if (nowait)
         return;
     /* OMPDSM_loop_end's barrier, carrying every thread's time. */
-    struct prof_rec mine = {L->tid, 0, L->tm, L->iters};
+    struct prof_rec mine = {L->tid, 0, L->tm, L->iters,
+                            prof_thr(L)->stall_out};
     struct comm_buf recs = {0};
     rt_team_barrier_rec(&mine, sizeof mine, &recs);
     int nt = L->nthreads;

@@ -31,6 +31,11 @@
  *                            (5 ms iterations): node 0 runs its reserve
  *                            meanwhile and does not block for its record
  *                            (OMPDSM_PROFILED_RESERVE_MS=0 makes it fail).
+ *   rt_profiled stall        the last node stalled (runnable, not running)
+ *                            outside the loop body after each execution,
+ *                            as a cgroup quota's stalls land in CG's
+ *                            barriers: counted in its time, so the sums
+ *                            re-partition and give it a smaller share.
  *   rt_profiled rounds SEED  checkpoints that re-split parts made of
  *                            several ranges: every iteration exactly once.
  *   rt_profiled check [off]  one execution whose measurement is misleading
@@ -45,6 +50,9 @@
 #include "rt_test.h"
 #include "rt.h"
 
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
 #include <time.h>
 
 enum { NMAX = 4000, SEQMAX = 256 };
@@ -77,6 +85,8 @@ struct frame {
     unsigned long long slow_from; /* the slow node is slow from here on */
     long long slow_after_us; /* or, when not 0, from this much of its time
                               * in the loop on */
+    long long stall_us; /* the slow node's run delay after each loop's end
+                         * (stall()) */
 };
 
 static long long now_us(void)
@@ -84,6 +94,62 @@ static long long now_us(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* A stall as a cgroup quota or another job on the core makes one: this
+ * thread runnable but not running for about us microseconds, outside any
+ * loop body.  A competitor thread pinned to this thread's CPU spins for
+ * that long while this one yields to it.  (Not a sleep: a sleeping
+ * thread is not slow, it waits.) */
+static __thread struct stall {
+    pthread_t th;
+    sem_t go;
+    long long us;
+    int done, up;
+} *g_stall;
+
+static void *stall_hog(void *arg)
+{
+    struct stall *h = arg;
+    for (;;) {
+        while (sem_wait(&h->go) < 0)
+            ;
+        long long t0 = now_us();
+        while (now_us() - t0 < h->us)
+            ;
+        __atomic_store_n(&h->done, 1, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+static void stall(long long us)
+{
+    struct stall *h = g_stall;
+    if (!h) {
+        h = calloc(1, sizeof *h);
+        CHECK(h != NULL, "out of memory");
+        if (!h)
+            return;
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        int cpu = sched_getcpu();
+        CPU_SET(cpu >= 0 ? cpu : 0, &one);
+        CHECK(pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0,
+              "pinning a thread to CPU %d", cpu);
+        sem_init(&h->go, 0, 0);
+        pthread_attr_t a;
+        pthread_attr_init(&a);
+        pthread_attr_setaffinity_np(&a, sizeof one, &one);
+        CHECK(pthread_create(&h->th, &a, stall_hog, h) == 0,
+              "starting the competitor thread");
+        pthread_attr_destroy(&a);
+        g_stall = h;
+    }
+    h->us = us;
+    __atomic_store_n(&h->done, 0, __ATOMIC_RELAXED);
+    sem_post(&h->go);
+    while (!__atomic_load_n(&h->done, __ATOMIC_ACQUIRE))
+        sched_yield();
 }
 
 static void region(void *fp)
@@ -143,6 +209,8 @@ static void region(void *fp)
     OMPDSM_loop_end(&L, f->nowait);
     if (f->nowait)
         OMPDSM_barrier();
+    if (f->stall_us && tid == f->slow_node)
+        stall(f->stall_us);
     /* Every node's copy of the vector, for the serial part to compare. */
     struct rt_prof_site *ps = sites[f->site].rt;
     if (ps && tid < 64)
@@ -574,6 +642,42 @@ static void share_drift(int T)
           (unsigned long long)(px->measurements + py->measurements));
 }
 
+/* A node slow only outside the loop body: after each execution's end
+ * the last node is stalled (runnable, not running: stall()) about as long
+ * as its loop body takes, as a node at half speed by a cgroup quota is
+ * when the quota's stalls land in the barrier's release work or its
+ * spinning (CG A's 0.2 ms row loops).  Its loop bodies run at full speed,
+ * so its loop timer sees an equal node; counting each thread's run delay
+ * outside the loop body (OMPDSM_PROFILED_STALLS, on) shows it at about
+ * half speed, and within 16 executions the executions' sums re-partition
+ * and give it at most 80% of an equal share.  With
+ * OMPDSM_PROFILED_STALLS=off the shares stay equal and this fails. */
+static void stall_out(int T)
+{
+    rtt_phase("stall");
+    /* 100 us an iteration (a sleep: at least that, whatever the load),
+     * 100 a node: 10-15 ms a node an execution; the stall 15 ms */
+    struct frame f = {(unsigned long long)T * 100, 0, 3, 1, NSITES - 1, 0, 0,
+                      T - 1, 0, 100, 0, 0, 15000};
+    for (int e = 0; e < 16; e++)
+        run(&f, T);
+    unsigned long long sum;
+    struct rt_prof_site *ps = T > 1 ? kept_state(f.site, T, &sum) : NULL;
+    if (!ps)
+        return;
+    printf("rt_profiled stall: %llu drifts, %llu re-partitions by the "
+           "sums, %llu measurements; stalls %.1f ms; vector[%d] %llu of "
+           "%llu\n", (unsigned long long)ps->drifts,
+           (unsigned long long)ps->acc_splits,
+           (unsigned long long)ps->measurements, (double)ps->stall_ns / 1e6,
+           T - 1, (unsigned long long)ps->vec[T - 1], f.n);
+    CHECK_EQ_ULL(sum, f.n, "kept vector's sum");
+    CHECK(ps->vec[T - 1] * 10 <= 8 * (f.n / (unsigned long long)T),
+          "the stalled node %d keeps %llu of %llu iterations (equal: %llu)",
+          T - 1, (unsigned long long)ps->vec[T - 1], f.n,
+          f.n / (unsigned long long)T);
+}
+
 static int user_main(int argc, char **argv, char **envp)
 {
     (void)envp;
@@ -598,10 +702,12 @@ static int user_main(int argc, char **argv, char **envp)
         later(T);
     else if (!strcmp(what, "async"))
         async(T);
+    else if (!strcmp(what, "stall"))
+        stall_out(T);
     else if (!strcmp(what, "rounds"))
         rounds(T, argc > 2 ? strtoull(argv[2], NULL, 10) : 1);
     else {
-        printf("FAIL: rt_profiled: unknown mode '%s' (shapes, persist, slow, check, later, async, rounds, share, share-drift)\n",
+        printf("FAIL: rt_profiled: unknown mode '%s' (shapes, persist, slow, check, later, async, rounds, share, share-drift, stall)\n",
                what);
         return 1;
     }
