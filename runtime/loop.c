@@ -1574,10 +1574,18 @@ static void prof_drift(struct rt_prof_site *ps, const struct prof_rec *r,
      * records, so every node sums the same).  The time counts the
      * thread's stalls outside the loop body: a node throttled while it
      * releases its pages at the barrier or spins there progresses at
-     * half speed though its loop bodies run at full speed. */
+     * half speed though its loop bodies run at full speed.  In a group,
+     * every loop's records go to the owner's sums: the loops share one
+     * partition, so the group's progress per wall time is what to split
+     * by, and the stalls land where they land (CG A: mostly between its
+     * matrix-vector loop and the next, at that barrier's release of q). */
+    struct rt_prof_site *acc = ps->grp && ps->grp->owner ? ps->grp->owner
+                                                         : ps;
+    if (acc->nthreads != nt)
+        acc = ps;
     for (int t = 0; t < nt; t++) {
-        ps->acc_it[t] += r[t].iters;
-        ps->acc_ns[t] += r[t].ns + r[t].stall;
+        acc->acc_it[t] += r[t].iters;
+        acc->acc_ns[t] += r[t].ns + r[t].stall;
         ps->stall_ns += r[t].stall;
     }
     if (!ps->measured || ps->brief || !(rt_icv.prof_drift > 0))
@@ -1589,23 +1597,28 @@ static void prof_drift(struct rt_prof_site *ps, const struct prof_rec *r,
      * (seen: CG A re-measured every other execution, 2x slower). */
     if (ps->grp && ps->grp->owner && ps->grp->owner != ps)
         return;
-    if (!prof_stray(ps, r, nt, 1)) {
-        ps->drift_run = 0;
+    int stray = prof_stray(ps, r, nt, rt_icv.prof_stalls);
+    ps->drifts += stray != 0;
+    ps->drift_run = stray ? ps->drift_run + 1 : 0;
+    if (rt_icv.prof_stalls) {
+        /* The sums decide, every time they are long enough, stray or not
+         * (a gradual step, only for a predicted gain), and never a new
+         * measurement: once the split is by the sums, a slow node's loop
+         * bodies run faster than its speed says (its stalls are
+         * elsewhere), so its loop times stray for ever, and a measurement
+         * of its loop body would undo the split. */
+        if (prof_acc_split(ps, nt))
+            ps->drift_run = 0;
         return;
     }
-    ps->drifts++;
-    if (++ps->drift_run < 2)
+    if (ps->drift_run < 2)
         return;
     ps->drift_run = 0;
     if (prof_acc_split(ps, nt))
         return;
-    /* Measuring again helps only when the loop bodies' own times stray:
-     * a node slow by its stalls outside them would measure as fast as
-     * before, so wait for the executions' sums instead.  (In a group, the
-     * owner measures again, and its new weights re-partition the
-     * group.) */
-    if (prof_stray(ps, r, nt, 0))
-        ps->measure = 1;
+    /* (in a group, the owner measures again, and its new weights
+     * re-partition the group) */
+    ps->measure = 1;
 }
 
 static void prof_end(struct rt_loop *L, int nowait)
