@@ -1481,7 +1481,7 @@ struct prof_rec {
  * measurement would be as wrong as the last; the executions' sum is not.
  * Each execution's time counts the thread's stalls outside the loop body
  * (prof_stall), so the sum is progress per wall time.  The shares move
- * OMPDSM_PROFILED_STEP of the way from those in use to the speeds, and
+ * half of OMPDSM_PROFILED_STEP of the way from those in use to the speeds, and
  * only when that is predicted to gain more than OMPDSM_PROFILED_GAIN (a
  * homogeneous pair's noise moves nothing).  Returns 0 when some thread's
  * sum is still short, else 1 (re-partitioned or judged not worth it). */
@@ -1498,7 +1498,13 @@ static int prof_acc_split(struct rt_prof_site *ps, int nt)
         cur[t] = ps->weight[t] > 0 ? ps->weight[t] : 0;
         scur += cur[t];
     }
-    double step = prof_step(), t_cur = 0, t_new = 0, sw = 0;
+    /* Half of OMPDSM_PROFILED_STEP: the sums come every 20 ms of each
+     * thread's time, and a window that short on a shared machine is
+     * noisy (another job's burst, a fixed cost per execution); half a
+     * step each averages the windows (weights 1/2, 1/4, ...) instead of
+     * following the last one (seen: a stalled node's share jumping
+     * between 22 and 144 of 200 over 16 executions with full steps). */
+    double step = prof_step() / 2, t_cur = 0, t_new = 0, sw = 0;
     for (int t = 0; t < nt; t++) {
         double c = scur > 0 ? cur[t] / scur : 1.0 / nt;
         w[t] = (1 - step) * c + step * sp[t] / ssp;
