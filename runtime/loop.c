@@ -660,6 +660,10 @@ static uint64_t sat_mul(uint64_t a, uint64_t b)
  * off. */
 static __thread int stall_fd = -1; /* -2: not available */
 static __thread uint64_t stall_mark, stall_mark_t; /* at the last end */
+/* Its run delay and time in its last profiled loop-end barrier, for the
+ * next record (prof_drift counts of that stall only what the others did
+ * not spend waiting anyway). */
+static __thread uint64_t stall_bar, stall_bar_ns;
 
 static uint64_t prof_stall(void)
 {
@@ -1346,8 +1350,6 @@ static void prof_finish(struct rt_loop *L)
     L->tm = work; /* kept for prof_end */
     L->phase = PH_DONE;
     L->done = 1;
-    stall_mark = prof_stall();
-    stall_mark_t = prof_now();
     if (!prof_leader())
         return;
     long long c[2];
@@ -1470,7 +1472,10 @@ static int prof_next(struct rt_loop *L, uint64_t *a, uint64_t *b)
 struct prof_rec {
     int32_t tid, pad;
     uint64_t ns, iters;
-    uint64_t stall; /* its run delay outside the loop body (prof_stall) */
+    uint64_t stall; /* its run delay outside the loop body (prof_stall)
+                     * and outside barriers */
+    uint64_t bar_stall, bar_ns; /* its run delay and time in its previous
+                                 * profiled loop-end barrier */
 };
 
 /* After a drift: when every thread's executions since the weights last
@@ -1589,6 +1594,22 @@ static void prof_drift(struct rt_prof_site *ps, const struct prof_rec *r,
                                                          : ps;
     if (acc->nthreads != nt)
         acc = ps;
+    /* A stall in the previous loop-end barrier counts only beyond the
+     * thread's wait there (its time in it less the shortest time of any
+     * thread, the last to arrive): a thread that finished early and was
+     * preempted while it waited delayed nobody, and counting that made a
+     * small share look slower still on a loaded machine (seen: CG A
+     * homogeneous, 74 rows of 14,000 left on one node). */
+    struct prof_rec x[nt];
+    memcpy(x, r, sizeof x);
+    uint64_t minb = UINT64_MAX;
+    for (int t = 0; t < nt; t++)
+        minb = r[t].bar_ns < minb ? r[t].bar_ns : minb;
+    for (int t = 0; t < nt && minb; t++) {
+        uint64_t wait = r[t].bar_ns - minb;
+        x[t].stall += r[t].bar_stall > wait ? r[t].bar_stall - wait : 0;
+    }
+    r = x;
     for (int t = 0; t < nt; t++) {
         acc->acc_it[t] += r[t].iters;
         acc->acc_ns[t] += r[t].ns + r[t].stall;
@@ -1629,13 +1650,22 @@ static void prof_drift(struct rt_prof_site *ps, const struct prof_rec *r,
 
 static void prof_end(struct rt_loop *L, int nowait)
 {
+    uint64_t s0 = prof_stall(), t0 = prof_now();
+    stall_mark = s0;
+    stall_mark_t = t0;
     if (nowait)
         return;
     /* OMPDSM_loop_end's barrier, carrying every thread's time. */
     struct prof_rec mine = {L->tid, 0, L->tm, L->iters,
-                            prof_thr(L)->stall_out};
+                            prof_thr(L)->stall_out, stall_bar, stall_bar_ns};
     struct comm_buf recs = {0};
     rt_team_barrier_rec(&mine, sizeof mine, &recs);
+    /* the stall in this barrier, for the next record; the next stall_out
+     * counts from its end */
+    stall_mark = prof_stall();
+    stall_mark_t = prof_now();
+    stall_bar = stall_mark >= s0 ? stall_mark - s0 : 0;
+    stall_bar_ns = stall_mark_t - t0;
     int nt = L->nthreads;
     struct prof_rec all[nt];
     int seen = 0;
