@@ -397,6 +397,11 @@ enum { PH_SKIP, PH_TIMED, PH_TIMING, PH_XCHG, PH_RUN, PH_CK, PH_CKRUN,
 /* The shortest predicted rest of a measuring execution that gets a
  * checkpoint: one more allgather is then well under 1% of it. */
 #define PROF_CK_MIN_NS 20000000
+/* The executions' sums decide once every thread's reach this (loop time
+ * and stalls, prof_acc_split): 5 periods of a cgroup quota's 10 ms, and
+ * long enough that another job's bursts on a shared machine average out;
+ * 20 ms windows chased them (CG A: 20-30 re-partitions a run, loaded). */
+#define PROF_ACC_MIN_NS 50000000
 /* Pieces a node's block is handed out in before the checkpoint: the
  * checkpoint can come that late after its deadline. */
 #define PROF_CK_PIECES 64
@@ -1479,7 +1484,8 @@ struct prof_rec {
 };
 
 /* After a drift: when every thread's executions since the weights last
- * changed add up to PROF_CK_MIN_NS or more, re-partition by those
+ * changed add up to PROF_ACC_MIN_NS or more (PROF_CK_MIN_NS with
+ * OMPDSM_PROFILED_STALLS off), re-partition by those
  * speeds instead of measuring again.  A loop whose executions are short
  * (CG's rows: 0.2 ms) measures a node throttled in bursts of milliseconds
  * as fast whenever its eval_size iterations fall inside a burst, so a new
@@ -1496,7 +1502,8 @@ static int prof_acc_split(struct rt_prof_site *ps, int nt)
     for (int t = 0; t < nt; t++) {
         if (!ps->acc_it[t])
             return 0;
-        if (ps->acc_ns[t] < PROF_CK_MIN_NS)
+        if (ps->acc_ns[t] < (rt_icv.prof_stalls ? PROF_ACC_MIN_NS
+                                                 : PROF_CK_MIN_NS))
             return 0;
         sp[t] = (double)ps->acc_it[t] / (double)ps->acc_ns[t];
         ssp += sp[t];
