@@ -669,6 +669,20 @@ static __thread uint64_t stall_mark, stall_mark_t; /* at the last end */
  * next record (prof_drift counts of that stall only what the others did
  * not spend waiting anyway). */
 static __thread uint64_t stall_bar, stall_bar_ns;
+/* The node's forks and time in DSM barriers at that end: a fork since
+ * means a region boundary, whose stalls (node 0's serial part, the
+ * others' wait for the fork) are a fixed cost no partition changes, and
+ * count nothing; the barriers' time is the thread's wait in the
+ * constructs between (single, a reduction's barrier). */
+static __thread uint64_t stall_forks, stall_bns;
+
+static void prof_dsm_marks(uint64_t *forks, uint64_t *bns)
+{
+    struct dsm_stats st;
+    dsm_stats_get(&st);
+    *forks = st.forks;
+    *bns = st.barrier_ns;
+}
 
 static uint64_t prof_stall(void)
 {
@@ -820,9 +834,12 @@ static void prof_init(struct rt_loop *L, long long eval_size,
     /* the stalls since this thread's last profiled execution ended */
     struct rt_prof_thr *th = prof_thr(L);
     th->stall0 = prof_stall();
+    uint64_t forks, bns;
+    prof_dsm_marks(&forks, &bns);
     th->stall_out = stall_mark_t && L->t0 - stall_mark_t < PROF_STALL_GAP_NS &&
-                            th->stall0 >= stall_mark
+                            th->stall0 >= stall_mark && forks == stall_forks
                         ? th->stall0 - stall_mark : 0;
+    th->stall_bw = th->stall_out && bns >= stall_bns ? bns - stall_bns : 0;
 }
 
 /* A fraction from the environment, read once into *cache (negative until
@@ -1481,6 +1498,8 @@ struct prof_rec {
                      * and outside barriers */
     uint64_t bar_stall, bar_ns; /* its run delay and time in its previous
                                  * profiled loop-end barrier */
+    uint64_t out_bar_ns; /* its node's time in DSM barriers during the
+                          * stall's interval */
 };
 
 /* After a drift: when every thread's executions since the weights last
@@ -1609,9 +1628,18 @@ static void prof_drift(struct rt_prof_site *ps, const struct prof_rec *r,
      * homogeneous, 74 rows of 14,000 left on one node). */
     struct prof_rec x[nt];
     memcpy(x, r, sizeof x);
-    uint64_t minb = UINT64_MAX;
-    for (int t = 0; t < nt; t++)
+    uint64_t minb = UINT64_MAX, mino = UINT64_MAX;
+    for (int t = 0; t < nt; t++) {
         minb = r[t].bar_ns < minb ? r[t].bar_ns : minb;
+        mino = r[t].out_bar_ns < mino ? r[t].out_bar_ns : mino;
+    }
+    /* The same for the stall between the loops: what exceeds the
+     * thread's wait in the barriers there (its node's time in them less
+     * the shortest of any thread's). */
+    for (int t = 0; t < nt; t++) {
+        uint64_t wait = r[t].out_bar_ns - mino;
+        x[t].stall = r[t].stall > wait ? r[t].stall - wait : 0;
+    }
     for (int t = 0; t < nt && minb; t++) {
         uint64_t wait = r[t].bar_ns - minb;
         x[t].stall += r[t].bar_stall > wait ? r[t].bar_stall - wait : 0;
@@ -1664,7 +1692,8 @@ static void prof_end(struct rt_loop *L, int nowait)
         return;
     /* OMPDSM_loop_end's barrier, carrying every thread's time. */
     struct prof_rec mine = {L->tid, 0, L->tm, L->iters,
-                            prof_thr(L)->stall_out, stall_bar, stall_bar_ns};
+                            prof_thr(L)->stall_out, stall_bar, stall_bar_ns,
+                            prof_thr(L)->stall_bw};
     struct comm_buf recs = {0};
     rt_team_barrier_rec(&mine, sizeof mine, &recs);
     /* the stall in this barrier, for the next record; the next stall_out
@@ -1673,6 +1702,7 @@ static void prof_end(struct rt_loop *L, int nowait)
     stall_mark_t = prof_now();
     stall_bar = stall_mark >= s0 ? stall_mark - s0 : 0;
     stall_bar_ns = stall_mark_t - t0;
+    prof_dsm_marks(&stall_forks, &stall_bns);
     int nt = L->nthreads;
     struct prof_rec all[nt];
     int seen = 0;

@@ -366,6 +366,7 @@ struct rt_prof_thr {
     /* This thread's stalls outside the loop body (prof_stall): run delay
      * from its last profiled execution's end to this one's start. */
     uint64_t stall0, stall_out;
+    uint64_t stall_bw; /* its node's time in DSM barriers meanwhile */
 };
 struct rt_prof_site {
     OMPDSM_loop_site *site;

@@ -204,23 +204,59 @@ static void region(void *fp)
         OMPDSM_atomic(g_last, OMPDSM_TY_I64, OMPDSM_OP_ADD, &one, 0);
         *g_lastowner = tid + 1;
     }
-    long long t_loop = now_us() - t0;
     OMPDSM_red r[1] = {{g_count, &cnt, OMPDSM_TY_I64, OMPDSM_OP_ADD}};
     OMPDSM_reduce(r, 1);
     OMPDSM_loop_end(&L, f->nowait);
     if (f->nowait)
         OMPDSM_barrier();
-    if (f->stall_pct && tid == f->slow_node)
-        stall(t_loop * f->stall_pct / 100);
     /* Every node's copy of the vector, for the serial part to compare. */
     struct rt_prof_site *ps = sites[f->site].rt;
     if (ps && tid < 64)
         (*g_vec)[tid] = ps->vec[tid];
 }
+/* f->stall_pct's test: 24 executions of the loop in one region (the
+ * stalls of a region boundary count nothing), each followed by the slow
+ * node's stall; every iteration once per execution. */
+static void region_stall(void *fp)
+{
+    struct frame *f = fp;
+    int tid = omp_get_thread_num();
+    for (int e = 0; e < 24; e++) {
+        long long cnt;
+        OMPDSM_reduce_init(&cnt, OMPDSM_TY_I64, OMPDSM_OP_ADD);
+        OMPDSM_loop L;
+        unsigned long long lo, hi;
+        long long t0 = now_us();
+        OMPDSM_loop_init(&L, &sites[f->site], f->n, OMPDSM_SCHED_PROFILED,
+                         f->chunk, f->eval_size, f->eval_skip, f->flags);
+        while (OMPDSM_loop_next(&L, &lo, &hi)) {
+            CHECK(lo < hi && hi <= f->n, "block [%llu,%llu) of n=%llu", lo,
+                  hi, f->n);
+            if (!(lo < hi && hi <= f->n))
+                break;
+            for (unsigned long long k = lo; k < hi; k++) {
+                cnt++;
+                struct timespec ts = {0, (long)f->base_us * 1000};
+                nanosleep(&ts, NULL);
+            }
+        }
+        long long t_loop = now_us() - t0;
+        OMPDSM_red r[1] = {{g_count, &cnt, OMPDSM_TY_I64, OMPDSM_OP_ADD}};
+        OMPDSM_reduce(r, 1);
+        OMPDSM_loop_end(&L, 0);
+        if (tid == f->slow_node)
+            stall(t_loop * f->stall_pct / 100);
+    }
+    struct rt_prof_site *ps = sites[f->site].rt;
+    if (ps && tid < 64)
+        (*g_vec)[tid] = ps->vec[tid];
+}
+
 static OMPDSM_region rd = {region, "rt_profiled.c:60 (main)", 0};
-static OMPDSM_region *regions[] = {&rd};
+static OMPDSM_region rds = {region_stall, "rt_profiled.c:61 (stall)", 0};
+static OMPDSM_region *regions[] = {&rd, &rds};
 static OMPDSM_unit unit = {OMPDSM_ABI_VERSION, "rt_profiled.c", globals,
-                           sizeof globals / sizeof *globals, 0, regions, 1, 0,
+                           sizeof globals / sizeof *globals, 0, regions, 2, 0,
                            0, 0};
 __attribute__((constructor)) static void reg(void) { OMPDSM_register_unit(&unit); }
 
@@ -662,8 +698,9 @@ static void stall_out(int T)
      * fixed one would make a smaller share look slower still) */
     struct frame f = {(unsigned long long)T * 100, 0, 3, 1, NSITES - 1, 0, 0,
                       T - 1, 0, 100, 0, 0, 100};
-    for (int e = 0; e < 24; e++)
-        run(&f, T);
+    *g_count = 0;
+    OMPDSM_parallel(&rds, &f, sizeof f, 0, 1);
+    CHECK_EQ_LL(*g_count, 24 * (long long)f.n, "iterations run");
     unsigned long long sum;
     struct rt_prof_site *ps = T > 1 ? kept_state(f.site, T, &sum) : NULL;
     if (!ps)
