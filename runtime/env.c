@@ -334,6 +334,12 @@ void rt_env_init(int nodes)
     static const char *const onoff[] = {"on", "off"};
     rt_icv.prof_share = ompdsm_env_choice("OMPDSM_PROFILED_SHARE", onoff, 2,
                                           0) == 0;
+    /* off by default: under load, counting stalls chased the DSM's own
+     * per-node costs and other jobs (CG A homogeneous 0.75 s against
+     * static's 0.51 s); on for a node throttled by a quota (CG A slowed
+     * 1.20x static at load 2) until a quiet run decides */
+    rt_icv.prof_stalls = ompdsm_env_choice("OMPDSM_PROFILED_STALLS", onoff,
+                                           2, 1) == 0;
     v = getenv("OMPDSM_PROFILED");
     rt_icv.prof_over = NULL;
     rt_icv.nprof_over = 0;

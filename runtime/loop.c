@@ -5,10 +5,12 @@
 #include "sched/sched.h"
 #include "ompdsm_config.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #if OMPDSM_HAVE_PAPI
 #include <papi.h>
 #endif
@@ -395,6 +397,11 @@ enum { PH_SKIP, PH_TIMED, PH_TIMING, PH_XCHG, PH_RUN, PH_CK, PH_CKRUN,
 /* The shortest predicted rest of a measuring execution that gets a
  * checkpoint: one more allgather is then well under 1% of it. */
 #define PROF_CK_MIN_NS 20000000
+/* The executions' sums decide once every thread's reach this (loop time
+ * and stalls, prof_acc_split): 5 periods of a cgroup quota's 10 ms, and
+ * long enough that another job's bursts on a shared machine average out;
+ * 20 ms windows chased them (CG A: 20-30 re-partitions a run, loaded). */
+#define PROF_ACC_MIN_NS 50000000
 /* Pieces a node's block is handed out in before the checkpoint: the
  * checkpoint can come that late after its deadline. */
 #define PROF_CK_PIECES 64
@@ -647,6 +654,61 @@ static uint64_t sat_mul(uint64_t a, uint64_t b)
     return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
+/* This thread's run delay so far (ns): the time it was runnable but not
+ * running, the second field of /proc/thread-self/schedstat.  A node
+ * throttled by a cgroup quota or sharing its core with another job
+ * accumulates it wherever the stall lands: in a loop body, whose wall
+ * time shows it anyway, or outside, in the barrier's release work, its
+ * page faults before the loop or its spinning, which a loop timer never
+ * sees (CG's 0.2 ms row loops measured a node at half speed as nearly
+ * full speed).  0 where the file is missing or OMPDSM_PROFILED_STALLS is
+ * off. */
+static __thread int stall_fd = -1; /* -2: not available */
+static __thread uint64_t stall_mark, stall_mark_t; /* at the last end */
+/* Its run delay and time in its last profiled loop-end barrier, for the
+ * next record (prof_drift counts of that stall only what the others did
+ * not spend waiting anyway). */
+static __thread uint64_t stall_bar, stall_bar_ns;
+/* The node's forks and time in DSM barriers at that end: a fork since
+ * means a region boundary, whose stalls (node 0's serial part, the
+ * others' wait for the fork) are a fixed cost no partition changes, and
+ * count nothing; the barriers' time is the thread's wait in the
+ * constructs between (single, a reduction's barrier). */
+static __thread uint64_t stall_forks, stall_bns;
+
+static void prof_dsm_marks(uint64_t *forks, uint64_t *bns)
+{
+    struct dsm_stats st;
+    dsm_stats_get(&st);
+    *forks = st.forks;
+    *bns = st.barrier_ns;
+}
+
+static uint64_t prof_stall(void)
+{
+    if (stall_fd == -2 || !rt_icv.prof_stalls)
+        return 0;
+    if (stall_fd < 0) {
+        stall_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+        if (stall_fd < 0) {
+            stall_fd = -2;
+            return 0;
+        }
+    }
+    char b[96];
+    ssize_t n = pread(stall_fd, b, sizeof b - 1, 0);
+    if (n <= 0)
+        return 0;
+    b[n] = 0;
+    char *e;
+    (void)strtoull(b, &e, 10);
+    return strtoull(e, NULL, 10);
+}
+
+/* Stalls over this long a gap between two profiled executions are not
+ * counted: they are the program's serial parts or another region's. */
+#define PROF_STALL_GAP_NS 100000000ULL
+
 /* This thread's part of the current execution. */
 static struct rt_prof_thr *prof_thr(const struct rt_loop *L)
 {
@@ -769,6 +831,15 @@ static void prof_init(struct rt_loop *L, long long eval_size,
         rt_word_wake(&pn.took, &pn.took_sleep);
     }
     L->t0 = prof_now();
+    /* the stalls since this thread's last profiled execution ended */
+    struct rt_prof_thr *th = prof_thr(L);
+    th->stall0 = prof_stall();
+    uint64_t forks, bns;
+    prof_dsm_marks(&forks, &bns);
+    th->stall_out = stall_mark_t && L->t0 - stall_mark_t < PROF_STALL_GAP_NS &&
+                            th->stall0 >= stall_mark && forks == stall_forks
+                        ? th->stall0 - stall_mark : 0;
+    th->stall_bw = th->stall_out && bns >= stall_bns ? bns - stall_bns : 0;
 }
 
 /* A fraction from the environment, read once into *cache (negative until
@@ -1423,49 +1494,161 @@ static int prof_next(struct rt_loop *L, uint64_t *a, uint64_t *b)
 struct prof_rec {
     int32_t tid, pad;
     uint64_t ns, iters;
+    uint64_t stall; /* its run delay outside the loop body (prof_stall)
+                     * and outside barriers */
+    uint64_t bar_stall, bar_ns; /* its run delay and time in its previous
+                                 * profiled loop-end barrier */
+    uint64_t out_bar_ns; /* its node's time in DSM barriers during the
+                          * stall's interval */
 };
 
 /* After a drift: when every thread's executions since the weights last
- * changed add up to PROF_CK_MIN_NS or more, re-partition by those
+ * changed add up to PROF_ACC_MIN_NS or more (PROF_CK_MIN_NS with
+ * OMPDSM_PROFILED_STALLS off), re-partition by those
  * speeds instead of measuring again.  A loop whose executions are short
  * (CG's rows: 0.2 ms) measures a node throttled in bursts of milliseconds
  * as fast whenever its eval_size iterations fall inside a burst, so a new
  * measurement would be as wrong as the last; the executions' sum is not.
- * Returns whether it re-partitioned. */
+ * Each execution's time counts the thread's stalls outside the loop body
+ * (prof_stall), so the sum is progress per wall time.  The shares move
+ * half of OMPDSM_PROFILED_STEP of the way from those in use to the speeds, and
+ * only when that is predicted to gain more than OMPDSM_PROFILED_GAIN (a
+ * homogeneous pair's noise moves nothing).  Returns 0 when some thread's
+ * sum is still short, else 1 (re-partitioned or judged not worth it). */
 static int prof_acc_split(struct rt_prof_site *ps, int nt)
 {
-    double sp[nt];
+    double sp[nt], cur[nt], w[nt], ssp = 0, scur = 0;
     for (int t = 0; t < nt; t++) {
         if (!ps->acc_it[t])
             return 0;
-        if (ps->acc_ns[t] < PROF_CK_MIN_NS)
+        if (ps->acc_ns[t] < (rt_icv.prof_stalls ? PROF_ACC_MIN_NS
+                                                 : PROF_CK_MIN_NS))
             return 0;
         sp[t] = (double)ps->acc_it[t] / (double)ps->acc_ns[t];
+        ssp += sp[t];
+        cur[t] = ps->weight[t] > 0 ? ps->weight[t] : 0;
+        scur += cur[t];
     }
-    memcpy(ps->speed, sp, sizeof sp);
-    memcpy(ps->weight, sp, sizeof sp);
+    /* Half of OMPDSM_PROFILED_STEP: the sums come every 20 ms of each
+     * thread's time, and a window that short on a shared machine is
+     * noisy (another job's burst, a fixed cost per execution); half a
+     * step each averages the windows (weights 1/2, 1/4, ...) instead of
+     * following the last one (seen: a stalled node's share jumping
+     * between 22 and 144 of 200 over 16 executions with full steps). */
+    double step = prof_step() / 2, t_cur = 0, t_new = 0, sw = 0;
+    for (int t = 0; t < nt; t++) {
+        double c = scur > 0 ? cur[t] / scur : 1.0 / nt;
+        w[t] = (1 - step) * c + step * sp[t] / ssp;
+        sw += w[t];
+        double tc = c / sp[t];
+        t_cur = tc > t_cur ? tc : t_cur;
+    }
+    for (int t = 0; t < nt; t++) {
+        double tw = w[t] / sw / sp[t];
+        t_new = tw > t_new ? tw : t_new;
+    }
+    double gain = rt_icv.prof_gain > 0 ? rt_icv.prof_gain : 0;
     prof_acc_reset(ps, nt);
+    memcpy(ps->speed, sp, sizeof sp);
+    if (!(t_cur > t_new * (1 + gain))) {
+        prof_group_give(ps);
+        return 1;
+    }
+    /* (weights are relative: scaled like the speeds, so that a step of 1
+     * gives the speeds themselves) */
+    for (int t = 0; t < nt; t++)
+        ps->weight[t] = w[t] / sw * ssp;
     ps->repartitions++;
     ps->acc_splits++;
     prof_group_give(ps);
     return 1;
 }
 
+/* Whether an execution's times (loop time, plus the stalls outside it
+ * when stalls) stray from the prediction by the measured speeds by more
+ * than OMPDSM_PROFILED_DRIFT.  The prediction is iterations / speed,
+ * scaled to this execution's total so that only the split is judged, not
+ * the absolute speed.  Executions shorter than 50 us are not judged:
+ * clock noise. */
+static int prof_stray(const struct rt_prof_site *ps, const struct prof_rec *r,
+                      int nt, int stalls)
+{
+    double p[nt], sp = 0, so = 0, maxo = 0;
+    for (int t = 0; t < nt; t++) {
+        double o = (double)r[t].ns + (stalls ? (double)r[t].stall : 0);
+        p[t] = !r[t].iters ? 0
+               : ps->speed[t] > 0 ? (double)r[t].iters / ps->speed[t]
+                                  : INFINITY;
+        sp += p[t];
+        so += o;
+        if (o > maxo)
+            maxo = o;
+    }
+    if (!(sp > 0) || !isfinite(sp) || maxo < 50e3)
+        return 0;
+    double maxp = 0, worst = 0;
+    for (int t = 0; t < nt; t++) {
+        double o = (double)r[t].ns + (stalls ? (double)r[t].stall : 0);
+        double pt = p[t] * (so / sp);
+        if (pt > maxp)
+            maxp = pt;
+        double d = fabs(o - pt);
+        if (d > worst)
+            worst = d;
+    }
+    return worst > rt_icv.prof_drift * maxp;
+}
+
 /* Each node's time against the prediction from the measured speeds
- * (iterations / speed, scaled to this execution's total so that only the
- * split is judged, not the absolute speed).  Two executions in a row must
- * stray before the next one measures: one node descheduled once by a
- * shared machine is not a slow node.  Executions shorter than 50 us are
- * not judged: clock noise. */
+ * (prof_stray).  Two executions in a row must stray before the next one
+ * measures: one node descheduled once by a shared machine is not a slow
+ * node. */
 static void prof_drift(struct rt_prof_site *ps, const struct prof_rec *r,
                        int nt)
 {
     /* Every thread's iterations and time since the weights last changed:
      * the speeds the executions themselves show (every node sees the same
-     * records, so every node sums the same). */
+     * records, so every node sums the same).  The time counts the
+     * thread's stalls outside the loop body: a node throttled while it
+     * releases its pages at the barrier or spins there progresses at
+     * half speed though its loop bodies run at full speed.  In a group,
+     * every loop's records go to the owner's sums: the loops share one
+     * partition, so the group's progress per wall time is what to split
+     * by, and the stalls land where they land (CG A: mostly between its
+     * matrix-vector loop and the next, at that barrier's release of q). */
+    struct rt_prof_site *acc = ps->grp && ps->grp->owner ? ps->grp->owner
+                                                         : ps;
+    if (acc->nthreads != nt)
+        acc = ps;
+    /* A stall in the previous loop-end barrier counts only beyond the
+     * thread's wait there (its time in it less the shortest time of any
+     * thread, the last to arrive): a thread that finished early and was
+     * preempted while it waited delayed nobody, and counting that made a
+     * small share look slower still on a loaded machine (seen: CG A
+     * homogeneous, 74 rows of 14,000 left on one node). */
+    struct prof_rec x[nt];
+    memcpy(x, r, sizeof x);
+    uint64_t minb = UINT64_MAX, mino = UINT64_MAX;
     for (int t = 0; t < nt; t++) {
-        ps->acc_it[t] += r[t].iters;
-        ps->acc_ns[t] += r[t].ns;
+        minb = r[t].bar_ns < minb ? r[t].bar_ns : minb;
+        mino = r[t].out_bar_ns < mino ? r[t].out_bar_ns : mino;
+    }
+    /* The same for the stall between the loops: what exceeds the
+     * thread's wait in the barriers there (its node's time in them less
+     * the shortest of any thread's). */
+    for (int t = 0; t < nt; t++) {
+        uint64_t wait = r[t].out_bar_ns - mino;
+        x[t].stall = r[t].stall > wait ? r[t].stall - wait : 0;
+    }
+    for (int t = 0; t < nt && minb; t++) {
+        uint64_t wait = r[t].bar_ns - minb;
+        x[t].stall += r[t].bar_stall > wait ? r[t].bar_stall - wait : 0;
+    }
+    r = x;
+    for (int t = 0; t < nt; t++) {
+        acc->acc_it[t] += r[t].iters;
+        acc->acc_ns[t] += r[t].ns + r[t].stall;
+        ps->stall_ns += r[t].stall;
     }
     if (!ps->measured || ps->brief || !(rt_icv.prof_drift > 0))
         return;
@@ -1476,52 +1659,50 @@ static void prof_drift(struct rt_prof_site *ps, const struct prof_rec *r,
      * (seen: CG A re-measured every other execution, 2x slower). */
     if (ps->grp && ps->grp->owner && ps->grp->owner != ps)
         return;
-    double p[nt], sp = 0, so = 0, maxo = 0;
-    for (int t = 0; t < nt; t++) {
-        p[t] = !r[t].iters ? 0
-               : ps->speed[t] > 0 ? (double)r[t].iters / ps->speed[t]
-                                  : INFINITY;
-        sp += p[t];
-        so += (double)r[t].ns;
-        if ((double)r[t].ns > maxo)
-            maxo = (double)r[t].ns;
-    }
-    if (!(sp > 0) || !isfinite(sp) || maxo < 50e3)
-        return;
-    double maxp = 0, worst = 0;
-    for (int t = 0; t < nt; t++) {
-        double pt = p[t] * (so / sp);
-        if (pt > maxp)
-            maxp = pt;
-        double d = fabs((double)r[t].ns - pt);
-        if (d > worst)
-            worst = d;
-    }
-    if (!(worst > rt_icv.prof_drift * maxp)) {
-        ps->drift_run = 0;
+    int stray = prof_stray(ps, r, nt, rt_icv.prof_stalls);
+    ps->drifts += stray != 0;
+    ps->drift_run = stray ? ps->drift_run + 1 : 0;
+    if (rt_icv.prof_stalls) {
+        /* The sums decide, every time they are long enough, stray or not
+         * (a gradual step, only for a predicted gain), and never a new
+         * measurement: once the split is by the sums, a slow node's loop
+         * bodies run faster than its speed says (its stalls are
+         * elsewhere), so its loop times stray for ever, and a measurement
+         * of its loop body would undo the split. */
+        if (prof_acc_split(ps, nt))
+            ps->drift_run = 0;
         return;
     }
-    ps->drifts++;
-    if (++ps->drift_run >= 2 && prof_acc_split(ps, nt)) {
-        ps->drift_run = 0;
+    if (ps->drift_run < 2)
         return;
-    }
-    if (ps->drift_run >= 2) {
-        /* (in a group, the owner measures again, and its new weights
-         * re-partition the group) */
-        ps->measure = 1;
-        ps->drift_run = 0;
-    }
+    ps->drift_run = 0;
+    if (prof_acc_split(ps, nt))
+        return;
+    /* (in a group, the owner measures again, and its new weights
+     * re-partition the group) */
+    ps->measure = 1;
 }
 
 static void prof_end(struct rt_loop *L, int nowait)
 {
+    uint64_t s0 = prof_stall(), t0 = prof_now();
+    stall_mark = s0;
+    stall_mark_t = t0;
     if (nowait)
         return;
     /* OMPDSM_loop_end's barrier, carrying every thread's time. */
-    struct prof_rec mine = {L->tid, 0, L->tm, L->iters};
+    struct prof_rec mine = {L->tid, 0, L->tm, L->iters,
+                            prof_thr(L)->stall_out, stall_bar, stall_bar_ns,
+                            prof_thr(L)->stall_bw};
     struct comm_buf recs = {0};
     rt_team_barrier_rec(&mine, sizeof mine, &recs);
+    /* the stall in this barrier, for the next record; the next stall_out
+     * counts from its end */
+    stall_mark = prof_stall();
+    stall_mark_t = prof_now();
+    stall_bar = stall_mark >= s0 ? stall_mark - s0 : 0;
+    stall_bar_ns = stall_mark_t - t0;
+    prof_dsm_marks(&stall_forks, &stall_bns);
     int nt = L->nthreads;
     struct prof_rec all[nt];
     int seen = 0;

@@ -43,6 +43,7 @@ struct rt_icv {
     double prof_gain;      /* OMPDSM_PROFILED_GAIN */
     double prof_drift;     /* OMPDSM_PROFILED_DRIFT */
     int prof_share;        /* OMPDSM_PROFILED_SHARE */
+    int prof_stalls;       /* OMPDSM_PROFILED_STALLS */
     struct rt_prof_override *prof_over; /* OMPDSM_PROFILED */
     int nprof_over;
 };
@@ -365,6 +366,10 @@ struct rt_prof_thr {
     uint64_t ck_pub;                /* when it published */
     uint64_t ck_blk;                /* ns blocked since the last record */
     uint64_t ck_gap;                /* last round: publication to split */
+    /* This thread's stalls outside the loop body (prof_stall): run delay
+     * from its last profiled execution's end to this one's start. */
+    uint64_t stall0, stall_out;
+    uint64_t stall_bw; /* its node's time in DSM barriers meanwhile */
 };
 struct rt_prof_site {
     OMPDSM_loop_site *site;
@@ -384,6 +389,9 @@ struct rt_prof_site {
     uint64_t *acc_it, *acc_ns;   /* [nthreads] iterations and time of the
                                     executions since the weights changed */
     uint64_t acc_splits;         /* re-partitions by those (prof_drift) */
+    uint64_t stall_ns;           /* this node's threads' stalls outside the
+                                    loop body (run delay: throttled, or
+                                    preempted), counted in their times */
     int drift_run;               /* executions in a row that strayed */
     uint64_t measure_ns;         /* timed iterations' clock reads and the
                                     exchange of speeds, this node */

@@ -31,6 +31,11 @@
  *                            (5 ms iterations): node 0 runs its reserve
  *                            meanwhile and does not block for its record
  *                            (OMPDSM_PROFILED_RESERVE_MS=0 makes it fail).
+ *   rt_profiled stall        the last node stalled (runnable, not running)
+ *                            outside the loop body after each execution,
+ *                            as a cgroup quota's stalls land in CG's
+ *                            barriers: counted in its time, so the sums
+ *                            re-partition and give it a smaller share.
  *   rt_profiled rounds SEED  checkpoints that re-split parts made of
  *                            several ranges: every iteration exactly once.
  *   rt_profiled check [off]  one execution whose measurement is misleading
@@ -45,6 +50,9 @@
 #include "rt_test.h"
 #include "rt.h"
 
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
 #include <time.h>
 
 enum { NMAX = 4000, SEQMAX = 256 };
@@ -77,6 +85,8 @@ struct frame {
     unsigned long long slow_from; /* the slow node is slow from here on */
     long long slow_after_us; /* or, when not 0, from this much of its time
                               * in the loop on */
+    long long stall_pct; /* the slow node's run delay after each loop's
+                          * end (stall()), in % of its time in the loop */
 };
 
 static long long now_us(void)
@@ -84,6 +94,62 @@ static long long now_us(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* A stall as a cgroup quota or another job on the core makes one: this
+ * thread runnable but not running for about us microseconds, outside any
+ * loop body.  A competitor thread pinned to this thread's CPU spins for
+ * that long while this one yields to it.  (Not a sleep: a sleeping
+ * thread is not slow, it waits.) */
+static __thread struct stall {
+    pthread_t th;
+    sem_t go;
+    long long us;
+    int done, up;
+} *g_stall;
+
+static void *stall_hog(void *arg)
+{
+    struct stall *h = arg;
+    for (;;) {
+        while (sem_wait(&h->go) < 0)
+            ;
+        long long t0 = now_us();
+        while (now_us() - t0 < h->us)
+            ;
+        __atomic_store_n(&h->done, 1, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+static void stall(long long us)
+{
+    struct stall *h = g_stall;
+    if (!h) {
+        h = calloc(1, sizeof *h);
+        CHECK(h != NULL, "out of memory");
+        if (!h)
+            return;
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        int cpu = sched_getcpu();
+        CPU_SET(cpu >= 0 ? cpu : 0, &one);
+        CHECK(pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0,
+              "pinning a thread to CPU %d", cpu);
+        sem_init(&h->go, 0, 0);
+        pthread_attr_t a;
+        pthread_attr_init(&a);
+        pthread_attr_setaffinity_np(&a, sizeof one, &one);
+        CHECK(pthread_create(&h->th, &a, stall_hog, h) == 0,
+              "starting the competitor thread");
+        pthread_attr_destroy(&a);
+        g_stall = h;
+    }
+    h->us = us;
+    __atomic_store_n(&h->done, 0, __ATOMIC_RELAXED);
+    sem_post(&h->go);
+    while (!__atomic_load_n(&h->done, __ATOMIC_ACQUIRE))
+        sched_yield();
 }
 
 static void region(void *fp)
@@ -148,10 +214,49 @@ static void region(void *fp)
     if (ps && tid < 64)
         (*g_vec)[tid] = ps->vec[tid];
 }
+/* f->stall_pct's test: 24 executions of the loop in one region (the
+ * stalls of a region boundary count nothing), each followed by the slow
+ * node's stall; every iteration once per execution. */
+static void region_stall(void *fp)
+{
+    struct frame *f = fp;
+    int tid = omp_get_thread_num();
+    for (int e = 0; e < 24; e++) {
+        long long cnt;
+        OMPDSM_reduce_init(&cnt, OMPDSM_TY_I64, OMPDSM_OP_ADD);
+        OMPDSM_loop L;
+        unsigned long long lo, hi;
+        long long t0 = now_us();
+        OMPDSM_loop_init(&L, &sites[f->site], f->n, OMPDSM_SCHED_PROFILED,
+                         f->chunk, f->eval_size, f->eval_skip, f->flags);
+        while (OMPDSM_loop_next(&L, &lo, &hi)) {
+            CHECK(lo < hi && hi <= f->n, "block [%llu,%llu) of n=%llu", lo,
+                  hi, f->n);
+            if (!(lo < hi && hi <= f->n))
+                break;
+            for (unsigned long long k = lo; k < hi; k++) {
+                cnt++;
+                struct timespec ts = {0, (long)f->base_us * 1000};
+                nanosleep(&ts, NULL);
+            }
+        }
+        long long t_loop = now_us() - t0;
+        OMPDSM_red r[1] = {{g_count, &cnt, OMPDSM_TY_I64, OMPDSM_OP_ADD}};
+        OMPDSM_reduce(r, 1);
+        OMPDSM_loop_end(&L, 0);
+        if (tid == f->slow_node)
+            stall(t_loop * f->stall_pct / 100);
+    }
+    struct rt_prof_site *ps = sites[f->site].rt;
+    if (ps && tid < 64)
+        (*g_vec)[tid] = ps->vec[tid];
+}
+
 static OMPDSM_region rd = {region, "rt_profiled.c:60 (main)", 0};
-static OMPDSM_region *regions[] = {&rd};
+static OMPDSM_region rds = {region_stall, "rt_profiled.c:61 (stall)", 0};
+static OMPDSM_region *regions[] = {&rd, &rds};
 static OMPDSM_unit unit = {OMPDSM_ABI_VERSION, "rt_profiled.c", globals,
-                           sizeof globals / sizeof *globals, 0, regions, 1, 0,
+                           sizeof globals / sizeof *globals, 0, regions, 2, 0,
                            0, 0};
 __attribute__((constructor)) static void reg(void) { OMPDSM_register_unit(&unit); }
 
@@ -574,6 +679,51 @@ static void share_drift(int T)
           (unsigned long long)(px->measurements + py->measurements));
 }
 
+/* A node slow only outside the loop body: after each execution's end
+ * the last node is stalled (runnable, not running: stall()) as long as
+ * twice what its loop body took, as a node at a third of its speed by a
+ * cgroup quota is
+ * when the quota's stalls land in the barrier's release work or its
+ * spinning (CG A's 0.2 ms row loops).  Its loop bodies run at full speed,
+ * so its loop timer sees an equal node; counting each thread's run delay
+ * outside the loop body (OMPDSM_PROFILED_STALLS, on) shows it at about a
+ * third, and within 24 executions the executions' sums re-partition
+ * and give it at most 75% of an equal share, and less than node 0.  With
+ * OMPDSM_PROFILED_STALLS=off the shares stay equal and this fails. */
+static void stall_out(int T)
+{
+    rtt_phase("stall");
+    /* 100 us an iteration (a sleep: at least that, whatever the load),
+     * 100 a node: 10-15 ms a node an execution; the stall as long as the
+     * node's loop, twice over (a stall proportional to its work, as a quota's is: a
+     * fixed one would make a smaller share look slower still) */
+    struct frame f = {(unsigned long long)T * 100, 0, 3, 1, NSITES - 1, 0, 0,
+                      T - 1, 0, 100, 0, 0, 200};
+    *g_count = 0;
+    OMPDSM_parallel(&rds, &f, sizeof f, 0, 1);
+    CHECK_EQ_LL(*g_count, 24 * (long long)f.n, "iterations run");
+    unsigned long long sum;
+    struct rt_prof_site *ps = T > 1 ? kept_state(f.site, T, &sum) : NULL;
+    if (!ps)
+        return;
+    printf("rt_profiled stall: %llu drifts, %llu re-partitions by the "
+           "sums, %llu measurements; stalls %.1f ms; vector[%d] %llu of "
+           "%llu\n", (unsigned long long)ps->drifts,
+           (unsigned long long)ps->acc_splits,
+           (unsigned long long)ps->measurements, (double)ps->stall_ns / 1e6,
+           T - 1, (unsigned long long)ps->vec[T - 1], f.n);
+    CHECK_EQ_ULL(sum, f.n, "kept vector's sum");
+    /* (at 4 and 8 nodes on 2 CPUs another node shares the stalled one's
+     * CPU, and with it part of the competitor's stall) */
+    CHECK(ps->vec[T - 1] < ps->vec[0], "the stalled node %d keeps %llu "
+          "iterations, node 0 %llu", T - 1,
+          (unsigned long long)ps->vec[T - 1], (unsigned long long)ps->vec[0]);
+    CHECK(ps->vec[T - 1] * 4 <= 3 * (f.n / (unsigned long long)T),
+          "the stalled node %d keeps %llu of %llu iterations (equal: %llu)",
+          T - 1, (unsigned long long)ps->vec[T - 1], f.n,
+          f.n / (unsigned long long)T);
+}
+
 static int user_main(int argc, char **argv, char **envp)
 {
     (void)envp;
@@ -598,10 +748,12 @@ static int user_main(int argc, char **argv, char **envp)
         later(T);
     else if (!strcmp(what, "async"))
         async(T);
+    else if (!strcmp(what, "stall"))
+        stall_out(T);
     else if (!strcmp(what, "rounds"))
         rounds(T, argc > 2 ? strtoull(argv[2], NULL, 10) : 1);
     else {
-        printf("FAIL: rt_profiled: unknown mode '%s' (shapes, persist, slow, check, later, async, rounds, share, share-drift)\n",
+        printf("FAIL: rt_profiled: unknown mode '%s' (shapes, persist, slow, check, later, async, rounds, share, share-drift, stall)\n",
                what);
         return 1;
     }
