@@ -81,12 +81,23 @@ void rt_spin_init(void)
  * on w, so that a waker makes no system call when nobody sleeps. */
 void rt_word_wait(uint32_t *w, uint32_t val, uint32_t *sleepers)
 {
+    rt_word_wait_spin(w, val, sleepers, spin_ns);
+}
+
+uint64_t rt_spin_ns(void)
+{
+    return spin_ns;
+}
+
+void rt_word_wait_spin(uint32_t *w, uint32_t val, uint32_t *sleepers,
+                       uint64_t spin)
+{
     uint64_t t0 = ompdsm_now_ns();
-    for (unsigned i = 1;; i++) {
+    for (unsigned i = 1; spin; i++) {
         if (__atomic_load_n(w, __ATOMIC_ACQUIRE) != val)
             return;
         __builtin_ia32_pause();
-        if (!(i & 63) && ompdsm_now_ns() - t0 >= spin_ns)
+        if (!(i & 63) && ompdsm_now_ns() - t0 >= spin)
             break;
     }
     for (int i = 0; i < 4; i++) {

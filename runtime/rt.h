@@ -212,6 +212,11 @@ int rt_team_allgather(const void *mine, size_t len, void *all);
  * spin, then sleep; sleepers counts the sleeping), and wakes them. */
 void rt_word_wait(uint32_t *w, uint32_t val, uint32_t *sleepers);
 void rt_word_wake(uint32_t *w, uint32_t *sleepers);
+/* rt_word_wait with a spin of `spin` ns (0: none) instead of the node's;
+ * rt_spin_ns: the node's. */
+void rt_word_wait_spin(uint32_t *w, uint32_t val, uint32_t *sleepers,
+                       uint64_t spin);
+uint64_t rt_spin_ns(void);
 /* Sets how long rt_word_wait spins (OMP_WAIT_POLICY, OMPDSM_SPIN_US, the
  * host's threads against its CPUs); 2 us until it is called. */
 void rt_spin_init(void);
