@@ -9,11 +9,11 @@ RT_API void omp_set_num_threads(int n)
 {
     if (n < 1)
         return;
-    /* A team over the nodes has at most nodes x T threads; inside a
-     * region the value is for nested teams (nest.c), which have no such
-     * bound. */
-    if (rt_self.level == 0 && n > rt_icv.max_threads)
-        n = rt_icv.max_threads;
+    /* A team over the nodes has at most RT_MAX_TPN threads per node
+     * (more than nodes x T makes more per node); inside a region the value
+     * is for nested teams (nest.c), which have no such bound. */
+    if (rt_self.level == 0 && n > comm_size() * RT_MAX_TPN)
+        n = comm_size() * RT_MAX_TPN;
     rt_dv()->nthreads = n;
 }
 RT_API int omp_get_num_threads(void) { return rt_self.nthreads; }

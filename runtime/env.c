@@ -312,7 +312,8 @@ void rt_env_init(int nodes)
                          "such as 4M, 512K or 8192 (kilobytes)", v);
         rt_icv.stacksize = has_suffix ? x : x * 1024;
     }
-    rt_icv.thread_limit = env_int("OMP_THREAD_LIMIT", rt_icv.max_threads, 1,
+    /* unset: a team may have up to RT_MAX_TPN threads on each node */
+    rt_icv.thread_limit = env_int("OMP_THREAD_LIMIT", nodes * RT_MAX_TPN, 1,
                                   1000000);
     const char *tl = getenv("OMP_THREAD_LIMIT");
     rt_icv.nest_limit = tl && *tl ? rt_icv.thread_limit : 4096;

@@ -112,7 +112,7 @@ static const struct rt_env_var vars[] = {
      "schedule of schedule(runtime) loops", show_schedule},
     {"OMP_STACKSIZE", RT_ENV_OPENMP, "system", "size (K, M, G; kilobytes)",
      "stack size of runtime-created threads", show_stacksize},
-    {"OMP_THREAD_LIMIT", RT_ENV_OPENMP, "nodes x threads per node", "count",
+    {"OMP_THREAD_LIMIT", RT_ENV_OPENMP, "nodes x 256", "count",
      "upper bound on team sizes", show_thread_limit},
     {"OMP_MAX_ACTIVE_LEVELS", RT_ENV_OPENMP, "1", "count",
      "nested regions with more than one thread; 0: every region has one",

@@ -34,8 +34,12 @@ void rt_team_layout(int nthreads, int *tpn, int *nodes)
 {
     int n = comm_size(), t = rt_icv.threads_per_node;
     int per = (nthreads + n - 1) / n;
-    if (per > t)
+    /* more threads than nodes x T (num_threads, omp_set_num_threads):
+     * more per node, the pool grows (rt_node_post) */
+    if (per > t && nthreads <= n * t)
         per = t;
+    if (per > RT_MAX_TPN)
+        per = RT_MAX_TPN;
     if (per < 1)
         per = 1;
     int used = (nthreads + per - 1) / per;
@@ -66,6 +70,9 @@ static long futex(uint32_t *w, int op, uint32_t val, const struct timespec *ts)
  * the CPU of the thread it waits for).  Set by the leader's first post,
  * or the first nested team (nest.c). */
 static uint64_t spin_ns = 2000;
+/* The most threads this node has run a team with (T, or more when a team
+ * asked for more than nodes x T threads) */
+static int tpn_max;
 
 void rt_spin_init(void)
 {
@@ -74,7 +81,9 @@ void rt_spin_init(void)
     long local = ls && *ls ? atol(ls) : comm_size();
     if (local < 1)
         local = 1;
-    spin_ns = ompdsm_spin_us(local * rt_icv.threads_per_node > ncpu) * 1000;
+    long t = tpn_max > rt_icv.threads_per_node ? tpn_max
+                                                : rt_icv.threads_per_node;
+    spin_ns = ompdsm_spin_us(local * t > ncpu || t > rt_node_ncpus()) * 1000;
 }
 
 /* Waits while *w == val.  sleepers counts the threads that may be asleep
@@ -133,7 +142,8 @@ struct rt_node {
     int nthreads, tpn, nlocal, tid0;
     uint64_t ws_base;
     struct comm_group g;
-    int pool;               /* pool threads started */
+    int pool;               /* threads of the node with the leader, once
+                               its pool started (0 before) */
     /* the barrier: arrivals of threads other than the leader, and the
      * release generation */
     uint32_t arrived, arr_sleep;
@@ -411,6 +421,18 @@ void rt_thread_init_tp(void)
         t->fn();
 }
 
+int rt_node_ncpus(void)
+{
+    static int n;
+    if (!n) {
+        cpu_set_t set;
+        if (!rt_node_cpus(&set) && sched_getaffinity(0, sizeof set, &set) < 0)
+            CPU_ZERO(&set);
+        n = CPU_COUNT(&set) > 0 ? CPU_COUNT(&set) : 1;
+    }
+    return n;
+}
+
 int rt_node_cpus(cpu_set_t *set)
 {
     if (!nbind)
@@ -421,10 +443,19 @@ int rt_node_cpus(cpu_set_t *set)
     return 1;
 }
 
+/* A pool thread's start: its number in the node, and the post it has
+ * seen (a thread added to a running pool must not rerun the last region) */
+struct pool_arg {
+    int local;
+    uint32_t seen;
+};
+
 static void *pool_main(void *arg)
 {
-    int local = (int)(intptr_t)arg;
-    uint32_t seen = 0;
+    struct pool_arg pa = *(struct pool_arg *)arg;
+    free(arg);
+    int local = pa.local;
+    uint32_t seen = pa.seen;
     bind_self(local);
     rt_thread_init_tp();
     for (;;) {
@@ -464,36 +495,56 @@ static void *pool_main(void *arg)
     return NULL;
 }
 
-static void pool_start(void)
+/* Starts pool threads until the node has `want` threads with the leader
+ * (T at the first region with several local threads; more when a team
+ * asks for more than nodes x T threads).  Only the leader calls it, before
+ * it posts the region the new threads then run. */
+static void pool_grow(int want)
 {
-    rt_spin_init();
-    bind_init();
+    if (want <= node.pool)
+        return;
+    int first = !node.pool;
+    if (first) {
+        node.pool = 1;
+        bind_init();
+    }
     pthread_attr_t a;
     pthread_attr_init(&a);
     size_t st = rt_icv.stacksize ? (size_t)rt_icv.stacksize : (size_t)8 << 20;
     if (st < (size_t)PTHREAD_STACK_MIN)
         st = (size_t)PTHREAD_STACK_MIN;
     pthread_attr_setstacksize(&a, st);
-    for (int i = 1; i < rt_icv.threads_per_node; i++) {
+    for (int i = node.pool; i < want; i++) {
         pthread_t t;
-        int rc = pthread_create(&t, &a, pool_main, (void *)(intptr_t)i);
+        struct pool_arg *pa = malloc(sizeof *pa);
+        if (!pa)
+            ompdsm_fatal("out of memory starting thread %d of node %d", i,
+                         comm_rank());
+        pa->local = i;
+        pa->seen = __atomic_load_n(&node.post, __ATOMIC_ACQUIRE);
+        int rc = pthread_create(&t, &a, pool_main, pa);
         if (rc)
-            ompdsm_fatal("cannot start thread %d of node %d (OMPDSM_THREADS_"
-                         "PER_NODE=%d): %s", i, comm_rank(),
-                         rt_icv.threads_per_node, strerror(rc));
+            ompdsm_fatal("cannot start thread %d of node %d (%d threads per "
+                         "node): %s", i, comm_rank(), want, strerror(rc));
         pthread_detach(t);
     }
     pthread_attr_destroy(&a);
-    bind_self(0); /* the leader, after its pool inherited the node's mask */
-    node.pool = 1;
+    node.pool = want;
+    if (want > tpn_max)
+        tpn_max = want;
+    rt_spin_init();
+    if (want > 1)
+        dsm_volatile_threads(want);
+    if (first)
+        bind_self(0); /* the leader, after its pool inherited the mask */
 }
 
 void rt_node_post(OMPDSM_region *r, const void *frame, size_t frame_size,
                   int nthreads, int tpn, int nlocal, int tid0, uint64_t ws_base,
                   struct comm_group g)
 {
-    if (!node.pool)
-        pool_start();
+    pool_grow(nlocal > rt_icv.threads_per_node ? nlocal
+                                                : rt_icv.threads_per_node);
     pthread_mutex_lock(&node.mu);
     node.r = r;
     node.frame = frame;

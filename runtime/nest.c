@@ -302,16 +302,6 @@ static void member(struct rt_lteam *T, int tid)
     }
 }
 
-/* The CPUs this node's threads may run on. */
-static int node_cpus(void)
-{
-    cpu_set_t set;
-    if (!rt_node_cpus(&set) && sched_getaffinity(0, sizeof set, &set) < 0)
-        return 1;
-    int n = CPU_COUNT(&set);
-    return n > 0 ? n : 1;
-}
-
 void rt_nest_run(OMPDSM_region *r, void *frame, size_t frame_size,
                  int nthreads)
 {
@@ -334,7 +324,7 @@ void rt_nest_run(OMPDSM_region *r, void *frame, size_t frame_size,
      * without the spin) */
     static int cpus, host_cpus, host_nodes;
     if (!cpus) {
-        cpus = node_cpus();
+        cpus = rt_node_ncpus();
         long c = sysconf(_SC_NPROCESSORS_ONLN);
         host_cpus = c > 0 ? (int)c : 1;
         const char *ls = getenv("OMPDSM_LOCAL_SIZE"); /* nodes on this host */

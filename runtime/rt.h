@@ -225,6 +225,8 @@ void rt_thread_init_tp(void);
 /* The node's CPUs when its threads are bound one per CPU (*set filled,
  * returns 1), else 0: a new thread keeps its creator's mask. */
 int rt_node_cpus(cpu_set_t *set);
+/* How many CPUs the node's threads may run on. */
+int rt_node_ncpus(void);
 /* Serialises the node's threads' ordered publications (loop.c). */
 void rt_node_ordered_lock(int on);
 

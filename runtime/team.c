@@ -195,8 +195,9 @@ RT_API void OMPDSM_parallel(OMPDSM_region *region, void *frame,
 {
     RT_STAT(regions, 1);
     int nthreads = num_threads > 0 ? num_threads : rt_dv()->nthreads;
-    if (nthreads > rt_icv.max_threads)
-        nthreads = rt_icv.max_threads;
+    /* (above nodes x T: more threads per node, rt_team_layout) */
+    if (nthreads > comm_size() * RT_MAX_TPN)
+        nthreads = comm_size() * RT_MAX_TPN;
     if (nthreads > rt_icv.thread_limit)
         nthreads = rt_icv.thread_limit;
     if (rt_self.level > 0 || comm_rank() != 0) {

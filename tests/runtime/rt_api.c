@@ -77,7 +77,9 @@ static int user_main(int argc, char **argv, char **envp)
               "omp_get_num_procs %d, affinity mask of %d processors",
               omp_get_num_procs(), CPU_COUNT(&set));
     }
-    CHECK(omp_get_thread_limit() == nodes, "omp_get_thread_limit %d",
+    /* unset OMP_THREAD_LIMIT: 256 threads on each node (a team above
+     * nodes x T gets more threads per node) */
+    CHECK(omp_get_thread_limit() == nodes * 256, "omp_get_thread_limit %d",
           omp_get_thread_limit());
     CHECK(omp_get_thread_num() == 0 && omp_get_num_threads() == 1 &&
               !omp_in_parallel() && omp_get_level() == 0 &&

@@ -1,8 +1,8 @@
 /* rt_parallel.c - OMPDSM_parallel: fork and join, the frame passed by value
  * and by pointer to shared storage from OMPDSM_local_alloc, a large frame,
- * if(0), num_threads above the node count, nested regions (a team of one
- * inside an active region, threads of the node inside an inactive one),
- * and many consecutive regions of two kinds. */
+ * if(0), num_threads above nodes x T (more threads per node), nested
+ * regions (a team of one inside an active region, threads of the node
+ * inside an inactive one), and many consecutive regions of two kinds. */
 #include "rt_test.h"
 
 enum { MAXT = 64, NREG = 300, BIGF = 1500 };
@@ -229,9 +229,13 @@ static int user_main(int argc, char **argv, char **envp)
     {
         struct frame_basic fr = {0x5eed, 2.5, acc, slots};
         *acc = 0;
+        /* more than nodes x T: that many threads, more per node */
         OMPDSM_parallel(&rd_basic, &fr, sizeof fr, T + 5, 1);
-        CHECK_EQ_LL((*g_nthr)[0], T, "num_threads(T+5) team size");
-        CHECK_EQ_LL(*acc, (long long)T * (T + 1) / 2, "num_threads(T+5) sum");
+        CHECK_EQ_LL((*g_nthr)[0], T + 5, "num_threads(T+5) team size");
+        CHECK_EQ_LL(*acc, (long long)(T + 5) * (T + 6) / 2,
+                    "num_threads(T+5) sum");
+        for (int t = 0; t < T + 5; t++)
+            CHECK_EQ_LL((*g_seen)[t], t + 1, "num_threads(T+5) thread ran");
     }
 
     rtt_phase("large frame");

@@ -114,6 +114,8 @@ static OMPDSM_unit unit = {OMPDSM_ABI_VERSION, "rt_subteam.c", globals,
                            criticals, 1, 0};
 __attribute__((constructor)) static void reg(void) { OMPDSM_register_unit(&unit); }
 
+static int g_all; /* the whole job's threads (omp_get_max_threads at start) */
+
 static void run(int k, int how)
 {
     *g_members = *g_singles = *g_crit = *g_iters = *g_red = 0;
@@ -134,7 +136,7 @@ static void run(int k, int how)
     CHECK_EQ_LL(*g_red, (long long)k * (k + 1) / 2, "join reduction");
     CHECK_EQ_LL(*g_iters, 5050, "sub-team dynamic loop sum");
     if (how == 1)
-        omp_set_num_threads(omp_get_thread_limit()); /* all nodes again */
+        omp_set_num_threads(g_all); /* all nodes again */
     /* Now every node (outside ones included, which hold copies of these
      * pages from the previous check) must see the sub-team's writes. */
     OMPDSM_parallel(&rd_check, NULL, 0, 0, 1);
@@ -145,6 +147,7 @@ static int user_main(int argc, char **argv, char **envp)
     (void)argc; (void)argv; (void)envp;
     rtt_begin("rt_subteam", 40);
     int T = omp_get_max_threads();
+    g_all = T;
     rtt_phase("initial check region");
     *g_k = 0;
     *g_iters = 5050;
