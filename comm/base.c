@@ -244,6 +244,13 @@ uint64_t ompdsm_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+uint64_t ompdsm_coarse_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
 int ompdsm_write_full(int fd, const void *buf, size_t len)
 {
     const char *p = buf;

@@ -83,6 +83,9 @@ int ompdsm_parse_u64(const char *s, int allow_suffix, uint64_t *out);
 /* ---- time ---- */
 double ompdsm_now(void);        /* seconds, CLOCK_MONOTONIC */
 uint64_t ompdsm_now_ns(void);   /* nanoseconds, CLOCK_MONOTONIC */
+/* nanoseconds, CLOCK_MONOTONIC_COARSE: a few ns to read against 25 here,
+ * one tick (1-4 ms) coarse and at most a tick behind ompdsm_now_ns */
+uint64_t ompdsm_coarse_ns(void);
 
 /* ---- robust I/O on file descriptors ---- */
 /* Writes/reads exactly len bytes, retrying on EINTR and short transfers.

@@ -100,19 +100,10 @@ enum { LOCAL_MAX_DEF = 16 };
  * through a lock for data that another node published by other means (a
  * flush), and an acquire is what makes that visible; so a node acquires at
  * a re-take when its last lock acquire is older than this, by the coarse
- * clock (coarse_ns: one tick, 1-4 ms, so in effect at the first re-take
- * in a new tick). */
+ * clock (ompdsm_coarse_ns: one tick, 1-4 ms, so in effect at the first
+ * re-take in a new tick; 8 ns to read here against 25 for the precise
+ * clock, whose three reads were about half of a re-take, 0.16 us a pair). */
 enum { LOCK_FRESH_NS = 1000 * 1000 };
-
-/* CLOCK_MONOTONIC_COARSE: 8 ns to read here against 25 for the precise
- * clock, whose three reads were about half of a re-take from the cache
- * (0.16 us a pair). */
-static uint64_t coarse_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Cached locks of this node, direct-mapped by id (0: empty, else id + 1). */
 enum { CACHE_SLOTS = DSM_QNODES };
@@ -579,7 +570,7 @@ static int enqueue(uint32_t id, uint32_t q, int try_only, int *from,
 /* The acquire of a re-take from the cache, when the last one is stale. */
 static void retake_acquire(void)
 {
-    uint64_t now = coarse_ns();
+    uint64_t now = ompdsm_coarse_ns();
     if (now - __atomic_load_n(&last_acquire_ns, __ATOMIC_RELAXED) < LOCK_FRESH_NS)
         return;
     __atomic_store_n(&last_acquire_ns, now, __ATOMIC_RELAXED);
@@ -831,7 +822,7 @@ static void acquired(uint32_t id, uint32_t q, struct llock *e, int cached,
         return;
     }
     OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u acquired", id);
-    __atomic_store_n(&last_acquire_ns, coarse_ns(), __ATOMIC_RELAXED);
+    __atomic_store_n(&last_acquire_ns, ompdsm_coarse_ns(), __ATOMIC_RELAXED);
     dsm_acquire_from(from, pushed);
 }
 

@@ -54,18 +54,11 @@ static uint64_t held[BOOT_STATE_HELD_MAX];
 static int nheld;
 static uint64_t main_lo, main_hi, main_bias; /* the program's code */
 
-/* The clock of wait records: CLOCK_MONOTONIC_COARSE (a few ns to read
- * against 25 for the precise clock, which every lock pair read twice: a
- * third of a re-take from the lock cache).  Its tick (1-4 ms) is far below
- * the deadlock report's seconds; the monitor's sums of wait times stay
- * right on average (a wait's start and end fall anywhere in a tick).  The
- * same clock as ompdsm_now_ns, at most one tick behind it. */
-static uint64_t wait_clock_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+/* The clock of wait records is ompdsm_coarse_ns (the precise clock, which
+ * every lock pair read twice, was a third of a re-take from the lock
+ * cache).  Its tick (1-4 ms) is far below the deadlock report's seconds;
+ * the monitor's sums of wait times stay right on average (a wait's start
+ * and end fall anywhere in a tick). */
 
 static struct wait_slot *slot(void)
 {
@@ -105,7 +98,7 @@ void rt_wait_begin(int kind, const void *pc, const char *file, int line,
     s->line = line;
     s->name = name;
     s->lock = lock;
-    s->since_ns = wait_clock_ns();
+    s->since_ns = ompdsm_coarse_ns();
     s->flush_pc = NULL;
     slot_write_end(s);
 }
@@ -127,7 +120,7 @@ void rt_wait_end(void)
     /* the monitor takes fault time from the dsm's own count; an idle pool
      * thread waits for nobody */
     if (s->kind != RT_WAIT_FAULT && s->kind != RT_WAIT_IDLE) {
-        uint64_t now = wait_clock_ns();
+        uint64_t now = ompdsm_coarse_ns();
         if (now > s->since_ns)
             s->done_ns[lock_like(s->kind)] += now - s->since_ns;
     }

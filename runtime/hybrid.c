@@ -149,8 +149,7 @@ struct rt_node {
     uint32_t arrived, arr_sleep;
     uint32_t gen, gen_sleep;
     /* what the arrived threads left for the leader (under mu) */
-    struct rt_red_item *red;
-    int nred, capred, has_red;
+    struct rt_red_acc red;
     void *cp;
     size_t cplen;
     int has_cp;
@@ -166,38 +165,6 @@ struct rt_node {
 
 static struct rt_node node = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-/* Combines a thread's pending reductions into the node's (under mu). */
-static void deposit_red(struct rt_red_item *red, int nred)
-{
-    if (!nred)
-        return;
-    if (!node.has_red) {
-        if (node.capred < nred) {
-            struct rt_red_item *v = realloc(node.red, (size_t)nred * sizeof *v);
-            if (!v)
-                ompdsm_fatal("out of memory for reductions");
-            node.red = v;
-            node.capred = nred;
-        }
-        memcpy(node.red, red, (size_t)nred * sizeof *red);
-        node.nred = nred;
-        node.has_red = 1;
-        return;
-    }
-    if (node.nred != nred)
-        ompdsm_fatal("reduction: threads of node %d contributed %d and %d "
-                     "items: do all threads reach the same reduction "
-                     "constructs?", comm_rank(), node.nred, nred);
-    for (int i = 0; i < nred; i++) {
-        if (node.red[i].shared != red[i].shared ||
-            node.red[i].type != red[i].type || node.red[i].op != red[i].op)
-            ompdsm_fatal("reduction: threads of node %d disagree on reduction "
-                         "item %d", comm_rank(), i);
-        rt_red_combine(red[i].type, red[i].op, node.red[i].value,
-                       red[i].value);
-    }
-}
-
 /* A thread other than the leader arrives: leaves its reductions and
  * copyprivate data, and counts itself. */
 static void arrive(const void *cp, size_t cplen, int cp_executor,
@@ -206,7 +173,7 @@ static void arrive(const void *cp, size_t cplen, int cp_executor,
     pthread_mutex_lock(&node.mu);
     if (reclen && comm_buf_append(&node.recs, rec, reclen) < 0)
         ompdsm_fatal("out of memory for a barrier's records");
-    deposit_red(rt_self.red, rt_self.nred);
+    rt_red_deposit(&node.red, rt_self.red, rt_self.nred, comm_rank());
     rt_self.nred = 0;
     if (cp && cp_executor) {
         free(node.cp);
@@ -236,20 +203,21 @@ static void gather(int nlocal)
             rt_word_wait(&node.arrived, a, &node.arr_sleep);
     __atomic_store_n(&node.arrived, 0, __ATOMIC_RELAXED);
     pthread_mutex_lock(&node.mu);
-    if (node.has_red) {
-        deposit_red(rt_self.red, rt_self.nred);
-        if (rt_self.capred < node.nred) {
+    if (node.red.has) {
+        rt_red_deposit(&node.red, rt_self.red, rt_self.nred, comm_rank());
+        if (rt_self.capred < node.red.nred) {
             struct rt_red_item *v =
-                realloc(rt_self.red, (size_t)node.nred * sizeof *v);
+                realloc(rt_self.red, (size_t)node.red.nred * sizeof *v);
             if (!v)
                 ompdsm_fatal("out of memory for reductions");
             rt_self.red = v;
-            rt_self.capred = node.nred;
+            rt_self.capred = node.red.nred;
         }
-        memcpy(rt_self.red, node.red, (size_t)node.nred * sizeof *node.red);
-        rt_self.nred = node.nred;
-        node.has_red = 0;
-        node.nred = 0;
+        memcpy(rt_self.red, node.red.red,
+               (size_t)node.red.nred * sizeof *node.red.red);
+        rt_self.nred = node.red.nred;
+        node.red.has = 0;
+        node.red.nred = 0;
     }
     pthread_mutex_unlock(&node.mu);
 }
@@ -443,6 +411,15 @@ int rt_node_cpus(cpu_set_t *set)
     return 1;
 }
 
+void rt_thread_attr(pthread_attr_t *a)
+{
+    pthread_attr_init(a);
+    size_t st = rt_icv.stacksize ? (size_t)rt_icv.stacksize : (size_t)8 << 20;
+    if (st < (size_t)PTHREAD_STACK_MIN)
+        st = (size_t)PTHREAD_STACK_MIN;
+    pthread_attr_setstacksize(a, st);
+}
+
 /* A pool thread's start: its number in the node, and the post it has
  * seen (a thread added to a running pool must not rerun the last region) */
 struct pool_arg {
@@ -509,11 +486,7 @@ static void pool_grow(int want)
         bind_init();
     }
     pthread_attr_t a;
-    pthread_attr_init(&a);
-    size_t st = rt_icv.stacksize ? (size_t)rt_icv.stacksize : (size_t)8 << 20;
-    if (st < (size_t)PTHREAD_STACK_MIN)
-        st = (size_t)PTHREAD_STACK_MIN;
-    pthread_attr_setstacksize(&a, st);
+    rt_thread_attr(&a);
     for (int i = node.pool; i < want; i++) {
         pthread_t t;
         struct pool_arg *pa = malloc(sizeof *pa);

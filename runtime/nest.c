@@ -40,8 +40,7 @@ struct rt_lteam {
     uint32_t arrived;
     uint32_t gen, gen_sleep;
     /* reductions combined by the arrived threads (under mu) */
-    struct rt_red_item *red;
-    int nred, capred, has_red;
+    struct rt_red_acc red;
     /* copyprivate: the executor's data, one buffer per generation parity
      * (readers of one barrier copy out before the next can complete) */
     void *cp[2];
@@ -114,11 +113,7 @@ static struct worker *worker_get(void)
     if (!w)
         ompdsm_fatal("out of memory starting a thread of a nested team");
     pthread_attr_t a;
-    pthread_attr_init(&a);
-    size_t st = rt_icv.stacksize ? (size_t)rt_icv.stacksize : (size_t)8 << 20;
-    if (st < (size_t)PTHREAD_STACK_MIN)
-        st = (size_t)PTHREAD_STACK_MIN;
-    pthread_attr_setstacksize(&a, st);
+    rt_thread_attr(&a);
     /* Not pinned to the CPU of the thread that happens to start it: the
      * node's CPUs, as the node's own pool was given them. */
     cpu_set_t set;
@@ -137,46 +132,13 @@ static struct worker *worker_get(void)
 
 /* ---- the team's barrier ---- */
 
-/* Combines a thread's reductions into the team's (under mu). */
-static void deposit_red(struct rt_lteam *T, const struct rt_red_item *red,
-                        int nred)
-{
-    if (!nred)
-        return;
-    if (!T->has_red) {
-        if (T->capred < nred) {
-            struct rt_red_item *v = realloc(T->red, (size_t)nred * sizeof *v);
-            if (!v)
-                ompdsm_fatal("out of memory for reductions");
-            T->red = v;
-            T->capred = nred;
-        }
-        memcpy(T->red, red, (size_t)nred * sizeof *red);
-        T->nred = nred;
-        T->has_red = 1;
-        return;
-    }
-    if (T->nred != nred)
-        ompdsm_fatal("reduction: threads of a nested team contributed %d and "
-                     "%d items: do all threads reach the same reduction "
-                     "constructs?", T->nred, nred);
-    for (int i = 0; i < nred; i++) {
-        if (T->red[i].shared != red[i].shared ||
-            T->red[i].type != red[i].type || T->red[i].op != red[i].op)
-            ompdsm_fatal("reduction: threads of a nested team disagree on "
-                         "reduction item %d", i);
-        rt_red_combine(red[i].type, red[i].op, T->red[i].value,
-                       red[i].value);
-    }
-}
-
 void rt_nest_barrier(const void *cp, size_t cplen, int cp_executor,
                      void *cp_out)
 {
     struct rt_lteam *T = rt_self.lteam;
     pthread_mutex_lock(&T->mu);
     uint32_t g = T->gen;
-    deposit_red(T, rt_self.red, rt_self.nred);
+    rt_red_deposit(&T->red, rt_self.red, rt_self.nred, -1);
     rt_self.nred = 0;
     if (cp && cp_executor) {
         void *b = realloc(T->cp[g & 1], cplen ? cplen : 1);
@@ -188,10 +150,10 @@ void rt_nest_barrier(const void *cp, size_t cplen, int cp_executor,
     }
     if (++T->arrived == (uint32_t)T->n) {
         /* the last one applies the team's reductions, then releases */
-        for (int i = 0; i < T->nred; i++)
-            rt_red_apply(&T->red[i]);
-        T->nred = 0;
-        T->has_red = 0;
+        for (int i = 0; i < T->red.nred; i++)
+            rt_red_apply(&T->red.red[i]);
+        T->red.nred = 0;
+        T->red.has = 0;
         T->arrived = 0;
         __atomic_store_n(&T->gen, g + 1, __ATOMIC_SEQ_CST);
         pthread_mutex_unlock(&T->mu);
@@ -294,7 +256,7 @@ static void member(struct rt_lteam *T, int tid)
     rt_self = saved;
     if (__atomic_sub_fetch(&T->refs, 1, __ATOMIC_ACQ_REL) == 0) {
         /* (the reductions were applied at the join's barrier) */
-        free(T->red);
+        free(T->red.red);
         free(T->cp[0]);
         free(T->cp[1]);
         pthread_mutex_destroy(&T->mu);

@@ -162,6 +162,43 @@ RT_API void OMPDSM_reduce(const OMPDSM_red *items, int n)
     }
 }
 
+void rt_red_deposit(struct rt_red_acc *acc, const struct rt_red_item *red,
+                    int nred, int node)
+{
+    char whose[32];
+    if (!nred)
+        return;
+    if (!acc->has) {
+        if (acc->cap < nred) {
+            struct rt_red_item *v = realloc(acc->red, (size_t)nred * sizeof *v);
+            if (!v)
+                ompdsm_fatal("out of memory for reductions");
+            acc->red = v;
+            acc->cap = nred;
+        }
+        memcpy(acc->red, red, (size_t)nred * sizeof *red);
+        acc->nred = nred;
+        acc->has = 1;
+        return;
+    }
+    if (node >= 0)
+        snprintf(whose, sizeof whose, "node %d", node);
+    else
+        snprintf(whose, sizeof whose, "a nested team");
+    if (acc->nred != nred)
+        ompdsm_fatal("reduction: threads of %s contributed %d and %d items: "
+                     "do all threads reach the same reduction constructs?",
+                     whose, acc->nred, nred);
+    for (int i = 0; i < nred; i++) {
+        if (acc->red[i].shared != red[i].shared ||
+            acc->red[i].type != red[i].type || acc->red[i].op != red[i].op)
+            ompdsm_fatal("reduction: threads of %s disagree on reduction "
+                         "item %d", whose, i);
+        rt_red_combine(red[i].type, red[i].op, acc->red[i].value,
+                       red[i].value);
+    }
+}
+
 void rt_red_apply(const struct rt_red_item *it)
 {
     size_t sz = rt_type_size(it->type);

@@ -5,6 +5,7 @@
 #ifndef OMPDSM_RT_H
 #define OMPDSM_RT_H
 
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -227,6 +228,8 @@ void rt_thread_init_tp(void);
 int rt_node_cpus(cpu_set_t *set);
 /* How many CPUs the node's threads may run on. */
 int rt_node_ncpus(void);
+/* Attributes of a thread the runtime starts: OMP_STACKSIZE, else 8 MiB. */
+void rt_thread_attr(pthread_attr_t *a);
 /* Serialises the node's threads' ordered publications (loop.c). */
 void rt_node_ordered_lock(int on);
 
@@ -278,6 +281,18 @@ struct rt_red_item {
     unsigned char value[16];
 };
 void rt_red_combine(int type, int op, void *acc, const void *in);
+/* The reductions several threads of one node hand over at a barrier,
+ * combined item by item (hybrid.c's node, nest.c's nested teams). */
+struct rt_red_acc {
+    struct rt_red_item *red;
+    int nred, cap;
+    int has;           /* some thread deposited since the last take */
+};
+/* Combines a thread's nred pending items into acc (under the caller's
+ * lock); node: the node whose threads these are, for the messages, or -1
+ * for a nested team's. */
+void rt_red_deposit(struct rt_red_acc *acc, const struct rt_red_item *red,
+                    int nred, int node);
 /* Applies *shared = *shared op value (the root, or a team of one). */
 void rt_red_apply(const struct rt_red_item *it);
 /* The barrier payload of the runtime: records {u32 kind, u32 len, bytes}. */

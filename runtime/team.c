@@ -194,7 +194,8 @@ RT_API void OMPDSM_parallel(OMPDSM_region *region, void *frame,
                             int if_clause)
 {
     RT_STAT(regions, 1);
-    int nthreads = num_threads > 0 ? num_threads : rt_dv()->nthreads;
+    int req = num_threads > 0 ? num_threads : rt_dv()->nthreads;
+    int nthreads = req;
     /* (above nodes x T: more threads per node, rt_team_layout) */
     if (nthreads > comm_size() * RT_MAX_TPN)
         nthreads = comm_size() * RT_MAX_TPN;
@@ -203,9 +204,7 @@ RT_API void OMPDSM_parallel(OMPDSM_region *region, void *frame,
     if (rt_self.level > 0 || comm_rank() != 0) {
         /* nested: a team of this node's threads (nest.c) when an active
          * level is left; its size is not bound by the nodes */
-        int n = num_threads > 0 ? num_threads : rt_dv()->nthreads;
-        if (n > rt_icv.nest_limit)
-            n = rt_icv.nest_limit;
+        int n = req > rt_icv.nest_limit ? rt_icv.nest_limit : req;
         if (if_clause && n > 1 &&
             rt_self.active_level < rt_icv.max_active_levels) {
             rt_nest_run(region, frame, frame_size, n);
