@@ -108,6 +108,12 @@ void dsm_home_record_run(uint32_t first, uint32_t n, uint64_t dpages)
     COMM_CHECK(comm_put(0, DSM_REG_AREA,
                         dsm_off_chunks + (uint64_t)first * DSM_CHUNK_ENT_SIZE, e,
                         (size_t)n * DSM_CHUNK_ENT_SIZE));
+    /* Complete before any pointer into the run can reach another node (a
+     * task descriptor, a released write): a node that does not know the
+     * run reads node 0's entries, and over tcp a put is visible only after
+     * the fence (task_stack_ptr at 2 x 4 over tcp read chunk 2 as
+     * unallocated in about 1 of 30 runs). */
+    COMM_CHECK(comm_fence(0));
     free(e);
     /* Our own map knows right away. */
     place_run(first, dsm_g.rank, dpages, n);
