@@ -244,7 +244,9 @@ static void member(struct rt_lteam *T, int tid)
         memcpy(copy, T->frame, T->frame_size);
     if (tid)
         rt_diag_region(T->r->name);
+    void *task_saved = rt_task_nest_enter();
     T->r->fn(copy);
+    rt_task_nest_leave(task_saved);
     free(copy);
     /* the join: the region's reductions, at a last barrier */
     rt_wait_begin(RT_WAIT_JOIN, NULL, NULL, 0, T->r->name, ~0ull);

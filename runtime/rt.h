@@ -534,6 +534,12 @@ int rt_task_rounds(struct comm_group g, struct comm_buf *down,
 /* Region start (every member, before the region's function) and end
  * (every node, after the join). */
 void rt_task_region_start(void);
+/* A nested region's implicit task (nest.c), set around the region's body
+ * on each of its threads: a taskwait inside waits for the children of
+ * that implicit task only, not for those of the task that encountered the
+ * region.  rt_task_nest_enter returns what rt_task_nest_leave restores. */
+void *rt_task_nest_enter(void);
+void rt_task_nest_leave(void *saved);
 void rt_task_region_end(void);
 /* Before a barrier of the team `member` is a thread of (the node's
  * leader, after the node's other threads arrived): in a region that

@@ -549,6 +549,25 @@ RT_API void OMPDSM_task(void (*fn)(void *), void *data, unsigned long size,
     run_fn(fn, data, !!(flags & OMPDSM_TASK_FINAL), anc);
 }
 
+void *rt_task_nest_enter(void)
+{
+    struct task_ctx *c = malloc(sizeof *c), *saved = cur;
+    if (!c)
+        ompdsm_fatal("out of memory starting a nested region's implicit task");
+    *c = (struct task_ctx){-1, 0, 0, {0}, 0};
+    cur = c;
+    return saved;
+}
+
+void rt_task_nest_leave(void *saved)
+{
+    struct task_ctx *c = cur;
+    ctx_end(c); /* (nothing to give back: a nested team's tasks run
+                   undeferred, so its implicit tasks take no counter) */
+    free(c);
+    cur = saved;
+}
+
 RT_API void OMPDSM_taskwait(void)
 {
     struct task_ctx *c = current();
