@@ -146,11 +146,23 @@ void dsm_page_access(uint32_t pg, int write)
         if (st == PG_INVALID) {
             /* Read ahead: the invalid pages right after this one with the
              * same home come in the same get and the same mprotect (loops
-             * walk arrays forward).  Their locks are only tried, never
-             * waited for, and the run stays inside one stripe block
+             * walk arrays forward).  Only where this node is walking that
+             * home's pages: the page before this one is a valid copy from
+             * the same home.  A single page read across a partition
+             * boundary (a stencil's neighbour plane) fetches nothing more:
+             * pages after it that their home writes and nobody else reads
+             * would lose their exclusivity to the fetch, and their home
+             * would write-protect them and send notices at every release
+             * (Himeno, docs/performance.md).  Their locks are only tried,
+             * never waited for, and the run stays inside one stripe block
              * (DSM_PLOCK_STRIPES), so lock order never matters. */
-            uint32_t n = 1;
-            while (n <= dsm_g.readahead && !starts_stripe_block(pg + n) &&
+            uint32_t n = 1, ra = dsm_g.readahead;
+            if (ra && (pg == 0 ||
+                       (dsm_g.state[pg - 1] != PG_RO &&
+                        dsm_g.state[pg - 1] != PG_DIRTY) ||
+                       dsm_home_known(pg - 1) != home))
+                ra = 0;
+            while (n <= ra && !starts_stripe_block(pg + n) &&
                    pg + n < dsm_g.npages &&
                    dsm_g.state[pg + n] == PG_INVALID &&
                    dsm_home_known(pg + n) == home &&
