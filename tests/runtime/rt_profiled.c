@@ -789,22 +789,25 @@ static void stall_out(int T)
 }
 
 /* A balanced team whose per-thread cost follows the split
- * (region_homog): the measured split is far from equal (the last thread
- * at a quarter of the others' speed in the measuring execution only),
+ * (region_homog): the measured split, 20 ms or more a thread, is far from
+ * equal (the last thread at a quarter of the others' speed in the
+ * measuring execution only),
  * and with OMPDSM_PROFILED_STALLS=on the executions' sums would keep it
  * or move further from equal, since a thread with fewer iterations
  * looks slower still.  Each move of the sums, and the measured split
  * against static's, is judged by the executions' wall time: the equal
  * split is faster, so the team must end with every thread at 70% of an
  * equal share or more (the measured split leaves the last about 40% at
- * np2 and 30% at np4; the code before the judging kept it there). */
+ * np2 and 30% at np4, and the sums without the judging moved it
+ * further). */
 static void homog(int T)
 {
     rtt_phase("homog");
-    /* 100 us an iteration, 50 a thread: 5-8 ms an execution; the last
-     * thread's measured iterations 400 us */
-    struct frame f = {(unsigned long long)T * 50, 0, 4, 1, NSITES - 1, 0, 0,
-                      T - 1, 300, 100, 0, 0, 0};
+    /* 100 us an iteration, 250 a thread: 25-40 ms an execution; 200
+     * measured (20 ms or more: with stalls a shorter measurement splits
+     * only its own execution), the last thread's at 400 us */
+    struct frame f = {(unsigned long long)T * 250, 0, 200, 1, NSITES - 1, 0,
+                      0, T - 1, 300, 100, 0, 0, 0};
     *g_count = 0;
     OMPDSM_parallel(&rdh, &f, sizeof f, 0, 1);
     CHECK_EQ_LL(*g_count, HOMOG_EXECS * (long long)f.n, "iterations run");
