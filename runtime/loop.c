@@ -1621,8 +1621,9 @@ static int prof_first_windows(const struct rt_prof_site *ps)
 }
 
 /* After a drift: when every thread's executions since the weights last
- * changed add up to PROF_ACC_MIN_NS or more (PROF_CK_MIN_NS with
- * OMPDSM_PROFILED_STALLS off), re-partition by those
+ * changed add up to PROF_CK_MIN_NS or more (with OMPDSM_PROFILED_STALLS:
+ * every time the executions' costs add up to PROF_ACC_MIN_NS, over
+ * PROF_ACC_MIN_EXECS executions or more), re-partition by those
  * speeds instead of measuring again.  A loop whose executions are short
  * (CG's rows: 0.2 ms) measures a node throttled in bursts of milliseconds
  * as fast whenever its eval_size iterations fall inside a burst, so a new
