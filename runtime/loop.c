@@ -402,6 +402,10 @@ enum { PH_SKIP, PH_TIMED, PH_TIMING, PH_XCHG, PH_RUN, PH_CK, PH_CKRUN,
  * long enough that another job's bursts on a shared machine average out;
  * 20 ms windows chased them (CG A: 20-30 re-partitions a run, loaded). */
 #define PROF_ACC_MIN_NS 50000000
+/* With OMPDSM_PROFILED_STALLS, a window also has at least this many of
+ * the site's executions: a move is judged by one window against the one
+ * before, and one execution's time is one sample. */
+#define PROF_ACC_MIN_EXECS 3
 /* Pieces a node's block is handed out in before the checkpoint: the
  * checkpoint can come that late after its deadline. */
 #define PROF_CK_PIECES 64
@@ -538,6 +542,11 @@ static struct rt_prof_site *prof_site(OMPDSM_loop_site *site, int nthreads)
         free(ps->acc_ns);
         ps->acc_it = prof_alloc(nt * sizeof *ps->acc_it);
         ps->acc_ns = prof_alloc(nt * sizeof *ps->acc_ns);
+        free(ps->prev_weight);
+        ps->prev_weight = prof_alloc(nt * sizeof *ps->prev_weight);
+        ps->trial = ps->fails = ps->backoff = ps->eq_judged = 0;
+        ps->acc_cost = 0;
+        ps->acc_execs = 0;
         ps->thr = prof_alloc((size_t)nthr * sizeof *ps->thr);
         for (int i = 0; i < nthr; i++) {
             ps->thr[i].speed = prof_alloc(nt * sizeof *ps->speed);
@@ -720,6 +729,17 @@ static void prof_acc_reset(struct rt_prof_site *ps, int nt)
 {
     memset(ps->acc_it, 0, (size_t)nt * sizeof *ps->acc_it);
     memset(ps->acc_ns, 0, (size_t)nt * sizeof *ps->acc_ns);
+    ps->acc_cost = 0;
+    ps->acc_execs = 0;
+    ps->acc_cmax = 0;
+}
+
+/* The weights just changed: with stalls, what the records of the split
+ * before still carry (a stall lands in the next execution's record) is
+ * not the new one's, so the sums start after the site's next execution. */
+static void prof_acc_settle(struct rt_prof_site *ps)
+{
+    ps->settle = rt_icv.prof_stalls;
 }
 
 /* Whether this thread writes the node's shared state of the loop. */
@@ -840,6 +860,9 @@ static void prof_init(struct rt_loop *L, long long eval_size,
                             th->stall0 >= stall_mark && forks == stall_forks
                         ? th->stall0 - stall_mark : 0;
     th->stall_bw = th->stall_out && bns >= stall_bns ? bns - stall_bns : 0;
+    th->gap_ns = stall_mark_t && L->t0 - stall_mark_t < PROF_STALL_GAP_NS &&
+                         forks == stall_forks
+                     ? L->t0 - stall_mark_t : 0;
 }
 
 /* A fraction from the environment, read once into *cache (negative until
@@ -926,6 +949,28 @@ static void prof_exchange(struct rt_loop *L, uint64_t timed_ns,
     ps->measure = 0;
     ps->measurements++;
     prof_acc_reset(ps, nt);
+    /* a new measured split: judged against static's once, and no earlier
+     * move is on trial */
+    ps->eq_judged = brief;
+    ps->trial = 0;
+    prof_acc_settle(ps);
+    if (rt_icv.prof_stalls && !brief) {
+        /* With stalls, a measurement shorter than 20 ms on some thread
+         * splits only the rest of its own execution; the executions after
+         * it start from static's split and the sums move it from there.
+         * Such a measurement of a loop's first execution is its page
+         * faults (CG A: one node 3-15x slower, 0.89-0.97 : 0.03-0.11 in
+         * every run, homogeneous or not), and trying it for a window
+         * before static's cost CG A homogeneous 2-3%. */
+        int shortm = 0;
+        for (int i = 0; i < nt; i++)
+            shortm |= all[i].ns < PROF_CK_MIN_NS;
+        if (shortm) {
+            for (int i = 0; i < nt; i++)
+                ps->weight[i] = 1;
+            ps->eq_judged = 1;
+        }
+    }
     ps->repartitions += out.repartition != 0;
     prof_group_give(ps);
     ps->measure_ns += L->xchg_ns;
@@ -1500,11 +1545,85 @@ struct prof_rec {
                                  * profiled loop-end barrier */
     uint64_t out_bar_ns; /* its node's time in DSM barriers during the
                           * stall's interval */
+    uint64_t gap_ns;     /* wall time between its previous profiled
+                          * loop-end barrier's exit and this loop's start,
+                          * 0 across a region boundary */
 };
 
+/* With OMPDSM_PROFILED_STALLS, before the sums move anything: the move
+ * on trial (the last one, or static's split against a measured one) is
+ * judged by the cost per execution of this window against the window
+ * before it (sched_profiled_keep, margin half of OMPDSM_PROFILED_GAIN),
+ * and undone when it did not make the executions faster; after moves
+ * undone in a row, windows pass without a move (sched_profiled_backoff).
+ * The sums see the DSM's per-node costs, which follow the split (CG A
+ * homogeneous: a node given fewer rows took longer for them, as the
+ * pages written by both nodes moved), so a split by them can run away
+ * from balance; the executions' own time does not lie about that.
+ * Returns 1 when it changed the weights or let this window pass (the
+ * sums are then spent), 0 when the sums may propose a move. */
+static int prof_judge(struct rt_prof_site *ps, int nt, double cost,
+                      const double *cur, double scur, double ssp)
+{
+    double margin = rt_icv.prof_gain > 0 ? rt_icv.prof_gain / 2 : 0;
+    int was = ps->trial;
+    ps->trial = 0;
+    if (was) {
+        /* 2: static's split is on trial; the measured one comes back
+         * only when it was faster by the margin (a tie goes to static) */
+        int keep = was == 2 ? !sched_profiled_keep(cost, ps->prev_cost, margin)
+                            : sched_profiled_keep(ps->prev_cost, cost, margin);
+        if (was == 1)
+            ps->fails = keep ? 0 : ps->fails + 1;
+        if (!keep) {
+            memcpy(ps->weight, ps->prev_weight, (size_t)nt * sizeof *ps->weight);
+            ps->reverts++;
+            ps->repartitions++;
+            ps->backoff = sched_profiled_backoff(ps->fails);
+            prof_acc_settle(ps);
+            return 1;
+        }
+    } else if (ps->backoff > 0) {
+        ps->backoff--;
+        return 1;
+    }
+    /* The first window after a measurement: static's split is tried once
+     * against the measured one (a measurement's first execution pays its
+     * page faults, and its split need not be faster than static's). */
+    if (!ps->eq_judged && ps->measured) {
+        ps->eq_judged = 1;
+        uint64_t vm[nt], ve[nt];
+        double eq[nt];
+        for (int t = 0; t < nt; t++)
+            eq[t] = ssp / nt;
+        if (!scur || sched_profiled_vector(0, 1000000, 0, nt, cur, vm) ||
+            sched_profiled_vector(0, 1000000, 0, nt, eq, ve) ||
+            !memcmp(vm, ve, sizeof vm))
+            return 0;
+        memcpy(ps->prev_weight, ps->weight, (size_t)nt * sizeof *ps->weight);
+        ps->prev_cost = cost;
+        memcpy(ps->weight, eq, sizeof eq);
+        ps->trial = 2;
+        ps->repartitions++;
+        prof_acc_settle(ps);
+        return 1;
+    }
+    return 0;
+}
+
+/* The two windows that judge a measured split against static's are
+ * 20 ms each, not 50: the measured split may be far off (CG A's first
+ * execution, paying its page faults, measured one node 10-15 times
+ * slower), and every execution of the first window runs at it. */
+static int prof_first_windows(const struct rt_prof_site *ps)
+{
+    return (!ps->eq_judged && ps->measured) || ps->trial == 2;
+}
+
 /* After a drift: when every thread's executions since the weights last
- * changed add up to PROF_ACC_MIN_NS or more (PROF_CK_MIN_NS with
- * OMPDSM_PROFILED_STALLS off), re-partition by those
+ * changed add up to PROF_CK_MIN_NS or more (with OMPDSM_PROFILED_STALLS:
+ * every time the executions' costs add up to PROF_ACC_MIN_NS, over
+ * PROF_ACC_MIN_EXECS executions or more), re-partition by those
  * speeds instead of measuring again.  A loop whose executions are short
  * (CG's rows: 0.2 ms) measures a node throttled in bursts of milliseconds
  * as fast whenever its eval_size iterations fall inside a burst, so a new
@@ -1518,16 +1637,37 @@ struct prof_rec {
 static int prof_acc_split(struct rt_prof_site *ps, int nt)
 {
     double sp[nt], cur[nt], w[nt], ssp = 0, scur = 0;
+    /* With stalls, the window is 50 ms of the executions' own time (the
+     * sum of their longest threads'): a thread given a small share (a
+     * measurement's first execution pays its page faults, and CG A's gave
+     * one node 6% of the rows) would take hundreds of executions to add
+     * up 50 ms of its own, all of them at the split on trial. */
+    if (rt_icv.prof_stalls &&
+        (ps->acc_execs < PROF_ACC_MIN_EXECS ||
+         ps->acc_cost < (double)(prof_first_windows(ps) ? PROF_CK_MIN_NS
+                                                         : PROF_ACC_MIN_NS)))
+        return 0;
     for (int t = 0; t < nt; t++) {
         if (!ps->acc_it[t])
             return 0;
-        if (ps->acc_ns[t] < (rt_icv.prof_stalls ? PROF_ACC_MIN_NS
-                                                 : PROF_CK_MIN_NS))
+        if (!rt_icv.prof_stalls && ps->acc_ns[t] < PROF_CK_MIN_NS)
             return 0;
         sp[t] = (double)ps->acc_it[t] / (double)ps->acc_ns[t];
         ssp += sp[t];
         cur[t] = ps->weight[t] > 0 ? ps->weight[t] : 0;
         scur += cur[t];
+    }
+    /* per execution of the site, less the window's longest record: one
+     * descheduling on a shared machine (tens of ms in a 20 ms window)
+     * must not decide */
+    double cost = ps->acc_execs > 1 ? (ps->acc_cost - ps->acc_cmax) /
+                                          (double)(ps->acc_execs - 1)
+                                    : 0;
+    if (rt_icv.prof_stalls && prof_judge(ps, nt, cost, cur, scur, ssp)) {
+        prof_acc_reset(ps, nt);
+        memcpy(ps->speed, sp, sizeof sp);
+        prof_group_give(ps);
+        return 1;
     }
     /* Half of OMPDSM_PROFILED_STEP: the sums come every 20 ms of each
      * thread's time, and a window that short on a shared machine is
@@ -1556,6 +1696,13 @@ static int prof_acc_split(struct rt_prof_site *ps, int nt)
     }
     /* (weights are relative: scaled like the speeds, so that a step of 1
      * gives the speeds themselves) */
+    if (rt_icv.prof_stalls) {
+        /* on trial until the next window (prof_judge) */
+        memcpy(ps->prev_weight, ps->weight, (size_t)nt * sizeof *ps->weight);
+        ps->prev_cost = cost;
+        ps->trial = 1;
+        prof_acc_settle(ps);
+    }
     for (int t = 0; t < nt; t++)
         ps->weight[t] = w[t] / sw * ssp;
     ps->repartitions++;
@@ -1604,7 +1751,7 @@ static int prof_stray(const struct rt_prof_site *ps, const struct prof_rec *r,
  * measures: one node descheduled once by a shared machine is not a slow
  * node. */
 static void prof_drift(struct rt_prof_site *ps, const struct prof_rec *r,
-                       int nt)
+                       int nt, int measuring)
 {
     /* Every thread's iterations and time since the weights last changed:
      * the speeds the executions themselves show (every node sees the same
@@ -1644,11 +1791,34 @@ static void prof_drift(struct rt_prof_site *ps, const struct prof_rec *r,
         uint64_t wait = r[t].bar_ns - minb;
         x[t].stall += r[t].bar_stall > wait ? r[t].bar_stall - wait : 0;
     }
-    r = x;
+    /* The execution's cost, what a move is judged by (prof_judge): the
+     * wall time from the previous profiled loop-end barrier's entry to
+     * this one's (that barrier, what ran between, this loop), the longest
+     * of any thread's; summed over a window, the window's wall time, stalls
+     * wherever they land included.  Across a region boundary only the
+     * loop's time: the serial part between is no partition's.  Not a
+     * measuring execution's (its first pays the pages' faults). */
+    uint64_t longest = 0;
     for (int t = 0; t < nt; t++) {
-        acc->acc_it[t] += r[t].iters;
-        acc->acc_ns[t] += r[t].ns + r[t].stall;
+        uint64_t c = r[t].ns + (r[t].gap_ns ? r[t].gap_ns + r[t].bar_ns : 0);
+        longest = c > longest ? c : longest;
+    }
+    r = x;
+    int settle = acc->settle;
+    if (settle && acc == ps)
+        acc->settle = 0;
+    for (int t = 0; t < nt; t++) {
+        if (!settle) {
+            acc->acc_it[t] += r[t].iters;
+            acc->acc_ns[t] += r[t].ns + r[t].stall;
+        }
         ps->stall_ns += r[t].stall;
+    }
+    if (!measuring && !settle) {
+        acc->acc_cost += (double)longest;
+        acc->acc_execs += acc == ps;
+        acc->acc_cmax = (double)longest > acc->acc_cmax ? (double)longest
+                                                        : acc->acc_cmax;
     }
     if (!ps->measured || ps->brief || !(rt_icv.prof_drift > 0))
         return;
@@ -1693,7 +1863,7 @@ static void prof_end(struct rt_loop *L, int nowait)
     /* OMPDSM_loop_end's barrier, carrying every thread's time. */
     struct prof_rec mine = {L->tid, 0, L->tm, L->iters,
                             prof_thr(L)->stall_out, stall_bar, stall_bar_ns,
-                            prof_thr(L)->stall_bw};
+                            prof_thr(L)->stall_bw, prof_thr(L)->gap_ns};
     struct comm_buf recs = {0};
     rt_team_barrier_rec(&mine, sizeof mine, &recs);
     /* the stall in this barrier, for the next record; the next stall_out
@@ -1718,6 +1888,6 @@ static void prof_end(struct rt_loop *L, int nowait)
     /* (the node's other threads wait for the leader's start of the next
      * execution, which comes after this) */
     if (seen == nt && !L->frozen && prof_leader())
-        prof_drift(L->ps, all, nt);
+        prof_drift(L->ps, all, nt, L->base > 0);
     comm_buf_free(&recs);
 }

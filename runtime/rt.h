@@ -392,6 +392,9 @@ struct rt_prof_thr {
      * from its last profiled execution's end to this one's start. */
     uint64_t stall0, stall_out;
     uint64_t stall_bw; /* its node's time in DSM barriers meanwhile */
+    uint64_t gap_ns;   /* wall time from its previous profiled loop-end
+                          barrier's exit to this start, in one region
+                          (else 0) */
 };
 struct rt_prof_site {
     OMPDSM_loop_site *site;
@@ -411,6 +414,29 @@ struct rt_prof_site {
     uint64_t *acc_it, *acc_ns;   /* [nthreads] iterations and time of the
                                     executions since the weights changed */
     uint64_t acc_splits;         /* re-partitions by those (prof_drift) */
+    /* Each move of the sums (OMPDSM_PROFILED_STALLS) is judged by its
+     * result: the cost per execution of the window after it against the
+     * window before (prof_judge). */
+    double acc_cost;             /* each execution's longest thread time
+                                    (stalls included), summed, since the
+                                    weights changed (all loops of a group) */
+    uint64_t acc_execs;          /* and the site's executions counted */
+    double acc_cmax;             /* the longest of those executions' costs
+                                    (one hiccup is left out of the window's
+                                    cost) */
+    double *prev_weight;         /* [nthreads] the weights before the move
+                                    on trial */
+    double prev_cost;            /* the cost per execution with them */
+    int trial;                   /* 1: the weights in use are a move of the
+                                    sums on trial; 2: static's split on
+                                    trial against the measured one */
+    int eq_judged;               /* the measured split was judged against
+                                    static's */
+    int fails, backoff;          /* moves undone in a row; windows to let
+                                    pass before the next move */
+    uint64_t reverts;            /* moves undone (counted in repartitions) */
+    int settle;                  /* the sums restarted: their records count
+                                    from the site's next execution's end */
     uint64_t stall_ns;           /* this node's threads' stalls outside the
                                     loop body (run delay: throttled, or
                                     preempted), counted in their times */

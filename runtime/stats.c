@@ -309,11 +309,13 @@ static void print_prof(FILE *f, const struct prof_wire *all, int ns)
                        "(OMPDSM_PROFILED_CHECK)\n",
                     (unsigned long long)ps->checks,
                     (unsigned long long)ps->check_splits);
-        if (ps->acc_splits || ps->stall_ns)
-            fprintf(f, "  %llu re-partitions by the executions' sums; the "
-                       "team's stalls outside the loop bodies %.1f ms "
+        if (ps->acc_splits || ps->stall_ns || ps->reverts)
+            fprintf(f, "  %llu re-partitions by the executions' sums, %llu "
+                       "undone by the executions' time; the team's stalls "
+                       "outside the loop bodies %.1f ms "
                        "(OMPDSM_PROFILED_STALLS)\n",
                     (unsigned long long)ps->acc_splits,
+                    (unsigned long long)ps->reverts,
                     (double)ps->stall_ns / 1e6);
         if (ps->brief)
             fprintf(f, "  (its last measurement took under 0.1 ms on some "
@@ -396,7 +398,8 @@ static void json_prof(FILE *f, const struct prof_wire *all, int ns)
                    "\"repartitions\": %llu, \"drifts\": %llu, "
                    "\"checkpoints\": %llu, \"checkpoint_splits\": %llu, "
                    "\"chunk\": %llu, \"brief_measurement\": %s, "
-                   "\"acc_splits\": %llu, \"stall_ms\": %.3f",
+                   "\"acc_splits\": %llu, \"reverts\": %llu, "
+                   "\"stall_ms\": %.3f",
                 ps->site->line, ps->site->func ? ps->site->func : "", nt,
                 (unsigned long long)ps->executions,
                 (unsigned long long)ps->measurements,
@@ -406,6 +409,7 @@ static void json_prof(FILE *f, const struct prof_wire *all, int ns)
                 (unsigned long long)ps->check_splits,
                 (unsigned long long)ps->chunk, ps->brief ? "true" : "false",
                 (unsigned long long)ps->acc_splits,
+                (unsigned long long)ps->reverts,
                 (double)ps->stall_ns / 1e6);
         fprintf(f, ",\n     \"speeds_per_ms\": [");
         for (int t = 0; t < nt; t++)

@@ -270,3 +270,25 @@ int sched_profiled_decide(const struct sched_prof_in *in,
         out->weight[t] = out->repartition ? target[t] : in->cur_weight[t];
     return 0;
 }
+
+int sched_profiled_keep(double cost_before, double cost_after, double margin)
+{
+    /* Nothing to compare with: the move stands. */
+    if (!(cost_before > 0) || !isfinite(cost_before))
+        return 1;
+    if (!(cost_after >= 0) || !isfinite(cost_after))
+        return 0;
+    double m = margin > 0 && margin < 1 ? margin : 0;
+    return cost_after < cost_before * (1 - m);
+}
+
+int sched_profiled_backoff(int fails)
+{
+    /* one move undone is as likely one noisy window as a wrong move */
+    if (fails <= 1)
+        return 0;
+    if (fails >= 6)
+        return SCHED_PROF_BACKOFF_MAX;
+    int w = (1 << (fails - 1)) - 1;
+    return w < SCHED_PROF_BACKOFF_MAX ? w : SCHED_PROF_BACKOFF_MAX;
+}

@@ -119,5 +119,21 @@ struct sched_prof_out {
 };
 int sched_profiled_decide(const struct sched_prof_in *in,
                           struct sched_prof_out *out);
+/* A re-partition judged by its result (the executions' sums of
+ * OMPDSM_PROFILED_STALLS): the cost per execution (each execution's
+ * longest thread time, stalls included) of the window after the move
+ * against the window before it.  1: keep the move, when it made the
+ * executions faster by more than the fraction margin (a move that only
+ * chased noise, or a per-node cost that follows the split, is undone);
+ * a cost before that is not positive and finite (none measured) keeps
+ * it, a cost after that is not finite undoes it. */
+int sched_profiled_keep(double cost_before, double cost_after, double margin);
+/* Windows of executions' sums to let pass without a move after `fails`
+ * undone moves in a row: none after one (a noisy window), then
+ * 2^(fails-1) - 1, at most SCHED_PROF_BACKOFF_MAX, so
+ * that a pair whose per-node costs follow the split stops trying while
+ * a node that becomes slow later is still re-balanced. */
+enum { SCHED_PROF_BACKOFF_MAX = 15 };
+int sched_profiled_backoff(int fails);
 
 #endif

@@ -36,6 +36,12 @@
  *                            as a cgroup quota's stalls land in CG's
  *                            barriers: counted in its time, so the sums
  *                            re-partition and give it a smaller share.
+ *   rt_profiled homog        a balanced team whose per-thread cost follows
+ *                            the split (fewer iterations, longer each) and
+ *                            whose measured split is far off: with stalls
+ *                            counted, the moves are judged by the
+ *                            executions' time and the split returns to
+ *                            equal instead of running away.
  *   rt_profiled rounds SEED  checkpoints that re-split parts made of
  *                            several ranges: every iteration exactly once.
  *   rt_profiled check [off]  one execution whose measurement is misleading
@@ -214,14 +220,18 @@ static void region(void *fp)
     if (ps && tid < 64)
         (*g_vec)[tid] = ps->vec[tid];
 }
-/* f->stall_pct's test: 24 executions of the loop in one region (the
+/* f->stall_pct's test: STALL_EXECS executions of the loop in one region (the
  * stalls of a region boundary count nothing), each followed by the slow
  * node's stall; every iteration once per execution. */
+/* (32: each move of the sums is judged by a window of executions after
+ * it; with 24 one noisy window undone left the node at 77 of 100 in 1
+ * of about 12 runs under load) */
+enum { STALL_EXECS = 32 };
 static void region_stall(void *fp)
 {
     struct frame *f = fp;
     int tid = omp_get_thread_num();
-    for (int e = 0; e < 24; e++) {
+    for (int e = 0; e < STALL_EXECS; e++) {
         long long cnt;
         OMPDSM_reduce_init(&cnt, OMPDSM_TY_I64, OMPDSM_OP_ADD);
         OMPDSM_loop L;
@@ -252,11 +262,64 @@ static void region_stall(void *fp)
         (*g_vec)[tid] = ps->vec[tid];
 }
 
+/* The homog test: E executions in one region of a loop whose cost per
+ * thread follows the split, as the DSM's did in CG A (a node given fewer
+ * rows took longer for them): a thread with m iterations of an equal
+ * share e sleeps base_us an iteration and 4 (e - m) base_us more in its
+ * loop body when m < e, so the equal split is the fastest, while a
+ * thread with fewer iterations looks slower (a split by its speed gives
+ * it fewer still: 20 of 100 measured at np2, then 17, ...).  The first execution (the measuring one) has the last thread's
+ * iterations slow_us longer, as a first execution's page faults make a
+ * node look slow, so the measured split is far from equal. */
+enum { HOMOG_EXECS = 20 };
+static void region_homog(void *fp)
+{
+    struct frame *f = fp;
+    int tid = omp_get_thread_num(), T = omp_get_num_threads();
+    unsigned long long e = f->n / (unsigned long long)T;
+    for (int x = 0; x < HOMOG_EXECS; x++) {
+        long long cnt;
+        OMPDSM_reduce_init(&cnt, OMPDSM_TY_I64, OMPDSM_OP_ADD);
+        OMPDSM_loop L;
+        unsigned long long lo, hi;
+        OMPDSM_loop_init(&L, &sites[f->site], f->n, OMPDSM_SCHED_PROFILED,
+                         f->chunk, f->eval_size, f->eval_skip, f->flags);
+        while (OMPDSM_loop_next(&L, &lo, &hi)) {
+            CHECK(lo < hi && hi <= f->n, "block [%llu,%llu) of n=%llu", lo,
+                  hi, f->n);
+            if (!(lo < hi && hi <= f->n))
+                break;
+            for (unsigned long long k = lo; k < hi; k++) {
+                cnt++;
+                long long us = f->base_us +
+                               (x == 0 && tid == f->slow_node ? f->slow_us : 0);
+                struct timespec ts = {0, (long)us * 1000};
+                nanosleep(&ts, NULL);
+            }
+            /* in the loop body, as the DSM's cost was: after the
+             * measuring execution a thread has one block */
+            if (x > 0 && hi - lo < e) {
+                long long us = 4 * (long long)(e - (hi - lo)) * f->base_us;
+                struct timespec ts = {(time_t)(us / 1000000),
+                                      (long)(us % 1000000) * 1000};
+                nanosleep(&ts, NULL);
+            }
+        }
+        OMPDSM_red r[1] = {{g_count, &cnt, OMPDSM_TY_I64, OMPDSM_OP_ADD}};
+        OMPDSM_reduce(r, 1);
+        OMPDSM_loop_end(&L, 0);
+    }
+    struct rt_prof_site *ps = sites[f->site].rt;
+    if (ps && tid < 64)
+        (*g_vec)[tid] = ps->vec[tid];
+}
+
 static OMPDSM_region rd = {region, "rt_profiled.c:60 (main)", 0};
 static OMPDSM_region rds = {region_stall, "rt_profiled.c:61 (stall)", 0};
-static OMPDSM_region *regions[] = {&rd, &rds};
+static OMPDSM_region rdh = {region_homog, "rt_profiled.c:62 (homog)", 0};
+static OMPDSM_region *regions[] = {&rd, &rds, &rdh};
 static OMPDSM_unit unit = {OMPDSM_ABI_VERSION, "rt_profiled.c", globals,
-                           sizeof globals / sizeof *globals, 0, regions, 2, 0,
+                           sizeof globals / sizeof *globals, 0, regions, 3, 0,
                            0, 0};
 __attribute__((constructor)) static void reg(void) { OMPDSM_register_unit(&unit); }
 
@@ -687,7 +750,7 @@ static void share_drift(int T)
  * spinning (CG A's 0.2 ms row loops).  Its loop bodies run at full speed,
  * so its loop timer sees an equal node; counting each thread's run delay
  * outside the loop body (OMPDSM_PROFILED_STALLS, on) shows it at about a
- * third, and within 24 executions the executions' sums re-partition
+ * third, and within 32 executions the executions' sums re-partition
  * and give it at most 75% of an equal share, and less than node 0.  With
  * OMPDSM_PROFILED_STALLS=off the shares stay equal and this fails. */
 static void stall_out(int T)
@@ -701,15 +764,16 @@ static void stall_out(int T)
                       T - 1, 0, 100, 0, 0, 200};
     *g_count = 0;
     OMPDSM_parallel(&rds, &f, sizeof f, 0, 1);
-    CHECK_EQ_LL(*g_count, 24 * (long long)f.n, "iterations run");
+    CHECK_EQ_LL(*g_count, STALL_EXECS * (long long)f.n, "iterations run");
     unsigned long long sum;
     struct rt_prof_site *ps = T > 1 ? kept_state(f.site, T, &sum) : NULL;
     if (!ps)
         return;
     printf("rt_profiled stall: %llu drifts, %llu re-partitions by the "
-           "sums, %llu measurements; stalls %.1f ms; vector[%d] %llu of "
+           "sums (%llu undone), %llu measurements; stalls %.1f ms; vector[%d] %llu of "
            "%llu\n", (unsigned long long)ps->drifts,
            (unsigned long long)ps->acc_splits,
+           (unsigned long long)ps->reverts,
            (unsigned long long)ps->measurements, (double)ps->stall_ns / 1e6,
            T - 1, (unsigned long long)ps->vec[T - 1], f.n);
     CHECK_EQ_ULL(sum, f.n, "kept vector's sum");
@@ -722,6 +786,49 @@ static void stall_out(int T)
           "the stalled node %d keeps %llu of %llu iterations (equal: %llu)",
           T - 1, (unsigned long long)ps->vec[T - 1], f.n,
           f.n / (unsigned long long)T);
+}
+
+/* A balanced team whose per-thread cost follows the split
+ * (region_homog): the measured split, 20 ms or more a thread, is far from
+ * equal (the last thread at a quarter of the others' speed in the
+ * measuring execution only),
+ * and with OMPDSM_PROFILED_STALLS=on the executions' sums would keep it
+ * or move further from equal, since a thread with fewer iterations
+ * looks slower still.  Each move of the sums, and the measured split
+ * against static's, is judged by the executions' wall time: the equal
+ * split is faster, so the team must end with every thread at 70% of an
+ * equal share or more (the measured split leaves the last about 40% at
+ * np2 and 30% at np4, and the sums without the judging moved it
+ * further). */
+static void homog(int T)
+{
+    rtt_phase("homog");
+    /* 100 us an iteration, 250 a thread: 25-40 ms an execution; 200
+     * measured (20 ms or more: with stalls a shorter measurement splits
+     * only its own execution), the last thread's at 400 us */
+    struct frame f = {(unsigned long long)T * 250, 0, 200, 1, NSITES - 1, 0,
+                      0, T - 1, 300, 100, 0, 0, 0};
+    *g_count = 0;
+    OMPDSM_parallel(&rdh, &f, sizeof f, 0, 1);
+    CHECK_EQ_LL(*g_count, HOMOG_EXECS * (long long)f.n, "iterations run");
+    unsigned long long sum;
+    struct rt_prof_site *ps = T > 1 ? kept_state(f.site, T, &sum) : NULL;
+    if (!ps)
+        return;
+    unsigned long long lo = f.n, e = f.n / (unsigned long long)T;
+    for (int t = 0; t < T; t++)
+        lo = ps->vec[t] < lo ? ps->vec[t] : lo;
+    printf("rt_profiled homog: %llu re-partitions (%llu by the sums, %llu "
+           "undone), %llu measurements; smallest share %llu of %llu (equal "
+           "%llu), last thread's %llu\n",
+           (unsigned long long)ps->repartitions,
+           (unsigned long long)ps->acc_splits,
+           (unsigned long long)ps->reverts,
+           (unsigned long long)ps->measurements, lo, f.n, e,
+           (unsigned long long)ps->vec[T - 1]);
+    CHECK_EQ_ULL(sum, f.n, "kept vector's sum");
+    CHECK(lo * 10 >= 7 * e, "a thread keeps %llu iterations of %llu (equal: "
+          "%llu): the split ran away from balance", lo, f.n, e);
 }
 
 static int user_main(int argc, char **argv, char **envp)
@@ -750,10 +857,12 @@ static int user_main(int argc, char **argv, char **envp)
         async(T);
     else if (!strcmp(what, "stall"))
         stall_out(T);
+    else if (!strcmp(what, "homog"))
+        homog(T);
     else if (!strcmp(what, "rounds"))
         rounds(T, argc > 2 ? strtoull(argv[2], NULL, 10) : 1);
     else {
-        printf("FAIL: rt_profiled: unknown mode '%s' (shapes, persist, slow, check, later, async, rounds, share, share-drift, stall)\n",
+        printf("FAIL: rt_profiled: unknown mode '%s' (shapes, persist, slow, check, later, async, rounds, share, share-drift, stall, homog)\n",
                what);
         return 1;
     }

@@ -4,8 +4,9 @@
  * threshold on and off; edge cases (zero-trip, fewer iterations than
  * threads, 64-bit spaces, zero and equal speeds); on seeded random inputs,
  * that the ranges cover [base, n) exactly once, each thread's in increasing
- * order, against an owner-per-iteration model; determinism; and the claim
- * word's one encoding. */
+ * order, against an owner-per-iteration model; determinism; the rule
+ * that judges a move by its result and the windows let pass after moves
+ * undone; and the claim word's one encoding. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -261,6 +262,51 @@ static void test_step(void **st)
     }
 }
 
+/* A move judged by its result (sched_profiled_keep): kept only when the
+ * executions after it were faster by more than the margin; undone when
+ * they were as fast, slower, or not measured; kept when there is nothing
+ * to compare with.  And the windows let pass after undone moves. */
+static void test_judge(void **st)
+{
+    (void)st;
+    /* 10% faster with a 2.5% margin: kept; 2% faster: undone. */
+    assert_true(sched_profiled_keep(1.0, 0.90, 0.025));
+    assert_false(sched_profiled_keep(1.0, 0.98, 0.025));
+    /* as fast or slower: undone (a split that chases the DSM's per-node
+     * costs makes the executions slower, not faster) */
+    assert_false(sched_profiled_keep(1.0, 1.0, 0.025));
+    assert_false(sched_profiled_keep(1.0, 1.6, 0.025));
+    /* just past the margin either way */
+    assert_true(sched_profiled_keep(1.0, 0.974, 0.025));
+    assert_false(sched_profiled_keep(1.0, 0.976, 0.025));
+    /* no margin (OMPDSM_PROFILED_GAIN 0): any improvement; a NaN or
+     * negative margin counts as 0, one of 1 or more too */
+    assert_true(sched_profiled_keep(1.0, 0.999, 0));
+    assert_true(sched_profiled_keep(1.0, 0.999, NAN));
+    assert_true(sched_profiled_keep(1.0, 0.999, -1));
+    assert_true(sched_profiled_keep(1.0, 0.5, 1));
+    assert_false(sched_profiled_keep(1.0, 1.0, 0));
+    /* nothing measured before the move: it stands */
+    assert_true(sched_profiled_keep(0, 5.0, 0.025));
+    assert_true(sched_profiled_keep(NAN, 5.0, 0.025));
+    assert_true(sched_profiled_keep(INFINITY, 5.0, 0.025));
+    /* the time after it unusable: undone */
+    assert_false(sched_profiled_keep(1.0, INFINITY, 0.025));
+    assert_false(sched_profiled_keep(1.0, NAN, 0.025));
+    assert_false(sched_profiled_keep(1.0, -1, 0.025));
+    /* Windows to let pass: none while at most one move in a row was
+     * undone (one noisy window), then 1, 3, 7, 15, and 15 from then on. */
+    assert_int_equal(sched_profiled_backoff(-1), 0);
+    assert_int_equal(sched_profiled_backoff(0), 0);
+    assert_int_equal(sched_profiled_backoff(1), 0);
+    assert_int_equal(sched_profiled_backoff(2), 1);
+    assert_int_equal(sched_profiled_backoff(3), 3);
+    assert_int_equal(sched_profiled_backoff(4), 7);
+    assert_int_equal(sched_profiled_backoff(5), SCHED_PROF_BACKOFF_MAX);
+    assert_int_equal(sched_profiled_backoff(6), SCHED_PROF_BACKOFF_MAX);
+    assert_int_equal(sched_profiled_backoff(1 << 30), SCHED_PROF_BACKOFF_MAX);
+}
+
 static void test_edges(void **st)
 {
     (void)st;
@@ -489,6 +535,7 @@ int main(void)
         cmocka_unit_test(test_figure2_block),
         cmocka_unit_test(test_threshold),
         cmocka_unit_test(test_step),
+        cmocka_unit_test(test_judge),
         cmocka_unit_test(test_edges),
         cmocka_unit_test(test_huge),
         cmocka_unit_test(test_random_partition),
