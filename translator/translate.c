@@ -99,15 +99,19 @@ int translate_file(const char *ipath, const translate_opts *o, char **out)
         "-Wno-error=implicit-function-declaration", "-Wno-error=int-conversion",
         "-Wno-error=incompatible-pointer-types", "-ferror-limit=0"};
     /* Text gcc preprocessed is final: -undef keeps clang's predefined
-     * macros (__clang_major__, __seg_gs, ...) from expanding identifiers
-     * that gcc left alone.  gcc's glibc headers use gcc's keywords for the
+     * macros (__clang_major__, ...) from expanding identifiers that gcc
+     * left alone.  gcc's glibc headers use gcc's keywords for the
      * ISO/IEC TS 18661-3 types (glibc typedefs them for other compilers)
      * and gcc 11's __malloc__(deallocator, n); clang 19 knows neither.
-     * For the parse only: the output keeps gcc's spelling. */
+     * gcc's x86 address-space keywords are macros in clang, so -undef
+     * needs them back.  For the parse only: the output keeps gcc's
+     * spelling. */
     static const char *const gnu_args[] = {
         "-undef", "-D_Float32=float", "-D_Float64=double", "-D_Float32x=double",
         "-D_Float64x=long double", "-D_Float128=__float128",
-        "-D__malloc__(...)=__malloc__"};
+        "-D__malloc__(...)=__malloc__",
+        "-D__seg_fs=__attribute__((address_space(257)))",
+        "-D__seg_gs=__attribute__((address_space(256)))"};
     const int nbase = (int)(sizeof base_args / sizeof base_args[0]);
     const int ngnu = o->gnu_text ? (int)(sizeof gnu_args / sizeof gnu_args[0]) : 0;
     tu t;

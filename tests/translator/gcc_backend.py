@@ -68,7 +68,7 @@ HELPER = r"""int helper(int x)
 # glibc's headers as gcc sees them (_Float32 ... _Float128 are gcc's
 # keywords, __malloc__(fclose, 1)), gcc's own x86 intrinsics (clang rejects
 # parts of them: ompcc leaves gcc's system headers to gcc), the TS 18661-3
-# types in the program itself
+# types and an x86 address-space keyword in the program itself
 MATHS = r"""#define _GNU_SOURCE
 #include <complex.h>
 #include <emmintrin.h>
@@ -78,6 +78,7 @@ MATHS = r"""#define _GNU_SOURCE
 #include <string.h>
 #include <omp.h>
 _Float64 g64 = 2.5;
+int __seg_gs *gs_ptr; /* gcc's keyword, clang's macro */
 int main(void)
 {
     double a[64], s = 0;
@@ -98,8 +99,8 @@ int main(void)
 #pragma omp critical
         z += I * g64;
     }
-    printf("%g %g %d %s\n", s, cimag(z) / omp_get_num_threads(),
-           (int)sqrtf32((_Float32)16), dup);
+    printf("%g %g %d %s %d\n", s, cimag(z) / omp_get_num_threads(),
+           (int)sqrtf32((_Float32)16), dup, gs_ptr == 0);
     free(dup);
     return 0;
 }
