@@ -3,6 +3,11 @@
  *   source.c --clang -E--> tmp.i --translate--> name.ompdsm.c
  *            --backend -c--> name.o --backend (link)--> a.out + libompdsm
  *
+ * With a GNU C backend (gcc, cc: OMPDSM_CC or --backend=), the backend
+ * preprocesses instead of clang, so that the translated file holds the
+ * headers as gcc sees them; libclang parses that text with a few macros
+ * for gcc's keywords (translate.c, gnu_args).
+ *
  * Options are sorted by the step that needs them: preprocessing (-I -D -U
  * -include, dependency generation -M*), libclang's parse (-std, -m, a few
  * -f), the backend compile (-O -g -W -f -m and anything unknown) and the
@@ -70,7 +75,8 @@ typedef struct opts {
     char *out;
     char *mf;
     int have_mt;
-    int keep, verbose, dump;
+    int keep, verbose, dump, version;
+    char *backend;       /* --backend=CMD (NULL: OMPDSM_CC) */
     int debug; /* -g (not -g0): the translation keeps the user's lines */
     int debug_given;     /* any -g option: else line tables are added */
     strvec pp;           /* preprocessing */
@@ -85,6 +91,9 @@ typedef struct paths {
     char *incdir;        /* omp.h and ompdsm_abi.h */
     char *libdir;        /* libompdsm.so */
     char *clang;         /* preprocessor, and the default backend */
+    strvec cc;           /* the backend command (OMPDSM_CC split at blanks) */
+    int named;           /* by OMPDSM_CC or --backend= */
+    int gnu;             /* the backend is GNU C (gcc): it preprocesses */
 } paths;
 
 /* ------------------------------------------------------------------------
@@ -295,19 +304,63 @@ static void find_paths(paths *p)
     free(build);
 }
 
-/* OMPDSM_CC, split at blanks ("ccache clang-19" works) */
 static void backend(strvec *v, const paths *p)
 {
-    const char *env = getenv("OMPDSM_CC");
-    if (env && *env) {
-        char *s = xstrdup(env), *tok, *save = NULL;
-        for (tok = strtok_r(s, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save))
-            push(v, tok);
-        free(s);
-        if (v->n)
-            return;
+    push_all(v, &p->cc);
+}
+
+/* Whether the backend is GNU C: its predefined macros (cc -dM -E) have
+ * __GNUC__ and not __clang__.  By what it is, not by its name: cc, gcc-12,
+ * x86_64-linux-gnu-gcc and "ccache gcc" are all gcc.  -1 when it cannot
+ * be run. */
+static int backend_is_gnu(const paths *p, int verbose)
+{
+    strvec cmd = {0};
+    char *out = tmpfile_named("predefined", ".h"), line[512];
+    int gnuc = 0, clang = 0;
+    FILE *f;
+    backend(&cmd, p);
+    push(&cmd, "-dM");
+    push(&cmd, "-E");
+    push(&cmd, "-x");
+    push(&cmd, "c");
+    push(&cmd, "/dev/null");
+    push(&cmd, "-o");
+    push(&cmd, out);
+    if (run(&cmd, verbose) != 0 || !(f = fopen(out, "r")))
+        return -1;
+    while (fgets(line, sizeof line, f)) {
+        if (starts(line, "#define __GNUC__ "))
+            gnuc = 1;
+        else if (starts(line, "#define __clang__ "))
+            clang = 1;
     }
-    push(v, p->clang);
+    fclose(f);
+    return gnuc && !clang;
+}
+
+/* The backend: --backend=CMD, else OMPDSM_CC, split at blanks ("ccache
+ * clang-19" works), else the clang ompcc parses with.  0, or -1 when a
+ * named backend cannot be run. */
+static int find_backend(paths *p, const char *cmd, int verbose)
+{
+    int gnu;
+    if (!cmd)
+        cmd = getenv("OMPDSM_CC");
+    if (cmd && *cmd) {
+        char *s = xstrdup(cmd), *tok, *save = NULL;
+        for (tok = strtok_r(s, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save))
+            push(&p->cc, tok);
+        free(s);
+    }
+    if (!p->cc.n) {
+        push(&p->cc, p->clang);
+        return 0;
+    }
+    p->named = 1;
+    gnu = backend_is_gnu(p, verbose);
+    p->gnu = gnu > 0;
+    return gnu < 0 ? -1 : 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -321,17 +374,21 @@ static void usage(FILE *f)
           "distributed shared memory).  Behaves like cc; -fopenmp is implied.\n"
           "\n"
           "  -c, -S, -E, -o FILE       as cc: compile only, assembly, preprocess, output\n"
-          "  -I -D -U -include -M...   preprocessing (clang -E)\n"
+          "  -I -D -U -include -M...   preprocessing (clang -E; gcc -E when the\n"
+          "                            backend is gcc)\n"
           "  -O -g -W -f -m -std=      compilation\n"
           "  -L -l -Wl,... objects     linking (with libompdsm, rpath set)\n"
           "  -k, --keep                keep the translated C as NAME.ompdsm.c beside\n"
           "                            the output\n"
           "  --dump-pragmas            print the parsed OpenMP directives and exit\n"
           "  -v                        print the commands ompcc runs\n"
+          "  --backend=CC              the backend compiler (as OMPDSM_CC; empty:\n"
+          "                            the default clang)\n"
           "  --version, --help\n"
           "\n"
           "Environment: OMPDSM_CC selects the backend compiler (default: the\n"
-          "clang ompcc parses with); OMPDSM_LIBDIR overrides where libompdsm is.\n"
+          "clang ompcc parses with; a gcc also preprocesses); OMPDSM_LIBDIR\n"
+          "overrides where libompdsm is.\n"
           "See docs/ompcc.md.\n",
           f);
 }
@@ -368,7 +425,7 @@ static void add_input(opts *o, const char *path, const char *lang)
 /* What an option does (apply_option). */
 enum opt_act {
     A_HELP, A_VERSION, A_COMPILE, A_ASM, A_PREPROCESS, A_IGNORE, A_OUT,
-    A_KEEP, A_DUMP, A_VERBOSE, A_LANG,
+    A_KEEP, A_DUMP, A_VERBOSE, A_LANG, A_BACKEND,
     A_DEPS_ONLY, /* -M -MM: clang -E does it all */
     A_DEPS_MD,   /* -MD -MMD: dependencies beside the compile */
     A_DEPS,      /* other dependency flags, passed on */
@@ -398,6 +455,7 @@ static const struct optdef options[] = {
     {"-o", 1, 1, A_OUT},
     {"-k", 0, 0, A_KEEP}, {"--keep", 0, 0, A_KEEP},
     {"--dump-pragmas", 0, 0, A_DUMP}, {"-v", 0, 0, A_VERBOSE},
+    {"--backend=", 1, 0, A_BACKEND},
     {"-x", 1, 1, A_LANG},
     {"-M", 0, 0, A_DEPS_ONLY}, {"-MM", 0, 0, A_DEPS_ONLY},
     {"-MD", 0, 0, A_DEPS_MD}, {"-MMD", 0, 0, A_DEPS_MD},
@@ -456,10 +514,7 @@ static int apply_option(opts *o, const struct optdef *d, char *a, char *arg,
     case A_HELP:
         usage(stdout);
         return 1;
-    case A_VERSION:
-        printf("ompcc (ompdsm) %s\nbackend and preprocessor: %s\n", OMPCC_VERSION,
-               OMPCC_CLANG);
-        return 1;
+    case A_VERSION: o->version = 1; break;
     case A_COMPILE: o->mode = MODE_COMPILE; break;
     case A_ASM: o->mode = MODE_ASM; break;
     case A_PREPROCESS: o->mode = MODE_PREPROCESS; break;
@@ -472,6 +527,10 @@ static int apply_option(opts *o, const struct optdef *d, char *a, char *arg,
     case A_KEEP: o->keep = 1; break;
     case A_DUMP: o->dump = 1; break;
     case A_VERBOSE: o->verbose = 1; break;
+    case A_BACKEND:
+        free(o->backend);
+        o->backend = xstrdup(a + nl);
+        break;
     case A_LANG: {
         const char *l = arg ? arg : a + nl;
         *lang = !strcmp(l, "none") ? NULL : l;
@@ -584,12 +643,23 @@ static int parse_args(opts *o, int argc, char **argv)
  * the steps
  * ------------------------------------------------------------------------ */
 
+/* clang -E, or the backend's when it is gcc: preprocessed text is tied
+ * to its compiler (glibc's headers differ per compiler).  gcc expands
+ * macros in '#pragma omp' lines only under -fopenmp (clang always does);
+ * its _OPENMP is replaced by ompdsm's. */
 static void preprocess_cmd(strvec *v, const opts *o, const paths *p)
 {
-    push(v, p->clang);
+    if (p->gnu)
+        backend(v, p);
+    else
+        push(v, p->clang);
     push(v, "-E");
     push(v, "-x");
     push(v, "c");
+    if (p->gnu) {
+        push(v, "-fopenmp");
+        push(v, "-U_OPENMP");
+    }
     push(v, "-isystem");
     push(v, p->incdir);
     push(v, "-D_OPENMP=200805");
@@ -616,7 +686,7 @@ static int write_file(const char *path, const char *text)
 static int compile_one(opts *o, const paths *p, input *in, const char *obj)
 {
     char *base = stem(in->path), *ipath, *cpath, *text = NULL, *abi;
-    strvec cmd = {0};
+    strvec cmd = {0}, parse;
     translate_opts to;
     int rc;
 
@@ -650,12 +720,27 @@ static int compile_one(opts *o, const paths *p, input *in, const char *obj)
     }
 
     memset(&to, 0, sizeof to);
-    to.clang_args = (const char *const *)o->parse.v;
-    to.nclang_args = o->parse.n;
+    parse = o->parse;
+    if (p->gnu) {
+        /* gcc's text is preprocessed with its -m options already; of
+         * those, clang's parse needs the word size only (it rejects some
+         * of gcc's: -mfpmath=387, -mindirect-branch=, gcc's CPU names) */
+        int k;
+        memset(&parse, 0, sizeof parse);
+        for (k = 0; k < o->parse.n; k++) {
+            const char *s = o->parse.v[k];
+            if (!starts(s, "-m") || !strcmp(s, "-m16") || !strcmp(s, "-m32") ||
+                !strcmp(s, "-m64") || !strcmp(s, "-mx32"))
+                push(&parse, s);
+        }
+    }
+    to.clang_args = (const char *const *)parse.v;
+    to.nclang_args = parse.n;
     abi = xasprintf("%s/ompdsm_abi.h", p->incdir);
     to.abi_header = abi;
     to.dump_pragmas = o->dump;
     to.debug_lines = o->debug;
+    to.gnu_text = p->gnu;
     rc = translate_file(ipath, &to, &text);
     free(abi);
     if (o->dump) {
@@ -688,12 +773,10 @@ static int compile_one(opts *o, const paths *p, input *in, const char *obj)
     push(&cmd, "-Wno-error=int-conversion");
     push(&cmd, "-Wno-error=incompatible-pointer-types");
     /* Line tables only, so that deadlock and status reports say file:line
-     * without -g; they do not change the code.  gcc (through OMPDSM_CC)
-     * spells it -g1. */
-    if (!o->debug_given) {
-        const char *cc = getenv("OMPDSM_CC");
-        push(&cmd, cc && *cc ? "-g1" : "-gline-tables-only");
-    }
+     * without -g; they do not change the code.  gcc (and any backend
+     * named by OMPDSM_CC) spells it -g1. */
+    if (!o->debug_given)
+        push(&cmd, p->named ? "-g1" : "-gline-tables-only");
     push_all(&cmd, &o->cc);
     push(&cmd, cpath);
     push(&cmd, "-o");
@@ -736,11 +819,24 @@ int driver_main(int argc, char **argv)
         return 1;
     if (r > 0)
         return 0;
+    if (o.version) { /* after the whole line: --backend= may follow */
+        int gone;
+        find_paths(&p);
+        gone = find_backend(&p, o.backend, 0) < 0;
+        printf("ompcc (ompdsm) %s\nclang: %s\nbackend:", OMPCC_VERSION, p.clang);
+        for (i = 0; i < p.cc.n; i++)
+            printf(" %s", p.cc.v[i]);
+        printf("%s\n", gone ? " (cannot be run)"
+                       : p.gnu ? " (GNU C: it preprocesses too)" : "");
+        return 0;
+    }
     if (!o.inputs.n) {
         fprintf(stderr, "ompcc: error: no input files\n");
         return 1;
     }
     find_paths(&p);
+    if (find_backend(&p, o.backend, o.verbose) < 0)
+        return 1;
     for (i = 0; i < o.inputs.n; i++)
         if (o.inputs.v[i].kind == IN_C || o.inputs.v[i].kind == IN_I)
             nsrc++;

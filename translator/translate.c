@@ -53,8 +53,12 @@ static char *read_file(const char *path, size_t *len)
     return buf;
 }
 
-/* libclang's errors, with the user's file and line (presumed locations) */
-static int parse_diagnostics(tu *t)
+/* libclang's errors, with the user's file and line (presumed locations).
+ * In text gcc preprocessed, errors inside system headers are gcc's
+ * business, not the program's: gcc's own headers (x86 intrinsics, ...) are
+ * written for gcc's builtins and clang rejects parts of them; the backend
+ * compiles those headers and reports what is really wrong there. */
+static int parse_diagnostics(tu *t, int gnu_text)
 {
     unsigned i, n = clang_getNumDiagnostics(t->ctu);
     int errors = 0;
@@ -65,6 +69,12 @@ static int parse_diagnostics(tu *t)
             CXString file, msg = clang_getDiagnosticSpelling(d);
             unsigned line = 0, col = 0;
             CXSourceLocation loc = clang_getDiagnosticLocation(d);
+            if (gnu_text && sev == CXDiagnostic_Error &&
+                clang_Location_isInSystemHeader(loc)) {
+                clang_disposeString(msg);
+                clang_disposeDiagnostic(d);
+                continue;
+            }
             clang_getPresumedLocation(loc, &file, &line, &col);
             if (line)
                 fprintf(stderr, "%s:%u:%u: %s: %s\n", clang_getCString(file), line,
@@ -88,7 +98,22 @@ int translate_file(const char *ipath, const translate_opts *o, char **out)
         "-x", "c", "-Wno-error=implicit-int",
         "-Wno-error=implicit-function-declaration", "-Wno-error=int-conversion",
         "-Wno-error=incompatible-pointer-types", "-ferror-limit=0"};
+    /* Text gcc preprocessed is final: -undef keeps clang's predefined
+     * macros (__clang_major__, ...) from expanding identifiers that gcc
+     * left alone.  gcc's glibc headers use gcc's keywords for the
+     * ISO/IEC TS 18661-3 types (glibc typedefs them for other compilers)
+     * and gcc 11's __malloc__(deallocator, n); clang 19 knows neither.
+     * gcc's x86 address-space keywords are macros in clang, so -undef
+     * needs them back.  For the parse only: the output keeps gcc's
+     * spelling. */
+    static const char *const gnu_args[] = {
+        "-undef", "-D_Float32=float", "-D_Float64=double", "-D_Float32x=double",
+        "-D_Float64x=long double", "-D_Float128=__float128",
+        "-D__malloc__(...)=__malloc__",
+        "-D__seg_fs=__attribute__((address_space(257)))",
+        "-D__seg_gs=__attribute__((address_space(256)))"};
     const int nbase = (int)(sizeof base_args / sizeof base_args[0]);
+    const int ngnu = o->gnu_text ? (int)(sizeof gnu_args / sizeof gnu_args[0]) : 0;
     tu t;
     size_t len;
     char *text, *abi = NULL;
@@ -106,9 +131,11 @@ int translate_file(const char *ipath, const translate_opts *o, char **out)
     t.len = (unsigned)len;
     srcmap_init(&t.map, text, t.len);
 
-    args = xmalloc((size_t)(nbase + o->nclang_args) * sizeof *args);
+    args = xmalloc((size_t)(nbase + ngnu + o->nclang_args) * sizeof *args);
     for (i = 0; i < nbase; i++)
         args[nargs++] = base_args[i];
+    for (i = 0; i < ngnu; i++)
+        args[nargs++] = gnu_args[i];
     for (i = 0; i < o->nclang_args; i++)
         args[nargs++] = o->clang_args[i];
     t.index = clang_createIndex(0, 0);
@@ -117,7 +144,7 @@ int translate_file(const char *ipath, const translate_opts *o, char **out)
     free(args);
     if (err != CXError_Success)
         internal_error("libclang could not parse %s (error %d)", ipath, (int)err);
-    if (parse_diagnostics(&t))
+    if (parse_diagnostics(&t, o->gnu_text))
         return 1;
 
     ast_build(&t);

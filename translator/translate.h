@@ -10,6 +10,8 @@ typedef struct translate_opts {
     int dump_pragmas;              /* print the pragma listing instead */
     int debug_lines;               /* -g: ompcc's own code stays on the
                                       line of the construct it implements */
+    int gnu_text;                  /* gcc preprocessed the text: its
+                                      keywords and system headers */
 } translate_opts;
 
 /* Translates the preprocessed file ipath.  Returns 0 and the translated

@@ -239,7 +239,7 @@ class Binaries:
         os.makedirs(self.bindir, exist_ok=True)
         self.notes = []
         self.clang = None
-        m = re.search(r'backend and preprocessor:\s*(\S+)', sh([self.ompcc, '--version']))
+        m = re.search(r'^clang:\s*(\S+)', sh([self.ompcc, '--version']), re.M)
         if m:
             self.clang = m.group(1)
         self.clang_ok = None
