@@ -1550,6 +1550,18 @@ struct prof_rec {
                           * 0 across a region boundary */
 };
 
+/* The weights are about to change to a split on trial (kind 1: a move of
+ * the sums; 2: static's split against a measured one): the current ones
+ * and this window's cost are what prof_judge compares it with. */
+static void prof_on_trial(struct rt_prof_site *ps, int nt, double cost,
+                          int kind)
+{
+    memcpy(ps->prev_weight, ps->weight, (size_t)nt * sizeof *ps->weight);
+    ps->prev_cost = cost;
+    ps->trial = kind;
+    prof_acc_settle(ps);
+}
+
 /* With OMPDSM_PROFILED_STALLS, before the sums move anything: the move
  * on trial (the last one, or static's split against a measured one) is
  * judged by the cost per execution of this window against the window
@@ -1600,12 +1612,9 @@ static int prof_judge(struct rt_prof_site *ps, int nt, double cost,
             sched_profiled_vector(0, 1000000, 0, nt, eq, ve) ||
             !memcmp(vm, ve, sizeof vm))
             return 0;
-        memcpy(ps->prev_weight, ps->weight, (size_t)nt * sizeof *ps->weight);
-        ps->prev_cost = cost;
+        prof_on_trial(ps, nt, cost, 2);
         memcpy(ps->weight, eq, sizeof eq);
-        ps->trial = 2;
         ps->repartitions++;
-        prof_acc_settle(ps);
         return 1;
     }
     return 0;
@@ -1696,13 +1705,8 @@ static int prof_acc_split(struct rt_prof_site *ps, int nt)
     }
     /* (weights are relative: scaled like the speeds, so that a step of 1
      * gives the speeds themselves) */
-    if (rt_icv.prof_stalls) {
-        /* on trial until the next window (prof_judge) */
-        memcpy(ps->prev_weight, ps->weight, (size_t)nt * sizeof *ps->weight);
-        ps->prev_cost = cost;
-        ps->trial = 1;
-        prof_acc_settle(ps);
-    }
+    if (rt_icv.prof_stalls)
+        prof_on_trial(ps, nt, cost, 1); /* until the next window (prof_judge) */
     for (int t = 0; t < nt; t++)
         ps->weight[t] = w[t] / sw * ssp;
     ps->repartitions++;

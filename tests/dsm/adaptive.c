@@ -75,10 +75,8 @@ int main(void)
                (long long)want);
     struct dsm_stats st;
     dsm_stats_get(&st);
-    const char *proto = getenv("OMPDSM_PROTOCOL");
-    const char *adapt = getenv("OMPDSM_ADAPTIVE_UPDATE");
-    if (T_rank != 0 && (!proto || !strcmp(proto, "invalidate")) &&
-        !(adapt && !strcmp(adapt, "off")) && st.updates == 0)
+    if (T_rank != 0 && !t_update_protocol() &&
+        t_env_on("OMPDSM_ADAPTIVE_UPDATE") && st.updates == 0)
         T_FAIL("no copy was refetched at an acquire (dsm_updates 0)");
     return t_finish();
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "comm/comm.h"
 #include "dsm/dsm.h"
 
@@ -61,6 +62,21 @@ static inline int t_finish(void)
         printf("%s (%d nodes, %s)\n", f ? "FAILED" : "ok", T_size,
                comm_transport_name());
     return f ? 1 : 0;
+}
+
+/* An on|off switch of the DSM (OMPDSM_LOCK_CACHE, ...) that is on unless
+ * set to off, as the runtime reads it. */
+static inline int t_env_on(const char *name)
+{
+    const char *v = getenv(name);
+    return !v || strcmp(v, "off") != 0;
+}
+
+/* Whether the run uses OMPDSM_PROTOCOL=update (the default: invalidate). */
+static inline int t_update_protocol(void)
+{
+    const char *v = getenv("OMPDSM_PROTOCOL");
+    return v && !strcmp(v, "update");
 }
 
 static inline void t_barrier(void)

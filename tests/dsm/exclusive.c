@@ -85,10 +85,7 @@ int main(void)
     }
     struct dsm_stats st;
     dsm_stats_get(&st);
-    const char *ex = getenv("OMPDSM_HOME_EXCLUSIVE");
-    const char *pr = getenv("OMPDSM_PROTOCOL");
-    int excl_on = (!ex || !*ex || !strcmp(ex, "on")) &&
-                  !(pr && !strcmp(pr, "update"));
+    int excl_on = t_env_on("OMPDSM_HOME_EXCLUSIVE") && !t_update_protocol();
     if (n > 1 && excl_on && st.exclusive < (uint64_t)PAGES * 8)
         T_FAIL("only %llu pages kept exclusive in phase 1 (expected >= %d)",
                (unsigned long long)st.exclusive, PAGES * 8);

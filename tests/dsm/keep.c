@@ -109,8 +109,7 @@ int main(void)
         T_FAIL("2 to 64 nodes");
         return t_finish();
     }
-    const char *kw = getenv("OMPDSM_KEEP_WRITABLE");
-    int keep_on = !kw || !*kw || !strcmp(kw, "on");
+    int keep_on = t_env_on("OMPDSM_KEEP_WRITABLE");
     for (int k = 0; k < PAGES; k++)
         g->pages[me_][k] = dsm_memalign(ps, ps);
     g->flag[me_] = dsm_memalign(ps, ps);

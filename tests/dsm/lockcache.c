@@ -77,8 +77,7 @@ static void *worker(void *arg)
 int main(void)
 {
     t_start(sizeof *g, (void **)&g);
-    const char *cache = getenv("OMPDSM_LOCK_CACHE");
-    int caching = !(cache && !strcmp(cache, "off"));
+    int caching = t_env_on("OMPDSM_LOCK_CACHE");
 
     /* Phase 1 */
     uint32_t a = T_LOCK_BASE + 150 + 1; /* managed by node 1 of 2, 4, 8 */

@@ -115,12 +115,6 @@ static void chain_lazy(int64_t r, int64_t prev)
     }
 }
 
-static int env_on(const char *name)
-{
-    const char *v = getenv(name);
-    return !v || strcmp(v, "off") != 0;
-}
-
 static void chain(int phase, int64_t r)
 {
     int k = T_rank, n = T_size;
@@ -200,7 +194,7 @@ int main(void)
                               st1.lazy_covered - st0.lazy_covered);
     if (comm_allreduce(COMM_WORLD, &asked, 1, COMM_INT64, COMM_SUM) < 0)
         T_FAIL("allreduce failed");
-    if (env_on("OMPDSM_LOCK_CACHE") && env_on("OMPDSM_LAZY_RELEASE") && !asked)
+    if (t_env_on("OMPDSM_LOCK_CACHE") && t_env_on("OMPDSM_LAZY_RELEASE") && !asked)
         T_FAIL("phase 4: no lock takeover checked for a lazy release");
     return t_finish();
 }

@@ -39,12 +39,6 @@ static void write_block(int64_t *b, int64_t v)
             b[p * words + i] = v + p;
 }
 
-static int onoff_default_on(const char *name)
-{
-    const char *e = getenv(name);
-    return !e || !*e || !strcmp(e, "on");
-}
-
 int main(void)
 {
     struct g *g;
@@ -56,10 +50,10 @@ int main(void)
         g->arr = dsm_memalign(ps, (size_t)n * BLK * ps);
     t_barrier();
     int64_t *mine = g->arr + (size_t)me * BLK * words;
-    const char *pr = getenv("OMPDSM_PROTOCOL"), *ra = getenv("OMPDSM_READAHEAD");
-    int invalidate = !(pr && !strcmp(pr, "update"));
+    const char *ra = getenv("OMPDSM_READAHEAD");
+    int invalidate = !t_update_protocol();
     int ra3 = !ra || !*ra || !strcmp(ra, "3");
-    int excl = invalidate && onoff_default_on("OMPDSM_HOME_EXCLUSIVE");
+    int excl = invalidate && t_env_on("OMPDSM_HOME_EXCLUSIVE");
 
     /* Phase 1: one page across the boundary per round. */
     int other = me < n - 1 ? me + 1 : me - 1;

@@ -158,6 +158,20 @@ static void stall(long long us)
         sched_yield();
 }
 
+static void sleep_us(long long us)
+{
+    struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* This node's copy of the loop's vector, for the serial part to compare. */
+static void publish_vec(const struct frame *f, int tid)
+{
+    struct rt_prof_site *ps = sites[f->site].rt;
+    if (ps && tid < 64)
+        (*g_vec)[tid] = ps->vec[tid];
+}
+
 static void region(void *fp)
 {
     struct frame *f = fp;
@@ -199,10 +213,8 @@ static void region(void *fp)
                        (f->slow_after_us ? now_us() - t0 >= f->slow_after_us
                                          : k >= f->slow_from);
             long long us = f->base_us + (slow ? f->slow_us : 0);
-            if (us) {
-                struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
-                nanosleep(&ts, NULL);
-            }
+            if (us)
+                sleep_us(us);
         }
     }
     if (OMPDSM_loop_last(&L)) {
@@ -215,10 +227,41 @@ static void region(void *fp)
     OMPDSM_loop_end(&L, f->nowait);
     if (f->nowait)
         OMPDSM_barrier();
-    /* Every node's copy of the vector, for the serial part to compare. */
-    struct rt_prof_site *ps = sites[f->site].rt;
-    if (ps && tid < 64)
-        (*g_vec)[tid] = ps->vec[tid];
+    publish_vec(f, tid);
+}
+
+/* One execution of the profiled loop of the stall and homog tests: each
+ * iteration is counted (into g_count) and sleeps iter_us; when short_of
+ * is not 0, a block of fewer iterations sleeps 4 base_us more for each
+ * one it lacks, in the loop body.  Returns the loop's time before its
+ * reduction and end. */
+static long long exec_once(const struct frame *f, long long iter_us,
+                           unsigned long long short_of)
+{
+    long long cnt;
+    OMPDSM_reduce_init(&cnt, OMPDSM_TY_I64, OMPDSM_OP_ADD);
+    OMPDSM_loop L;
+    unsigned long long lo, hi;
+    long long t0 = now_us();
+    OMPDSM_loop_init(&L, &sites[f->site], f->n, OMPDSM_SCHED_PROFILED,
+                     f->chunk, f->eval_size, f->eval_skip, f->flags);
+    while (OMPDSM_loop_next(&L, &lo, &hi)) {
+        CHECK(lo < hi && hi <= f->n, "block [%llu,%llu) of n=%llu", lo,
+              hi, f->n);
+        if (!(lo < hi && hi <= f->n))
+            break;
+        for (unsigned long long k = lo; k < hi; k++) {
+            cnt++;
+            sleep_us(iter_us);
+        }
+        if (hi - lo < short_of)
+            sleep_us(4 * (long long)(short_of - (hi - lo)) * f->base_us);
+    }
+    long long t_loop = now_us() - t0;
+    OMPDSM_red r[1] = {{g_count, &cnt, OMPDSM_TY_I64, OMPDSM_OP_ADD}};
+    OMPDSM_reduce(r, 1);
+    OMPDSM_loop_end(&L, 0);
+    return t_loop;
 }
 /* f->stall_pct's test: STALL_EXECS executions of the loop in one region (the
  * stalls of a region boundary count nothing), each followed by the slow
@@ -232,34 +275,11 @@ static void region_stall(void *fp)
     struct frame *f = fp;
     int tid = omp_get_thread_num();
     for (int e = 0; e < STALL_EXECS; e++) {
-        long long cnt;
-        OMPDSM_reduce_init(&cnt, OMPDSM_TY_I64, OMPDSM_OP_ADD);
-        OMPDSM_loop L;
-        unsigned long long lo, hi;
-        long long t0 = now_us();
-        OMPDSM_loop_init(&L, &sites[f->site], f->n, OMPDSM_SCHED_PROFILED,
-                         f->chunk, f->eval_size, f->eval_skip, f->flags);
-        while (OMPDSM_loop_next(&L, &lo, &hi)) {
-            CHECK(lo < hi && hi <= f->n, "block [%llu,%llu) of n=%llu", lo,
-                  hi, f->n);
-            if (!(lo < hi && hi <= f->n))
-                break;
-            for (unsigned long long k = lo; k < hi; k++) {
-                cnt++;
-                struct timespec ts = {0, (long)f->base_us * 1000};
-                nanosleep(&ts, NULL);
-            }
-        }
-        long long t_loop = now_us() - t0;
-        OMPDSM_red r[1] = {{g_count, &cnt, OMPDSM_TY_I64, OMPDSM_OP_ADD}};
-        OMPDSM_reduce(r, 1);
-        OMPDSM_loop_end(&L, 0);
+        long long t_loop = exec_once(f, f->base_us, 0);
         if (tid == f->slow_node)
             stall(t_loop * f->stall_pct / 100);
     }
-    struct rt_prof_site *ps = sites[f->site].rt;
-    if (ps && tid < 64)
-        (*g_vec)[tid] = ps->vec[tid];
+    publish_vec(f, tid);
 }
 
 /* The homog test: E executions in one region of a loop whose cost per
@@ -277,41 +297,12 @@ static void region_homog(void *fp)
     struct frame *f = fp;
     int tid = omp_get_thread_num(), T = omp_get_num_threads();
     unsigned long long e = f->n / (unsigned long long)T;
-    for (int x = 0; x < HOMOG_EXECS; x++) {
-        long long cnt;
-        OMPDSM_reduce_init(&cnt, OMPDSM_TY_I64, OMPDSM_OP_ADD);
-        OMPDSM_loop L;
-        unsigned long long lo, hi;
-        OMPDSM_loop_init(&L, &sites[f->site], f->n, OMPDSM_SCHED_PROFILED,
-                         f->chunk, f->eval_size, f->eval_skip, f->flags);
-        while (OMPDSM_loop_next(&L, &lo, &hi)) {
-            CHECK(lo < hi && hi <= f->n, "block [%llu,%llu) of n=%llu", lo,
-                  hi, f->n);
-            if (!(lo < hi && hi <= f->n))
-                break;
-            for (unsigned long long k = lo; k < hi; k++) {
-                cnt++;
-                long long us = f->base_us +
-                               (x == 0 && tid == f->slow_node ? f->slow_us : 0);
-                struct timespec ts = {0, (long)us * 1000};
-                nanosleep(&ts, NULL);
-            }
-            /* in the loop body, as the DSM's cost was: after the
-             * measuring execution a thread has one block */
-            if (x > 0 && hi - lo < e) {
-                long long us = 4 * (long long)(e - (hi - lo)) * f->base_us;
-                struct timespec ts = {(time_t)(us / 1000000),
-                                      (long)(us % 1000000) * 1000};
-                nanosleep(&ts, NULL);
-            }
-        }
-        OMPDSM_red r[1] = {{g_count, &cnt, OMPDSM_TY_I64, OMPDSM_OP_ADD}};
-        OMPDSM_reduce(r, 1);
-        OMPDSM_loop_end(&L, 0);
-    }
-    struct rt_prof_site *ps = sites[f->site].rt;
-    if (ps && tid < 64)
-        (*g_vec)[tid] = ps->vec[tid];
+    /* (the penalty in the loop body, as the DSM's cost was: after the
+     * measuring execution a thread has one block) */
+    for (int x = 0; x < HOMOG_EXECS; x++)
+        exec_once(f, f->base_us + (x == 0 && tid == f->slow_node ? f->slow_us : 0),
+                  x > 0 ? e : 0);
+    publish_vec(f, tid);
 }
 
 static OMPDSM_region rd = {region, "rt_profiled.c:60 (main)", 0};
