@@ -116,9 +116,10 @@ static void make_dirty(uint32_t pg, int home)
         dsm_g.twin[pg] = t;
         DSM_STAT(twins, 1);
     } else {
-        /* The home keeps no twin: its bytes are unknown, and half a
-         * page is what its write counts for under policy diffs. */
-        dsm_mig_bytes(pg, dsm_g.page_size / 2);
+        /* The home keeps no twin: its bytes are unknown.  Under policy
+         * diffs its write counts a whole page, less what the other
+         * nodes' diffs to the page covered (decided in dsm/migrate.c). */
+        dsm_mig_bytes(pg, dsm_g.page_size);
     }
     /* Listed before it becomes writable: once any thread can store to
      * it, a release on another thread must find it in the list (and

@@ -116,11 +116,33 @@ static int cmp_rec(const void *a, const void *b)
     return (x->node > y->node) - (x->node < y->node);
 }
 
+/* Under policy diffs, what the home wrote: its write faults counted a
+ * whole page each (it keeps no twin, so it cannot count bytes); the bytes
+ * the other nodes' diffs brought into the page in the same interval were
+ * not the home's, so they come off (at least 0).  A page the home wrote
+ * all over keeps about a page per fault; one where the home wrote a few
+ * bytes and another node most of the page keeps about what the other
+ * node left.  (Counting half a page, as before, kept a page at a home
+ * that wrote 40 bytes of it an interval while another node sent 58 KiB
+ * of diffs to it: NPB-style CG's vector pages, docs/performance.md.) */
+static uint64_t home_bytes(const struct mig_rec *r, size_t n, int home)
+{
+    uint64_t own = 0, others = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (r[i].node == home)
+            own += r[i].count;
+        else
+            others += r[i].count;
+    }
+    return own > others ? own - others : 0;
+}
+
 /* The node a page moves to, or -1: the node (other than the home) with
  * the largest count, if it reaches the minimum, has at least
- * MIG_DOMINANCE times every other node's count (the home's too), and the
- * page did not move in the last MIG_COOLDOWN barriers.  Forced (tests):
- * a node picked from the page and the barrier, never the home. */
+ * MIG_DOMINANCE times every other node's count (the home's too, under
+ * diffs home_bytes), and the page did not move in the last MIG_COOLDOWN
+ * barriers.  Forced (tests): a node picked from the page and the barrier,
+ * never the home. */
 static int decide_one(const struct mig_rec *r, size_t n, uint32_t epoch)
 {
     uint32_t pg = r[0].page;
@@ -142,9 +164,12 @@ static int decide_one(const struct mig_rec *r, size_t n, uint32_t epoch)
     uint64_t thr = dsm_g.mig_policy == MIG_DIFFS ? (uint64_t)M.min * 1024 : M.min;
     if (r[best].count < thr)
         return -1;
-    for (size_t i = 0; i < n; i++)
-        if (i != best && (uint64_t)r[i].count * MIG_DOMINANCE > r[best].count)
+    uint64_t hb = dsm_g.mig_policy == MIG_DIFFS ? home_bytes(r, n, home) : 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t c = dsm_g.mig_policy == MIG_DIFFS && r[i].node == home ? hb : r[i].count;
+        if (i != best && c * MIG_DOMINANCE > r[best].count)
             return -1;
+    }
     if (M.moved_at[pg] && epoch - M.moved_at[pg] < MIG_COOLDOWN)
         return -1;
     return r[best].node;

@@ -973,7 +973,10 @@ def parse_args(argv):
     ap.add_argument('--configs', nargs='+', default=None,
                     help='configurations (default %s; also: dsm-hybrid-1x2)' % ' '.join(DEFAULT_CONFIGS))
     ap.add_argument('--no-slow', action='store_true', help='homogeneous runs only')
-    ap.add_argument('--slow-method', choices=['auto', 'cgroup', 'hog'], default='auto')
+    ap.add_argument('--slow-method', choices=['auto', 'cgroup', 'hog', 'duty'], default='auto',
+                    help='how node 1 is slowed (slownode.py): duty is closest to a slower CPU')
+    ap.add_argument('--duty-period', type=int, default=400,
+                    help='with --slow-method duty: the duty cycle\'s period in us (default 400)')
     # Half a CPU, as DESIGN.md's 50000 of 100000, but with a 10 ms period:
     # with 100 ms a kernel's 50 ms of set-up can use up a period's quota
     # unthrottled, timed sections shorter than 50 ms are not slowed at all,
@@ -1064,7 +1067,8 @@ def main(argv=None):
     log('ompdsm kernel benchmarks: %s' % command)
     log('load average before: %s' % ' '.join('%.2f' % x for x in load0))
     bins = Binaries(args.build, args.out, log)
-    slow = slownode.SlowNode(args.slow_method, args.slow_quota, args.slow_period)
+    slow = slownode.SlowNode(args.slow_method, args.slow_quota, args.slow_period,
+                             build=args.build, duty_period_us=args.duty_period)
     # A SIGTERM (or Ctrl-C) still removes the cgroup and stops a hog.
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))
     try:

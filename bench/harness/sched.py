@@ -14,7 +14,9 @@ with 'profiled'.
 Runs each kernel's schedule(runtime) loops on 2 ompdsm nodes (bound to
 CPUs 0 and 1 by ompdsmrun) under OMP_SCHEDULE=static, dynamic, guided and
 profiled, homogeneous and with node 1 at half speed (slownode.py: a cgroup
-v1 cpu.cfs_quota_us of 5000 per 10000 us, or a CPU hog pinned beside it),
+v1 cpu.cfs_quota_us of 5000 per 10000 us, a CPU hog pinned beside it, or
+with --slow-method duty a SCHED_FIFO duty cycle taking 200 of every 400 us,
+the closest to a slower CPU),
 as the Omni/SCASH paper's figures 5-7 do.  Repetitions are interleaved
 (rep 1 of every cell, then rep 2) and every ratio is the median over
 repetitions of the ratio of two runs of the same repetition, made one after
@@ -247,7 +249,10 @@ def main(argv=None):
     ap.add_argument('--schedules', nargs='+', default=SCHEDULES)
     ap.add_argument('--transport', default='shm', choices=['shm', 'tcp'])
     ap.add_argument('--himeno-iters', type=int, default=100)
-    ap.add_argument('--slow-method', choices=['auto', 'cgroup', 'hog'], default='auto')
+    ap.add_argument('--slow-method', choices=['auto', 'cgroup', 'hog', 'duty'], default='auto',
+                    help='how node 1 is slowed (slownode.py): duty is closest to a slower CPU')
+    ap.add_argument('--duty-period', type=int, default=400,
+                    help='with --slow-method duty: the duty cycle\'s period in us (default 400)')
     ap.add_argument('--timeout', type=int, default=300)
     ap.add_argument('--wait-idle', type=float, default=0.0,
                     help='before each run, wait up to this many seconds for '
@@ -269,7 +274,8 @@ def main(argv=None):
     for v in ('OMP_SCHEDULE', 'OMPDSM_PROFILED', 'OMPDSM_MIGRATION'):
         os.environ.pop(v, None)
     bins = harness.Binaries(a.build, a.out, log)
-    slow = slownode.SlowNode(a.slow_method, 5000, 10000, 1).setup()
+    slow = slownode.SlowNode(a.slow_method, 5000, 10000, 1, build=a.build,
+                             duty_period_us=a.duty_period).setup()
     runner = harness.Runner(a, bins, slow, log)
     load0 = harness.loadavg()[0]
     runs = []

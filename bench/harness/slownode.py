@@ -1,6 +1,6 @@
 """bench/harness/slownode.py - make node 1 (or native thread 1) slow.
 
-Two ways, as in DESIGN.md ("Tools found to work here"):
+Three ways, the first two as in DESIGN.md ("Tools found to work here"):
 
   cgroup  a cgroup v1 cpu group with cpu.cfs_quota_us / cpu.cfs_period_us
           (5000 / 10000 halves whatever is in it; run.py says why it uses a
@@ -13,6 +13,17 @@ Two ways, as in DESIGN.md ("Tools found to work here"):
           re-partitioning paper): node 1
           (bound to CPU 1 by ompdsmrun) or native thread 1 (bound to CPU 1
           by OMP_PROC_BIND) gets about half of that CPU.
+  duty    bench_duty (bench/harness/duty.c, built in BUILD/bench/harness):
+          a SCHED_FIFO duty cycle on CPU 1 that takes the same share as the
+          cgroup quota (1 - quota/period) in slices of --duty-period us
+          (default 400: 200 us busy, 200 us free), so node 1 or native
+          thread 1 runs at that share of its speed in every stretch of a
+          millisecond or more, as on a slower CPU.  The cgroup quota gives
+          the share over 10 ms in one piece (full speed, then stopped for up
+          to 5 ms), and the hog in the scheduler's slices of milliseconds;
+          a loop whose executions last about a millisecond (CG's) sees a
+          fast node that sometimes stalls, not a slow one
+          (docs/performance.md, "A slower CPU").
 
 auto picks cgroup when the controller is there and writable (we run as
 root), else hog, and the output says which one was used.
@@ -41,8 +52,11 @@ class SlowNode:
 
     method: 'cgroup' or 'hog' after setup(); describe() says what it is."""
 
-    def __init__(self, method='auto', quota_us=5000, period_us=10000, cpu=1):
+    def __init__(self, method='auto', quota_us=5000, period_us=10000, cpu=1,
+                 build=None, duty_period_us=400):
         self.want = method
+        self.build = build
+        self.duty_period_us = duty_period_us
         self.method = None
         self.quota_us = quota_us
         self.period_us = period_us
@@ -52,7 +66,26 @@ class SlowNode:
         self.why_not_cgroup = None
 
     # -- setup / teardown ---------------------------------------------
+    def duty_exe(self):
+        return os.path.join(self.build or '.', 'bench', 'harness', 'bench_duty')
+
+    def duty_busy_us(self):
+        """The duty cycle's busy part of each period: the share the cgroup
+        quota would take (1 - quota/period)."""
+        share = 1.0 - float(self.quota_us) / float(self.period_us)
+        return max(1, min(self.duty_period_us - 1, int(round(share * self.duty_period_us))))
+
     def setup(self):
+        if self.want == 'duty':
+            exe = self.duty_exe()
+            if not os.access(exe, os.X_OK):
+                raise RuntimeError('slow node: %s not built (meson compile -C BUILD '
+                                   'bench_duty)' % exe)
+            self.method = 'duty'
+            # Fail now, not at the first slowed run, if SCHED_FIFO is refused.
+            self.start_hog()
+            self.stop_hog()
+            return self
         if self.want in ('auto', 'cgroup'):
             err = self._setup_cgroup()
             if err is None:
@@ -100,6 +133,13 @@ class SlowNode:
                     'cpu.cfs_period_us=%d (%.0f%% of one CPU) on node 1 / '
                     'native thread 1' % (self.quota_us, self.period_us,
                                          100.0 * self.quota_us / self.period_us))
+        if self.method == 'duty':
+            busy = self.duty_busy_us()
+            return ('a SCHED_FIFO duty cycle (bench_duty) on CPU %d taking %d of every '
+                    '%d us (%.0f%% of the CPU in slices of %d us) from node 1 / native '
+                    'thread 1' % (self.cpu, busy, self.duty_period_us,
+                                  100.0 * busy / self.duty_period_us,
+                                  self.duty_period_us - busy))
         why = (' (cgroup not used: %s)' % self.why_not_cgroup) if self.why_not_cgroup else ''
         return ('a CPU hog (busy loop) pinned on CPU %d beside node 1 / native '
                 'thread 1%s' % (self.cpu, why))
@@ -125,7 +165,17 @@ class SlowNode:
         return argv
 
     def start_hog(self):
-        if self.method != 'hog' or self.hog:
+        if self.method not in ('hog', 'duty') or self.hog:
+            return
+        if self.method == 'duty':
+            self.hog = subprocess.Popen([self.duty_exe(), str(self.cpu),
+                                         str(self.duty_period_us), str(self.duty_busy_us())],
+                                        stdin=subprocess.DEVNULL)
+            time.sleep(0.05)
+            if self.hog.poll() is not None:
+                rc = self.hog.returncode
+                self.hog = None
+                raise RuntimeError('slow node: bench_duty exited %d (its message above)' % rc)
             return
         code = ('import os\nos.sched_setaffinity(0, {%d})\nwhile True:\n    pass\n'
                 % self.cpu)

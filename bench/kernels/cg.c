@@ -274,13 +274,13 @@ static double power_step(double *rnorm)
     double xz = 0.0, zz = 0.0, scale;
     int i;
     *rnorm = conj_grad();
-#pragma omp parallel for reduction(+:xz, zz)
+#pragma omp parallel for schedule(runtime) reduction(+:xz, zz)
     for (i = 0; i < NA; i++) {
         xz += x[i] * z[i];
         zz += z[i] * z[i];
     }
     scale = 1.0 / sqrt(zz);
-#pragma omp parallel for
+#pragma omp parallel for schedule(runtime)
     for (i = 0; i < NA; i++)
         x[i] = scale * z[i];
     return SHIFT + 1.0 / xz;
@@ -308,11 +308,11 @@ int main(void)
 
     /* One untimed step touches every array (page placement, caches), then
      * the start vector is reset so the timed run starts from scratch. */
-#pragma omp parallel for
+#pragma omp parallel for schedule(runtime)
     for (i = 0; i < NA; i++)
         x[i] = 1.0;
     (void)power_step(&rnorm);
-#pragma omp parallel for
+#pragma omp parallel for schedule(runtime)
     for (i = 0; i < NA; i++)
         x[i] = 1.0;
 

@@ -12,7 +12,15 @@
  *      moves the page, and acquired by the next holder after it.
  * Under OMPDSM_MIGRATION=faults without forcing, phase 4 checks the
  * policy: a page only one node uses moves to that node, after which it
- * takes no more remote faults on it.  The migrations counted must not be
+ * takes no more remote faults on it.  Under OMPDSM_MIGRATION=diffs, phase
+ * 5 checks that policy: of two pages, each written in its last three
+ * quarters by one of nodes 0 and 1 and in its first 8 bytes by the other,
+ * at least one is homed at its 8-byte writer (the roles swap after the first interval if
+ * neither is); each must move to its main writer, after which neither
+ * node sends more than its 8 bytes of diffs an interval.  (With the former
+ * count of half a page per home write fault the update-protocol run fails;
+ * under invalidate the home skips a fault in some interval and the page
+ * moves anyway.)  The migrations counted must not be
  * 0 whenever migration is on, so a mechanism that silently never moves a
  * page fails. */
 #include "dsmtest.h"
@@ -22,6 +30,10 @@
 enum { WORDS = 48 * 1024, EPOCHS = 12, LOCK_ROUNDS = 8, INCS = 5 };
 
 struct g {
+    /* phase 5: two whole pages of up to 64 KiB, first so that they are in
+     * the first block of pages, homed at node 0 (OMPDSM_HOME_POLICY block):
+     * the policy must move a page away from a home that writes it too. */
+    int64_t tilt[3 * 8192];
     int64_t w[WORDS];     /* phase 1: several pages, every node's words */
     int64_t held[8192];   /* phase 2: its own page(s) */
     int64_t ctr[8192];    /* phase 3 */
@@ -29,6 +41,14 @@ struct g {
 };
 
 static int64_t val(int e, size_t i) { return (int64_t)e * 1000003 + (int64_t)i; }
+
+/* Phase 5's words: all 8 bytes differ between consecutive e (odd e has
+ * every byte 0x5a-ish flipped, even e not; the index keeps words apart). */
+static int64_t tilt(int e, size_t i, int k)
+{
+    uint64_t v = ((uint64_t)i << 8 | (uint64_t)k) * 0x0101010101010101ull;
+    return (int64_t)(e & 1 ? v ^ 0xa5a5a5a5a5a5a5a5ull : v ^ 0x5a5a5a5a5a5a5a5aull);
+}
 
 int main(void)
 {
@@ -132,6 +152,75 @@ int main(void)
         T_FAIL("policy faults: node 1 still takes remote faults on its own "
                "page (%llu more in the last 2 barriers)",
                (unsigned long long)(st.remote_faults - late_remote));
+    /* Phase 5: the diffs policy moves a page to the node that writes
+     * most of it, even when its home writes a little of it too. */
+    size_t ps = dsm_page_size();
+    if (on && !forced && pol && !strcmp(pol, "diffs") && ps <= 8192 * sizeof(int64_t)) {
+        char *base = (char *)(((uintptr_t)g->tilt + ps - 1) & ~(uintptr_t)(ps - 1));
+        size_t quarter = ps / 4 / sizeof(int64_t);
+        int swap = 0;
+        uint64_t d0 = 0, late = 0;
+        enum { TILT_EPOCHS = 10 };
+        /* Steady state from the start: both nodes read both pages, so
+         * each home's next write faults (the pages are no longer its
+         * alone), as in a loop that has run a while. */
+        if (T_rank < 2) {
+            volatile int64_t sum = 0;
+            for (size_t i = 0; i < 2 * ps / sizeof(int64_t); i++)
+                sum += ((int64_t *)base)[i];
+        }
+        t_barrier();
+        for (int e = 0; e < TILT_EPOCHS; e++) {
+            if (T_rank < 2) {
+                /* Page k: node k writes its last three quarters, the
+                 * other node its first 8 bytes (roles swapped when swap:
+                 * more than half a page, as NPB-style CG's vector pages
+                 * get from the node beside their home); every
+                 * byte of a word changes from one interval to the next,
+                 * as a double's do, so a diff's bytes are what its node
+                 * wrote (tilt()). */
+                for (int k = 0; k < 2; k++) {
+                    int64_t *pg = (int64_t *)(base + (size_t)k * ps);
+                    int main_writer = swap ? 1 - k : k;
+                    if (T_rank == main_writer) {
+                        for (size_t i = quarter; i < ps / sizeof(int64_t); i++)
+                            pg[i] = tilt(e, i, k);
+                    } else {
+                        pg[0] = tilt(e, 0, k);
+                    }
+                }
+            }
+            dsm_stats_get(&st);
+            if (e == 0)
+                d0 = st.diff_bytes;
+            if (e == TILT_EPOCHS - 2)
+                late = st.diff_bytes;
+            t_barrier();
+            { struct dsm_stats q; dsm_stats_get(&q); if (T_rank < 2) fprintf(stderr, "DBG node %d e %d diff_bytes %llu wf %llu mig %llu swap %d\n", T_rank, e, (unsigned long long)q.diff_bytes, (unsigned long long)q.write_faults, (unsigned long long)q.migrations, swap); }
+            if (e == 0) {
+                /* Both main writers at home: no big diff went out. */
+                dsm_stats_get(&st);
+                int64_t sent = (int64_t)(st.diff_bytes - d0);
+                comm_allreduce(COMM_WORLD, &sent, 1, COMM_INT64, COMM_SUM);
+                swap = sent < (int64_t)(ps / 2);
+            }
+        }
+        for (int k = 0; k < 2; k++) {
+            int64_t *pg = (int64_t *)(base + (size_t)k * ps);
+            for (size_t i = 0; i < ps / sizeof(int64_t); i = i ? i + 1 : quarter)
+                if (pg[i] != tilt(TILT_EPOCHS - 1, i, k)) {
+                    T_FAIL("policy diffs: page %d word %zu = %lld, expected %lld", k, i,
+                           (long long)pg[i], (long long)tilt(TILT_EPOCHS - 1, i, k));
+                    break;
+                }
+        }
+        dsm_stats_get(&st);
+        if (st.diff_bytes - late > ps / 8)
+            T_FAIL("policy diffs: node %d still sends %llu bytes of diffs in the last "
+                   "2 intervals (a page stayed at the node that writes 8 bytes of it)",
+                   T_rank, (unsigned long long)(st.diff_bytes - late));
+        t_barrier();
+    }
     int64_t moved = (int64_t)st.migrations;
     comm_allreduce(COMM_WORLD, &moved, 1, COMM_INT64, COMM_SUM);
     if (on && moved == 0)
