@@ -20,7 +20,9 @@
  * node sends more than its 8 bytes of diffs an interval.  (With the former
  * count of half a page per home write fault the update-protocol run fails;
  * under invalidate the home skips a fault in some interval and the page
- * moves anyway.)  The migrations counted must not be
+ * moves anyway.)  Phase 6, under diffs too: a page two nodes write all
+ * over in turn, a barrier each, moves at most 5 times in 40 barriers (its
+ * cooldown doubles with each move).  The migrations counted must not be
  * 0 whenever migration is on, so a mechanism that silently never moves a
  * page fails. */
 #include "dsmtest.h"
@@ -34,6 +36,7 @@ struct g {
      * the first block of pages, homed at node 0 (OMPDSM_HOME_POLICY block):
      * the policy must move a page away from a home that writes it too. */
     int64_t tilt[3 * 8192];
+    int64_t flip[2 * 8192]; /* phase 6: one whole page of up to 64 KiB */
     int64_t w[WORDS];     /* phase 1: several pages, every node's words */
     int64_t held[8192];   /* phase 2: its own page(s) */
     int64_t ctr[8192];    /* phase 3 */
@@ -220,6 +223,37 @@ int main(void)
                    "2 intervals (a page stayed at the node that writes 8 bytes of it)",
                    T_rank, (unsigned long long)(st.diff_bytes - late));
         t_barrier();
+    }
+    /* Phase 6: a page written all over by node 0 and node 1 in turn, a
+     * barrier each, under the diffs policy: it may follow its writer a
+     * few times, but each move doubles the barriers it then stays put
+     * (4, 8, 16, ...), so 40 barriers see at most 5 moves (8 or more with
+     * a fixed cooldown of 4). */
+    if (on && !forced && pol && !strcmp(pol, "diffs") && ps <= 8192 * sizeof(int64_t)) {
+        int64_t *fp = (int64_t *)(((uintptr_t)g->flip + ps - 1) & ~(uintptr_t)(ps - 1));
+        enum { FLIP_EPOCHS = 40 };
+        dsm_stats_get(&st);
+        int64_t m0 = (int64_t)st.migrations;
+        for (int e = 0; e < FLIP_EPOCHS; e++) {
+            if (T_rank == e % 2)
+                for (size_t i = 0; i < ps / sizeof(int64_t); i++)
+                    fp[i] = tilt(e, i, 6);
+            t_barrier();
+        }
+        for (size_t i = 0; i < ps / sizeof(int64_t); i++)
+            if (fp[i] != tilt(FLIP_EPOCHS - 1, i, 6)) {
+                T_FAIL("policy diffs: flip word %zu = %lld, expected %lld", i,
+                       (long long)fp[i], (long long)tilt(FLIP_EPOCHS - 1, i, 6));
+                break;
+            }
+        dsm_stats_get(&st);
+        int64_t moves = (int64_t)st.migrations - m0;
+        comm_allreduce(COMM_WORLD, &moves, 1, COMM_INT64, COMM_SUM);
+        if (moves < 1 || moves > 5)
+            T_FAIL("policy diffs: a page written by two nodes in turn moved %lld times "
+                   "in %d barriers (expected 1 to 5)", (long long)moves, FLIP_EPOCHS);
+        else if (T_rank == 0)
+            printf("flip page: %lld moves in %d barriers\n", (long long)moves, FLIP_EPOCHS);
     }
     int64_t moved = (int64_t)st.migrations;
     comm_allreduce(COMM_WORLD, &moved, 1, COMM_INT64, COMM_SUM);
