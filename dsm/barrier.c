@@ -271,6 +271,7 @@ int dsm_fork_send(struct comm_group g, const void *data, size_t len)
     struct notice_list rel = {0};
     if (!dsm_g.solo) {
         dsm_release_interval(NULL);
+        dsm_mig_forget();
         pthread_mutex_lock(&dsm_g.interval_lock);
         notice_merge(dsm_g.interval.v, dsm_g.interval.n, NULL, 0, &rel);
         pthread_mutex_unlock(&dsm_g.interval_lock);

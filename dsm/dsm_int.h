@@ -487,6 +487,10 @@ static inline void dsm_mig_bytes(uint32_t pg, uint64_t bytes)
  * records) and forgets the counts sent; world is 0 for a barrier of a
  * sub-team, which carries none and keeps the counts. */
 int dsm_mig_report(struct comm_buf *up, int world);
+/* Forgets what this node counted since the last barrier of all nodes:
+ * node 0 at a fork, after releasing its serial part (which says nothing
+ * of who uses a page inside parallel regions). */
+void dsm_mig_forget(void);
 /* At the barrier's root, after every write is at its home: decides the
  * moves from every node's records, copies the moving pages to their new
  * homes, and appends the down section (u64 count, moves) to out. */

@@ -119,6 +119,17 @@ int dsm_mig_report(struct comm_buf *up, int world)
     return rc;
 }
 
+void dsm_mig_forget(void)
+{
+    if (dsm_g.mig_policy == MIG_OFF)
+        return;
+    pthread_mutex_lock(&M.lock);
+    for (size_t i = 0; i < M.nt; i++)
+        __atomic_store_n(&M.cnt[M.touched[i]], 0, __ATOMIC_RELAXED);
+    M.nt = 0;
+    pthread_mutex_unlock(&M.lock);
+}
+
 static int cmp_rec(const void *a, const void *b)
 {
     const struct mig_rec *x = a, *y = b;

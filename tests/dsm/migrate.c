@@ -22,7 +22,9 @@
  * under invalidate the home skips a fault in some interval and the page
  * moves anyway.)  Phase 6, under diffs too: a page two nodes write all
  * over in turn, a barrier each, moves at most 5 times in 40 barriers (its
- * cooldown doubles with each move).  The migrations counted must not be
+ * cooldown doubles with each move).  Phase 7, under diffs: pages node 0
+ * alone writes before a fork (a serial part) and the others then read do
+ * not move.  The migrations counted must not be
  * 0 whenever migration is on, so a mechanism that silently never moves a
  * page fails. */
 #include "dsmtest.h"
@@ -41,6 +43,7 @@ struct g {
     int64_t held[8192];   /* phase 2: its own page(s) */
     int64_t ctr[8192];    /* phase 3 */
     int64_t solo[8192];   /* phase 4: used by node 1 only */
+    int64_t serial[8 * 8192]; /* phase 7: written by node 0 before a fork */
 };
 
 static int64_t val(int e, size_t i) { return (int64_t)e * 1000003 + (int64_t)i; }
@@ -254,6 +257,46 @@ int main(void)
                    "in %d barriers (expected 1 to 5)", (long long)moves, FLIP_EPOCHS);
         else if (T_rank == 0)
             printf("flip page: %lld moves in %d barriers\n", (long long)moves, FLIP_EPOCHS);
+    }
+    /* Phase 7: node 0 alone writes pages homed elsewhere (the last pages
+     * of the block distribution) before a fork, as a program's serial
+     * part does, and then every node only reads them: under diffs they
+     * stay where they are (what a serial part writes says nothing of who
+     * uses a page inside parallel regions). */
+    if (on && !forced && pol && !strcmp(pol, "diffs")) {
+        dsm_stats_get(&st);
+        int64_t m0 = (int64_t)st.migrations, d0 = (int64_t)st.diff_bytes;
+        size_t nw = sizeof g->serial / sizeof g->serial[0];
+        t_barrier();
+        if (T_rank == 0) {
+            for (size_t i = 0; i < nw; i++)
+                g->serial[i] = tilt(3, i, 8);
+            dsm_fork_send(COMM_WORLD, NULL, 0);
+        } else {
+            struct comm_buf fb = {0};
+            dsm_fork_recv(COMM_WORLD, &fb);
+            comm_buf_free(&fb);
+        }
+        for (int q = 0; q < 4; q++) {
+            for (size_t i = (size_t)q; i < nw; i += 512)
+                if (g->serial[i] != tilt(3, i, 8)) {
+                    T_FAIL("policy diffs: serial[%zu] = %lld, expected %lld", i,
+                           (long long)g->serial[i], (long long)tilt(3, i, 8));
+                    break;
+                }
+            t_barrier();
+        }
+        dsm_stats_get(&st);
+        int64_t moves = (int64_t)st.migrations - m0;
+        int64_t sent = (int64_t)st.diff_bytes - d0;
+        comm_allreduce(COMM_WORLD, &moves, 1, COMM_INT64, COMM_SUM);
+        comm_allreduce(COMM_WORLD, &sent, 1, COMM_INT64, COMM_SUM);
+        if (sent < (int64_t)ps)
+            T_FAIL("phase 7: node 0's serial writes sent %lld bytes of diffs: the "
+                   "pages are its own, so the phase tests nothing", (long long)sent);
+        if (moves != 0)
+            T_FAIL("policy diffs: %lld pages written by node 0's serial part moved",
+                   (long long)moves);
     }
     int64_t moved = (int64_t)st.migrations;
     comm_allreduce(COMM_WORLD, &moved, 1, COMM_INT64, COMM_SUM);
