@@ -46,6 +46,12 @@ struct g {
     int64_t serial[8 * 8192]; /* phase 7: written by node 0 before a fork */
 };
 
+/* The first whole DSM page inside a (a field of struct g). */
+static int64_t *first_page(int64_t *a, size_t ps)
+{
+    return (int64_t *)(((uintptr_t)a + ps - 1) & ~(uintptr_t)(ps - 1));
+}
+
 static int64_t val(int e, size_t i) { return (int64_t)e * 1000003 + (int64_t)i; }
 
 /* Phase 5's words: all 8 bytes differ between consecutive e (odd e has
@@ -161,8 +167,9 @@ int main(void)
     /* Phase 5: the diffs policy moves a page to the node that writes
      * most of it, even when its home writes a little of it too. */
     size_t ps = dsm_page_size();
-    if (on && !forced && pol && !strcmp(pol, "diffs") && ps <= 8192 * sizeof(int64_t)) {
-        char *base = (char *)(((uintptr_t)g->tilt + ps - 1) & ~(uintptr_t)(ps - 1));
+    int diffs = on && !forced && pol && !strcmp(pol, "diffs");
+    if (diffs && ps <= 8192 * sizeof(int64_t)) {
+        char *base = (char *)first_page(g->tilt, ps);
         size_t quarter = ps / 4 / sizeof(int64_t);
         int swap = 0;
         uint64_t d0 = 0, late = 0;
@@ -202,7 +209,6 @@ int main(void)
             if (e == TILT_EPOCHS - 2)
                 late = st.diff_bytes;
             t_barrier();
-            { struct dsm_stats q; dsm_stats_get(&q); if (T_rank < 2) fprintf(stderr, "DBG node %d e %d diff_bytes %llu wf %llu mig %llu swap %d\n", T_rank, e, (unsigned long long)q.diff_bytes, (unsigned long long)q.write_faults, (unsigned long long)q.migrations, swap); }
             if (e == 0) {
                 /* Both main writers at home: no big diff went out. */
                 dsm_stats_get(&st);
@@ -232,8 +238,8 @@ int main(void)
      * few times, but each move doubles the barriers it then stays put
      * (4, 8, 16, ...), so 40 barriers see at most 5 moves (8 or more with
      * a fixed cooldown of 4). */
-    if (on && !forced && pol && !strcmp(pol, "diffs") && ps <= 8192 * sizeof(int64_t)) {
-        int64_t *fp = (int64_t *)(((uintptr_t)g->flip + ps - 1) & ~(uintptr_t)(ps - 1));
+    if (diffs && ps <= 8192 * sizeof(int64_t)) {
+        int64_t *fp = first_page(g->flip, ps);
         enum { FLIP_EPOCHS = 40 };
         dsm_stats_get(&st);
         int64_t m0 = (int64_t)st.migrations;
@@ -263,7 +269,7 @@ int main(void)
      * part does, and then every node only reads them: under diffs they
      * stay where they are (what a serial part writes says nothing of who
      * uses a page inside parallel regions). */
-    if (on && !forced && pol && !strcmp(pol, "diffs")) {
+    if (diffs) {
         dsm_stats_get(&st);
         int64_t m0 = (int64_t)st.migrations, d0 = (int64_t)st.diff_bytes;
         size_t nw = sizeof g->serial / sizeof g->serial[0];
