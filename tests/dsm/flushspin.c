@@ -12,7 +12,10 @@
  *     ones that can find another node's release or publish a fetched
  *     home page (3 per other node and 1 per round);
  *   - log reads at most 3 per other node and 3 per round, and diffs at
- *     most 3 per page written and round. */
+ *     most 3 per page written and round.
+ * Before the flush fast path of issue 19, when every flush released, it
+ * failed with "spinning flushes release" and "0 of N spinning flushes
+ * idle". */
 #include "dsmtest.h"
 
 enum { ROUNDS = 40, BLOCK = 3000 };

@@ -16,7 +16,10 @@
  * number of pairs the model says were done on it.
  * Phase 3: a node polling through a lock it keeps cached must still see
  * a flag another node published with a flush (a re-take acquires when the
- * last acquire is stale). */
+ * last acquire is stale).
+ * With lazy release on (the default), the run over tcp is the one that
+ * caught a lock handed to a remote waiter without the release its holder
+ * had skipped. */
 #include "dsmtest.h"
 
 #include <pthread.h>

@@ -15,11 +15,13 @@
  * it; the node's remote atomics and notifies (the lock's own operations)
  * per lock pair must stay under 0.05 (through the queue every contended
  * pair costs a compare-swap at the manager, one on its predecessor's word
- * and a grant), and the counter must be exact.
+ * and a grant: 4.0 with OMPDSM_LOCK_LOCAL=0, which fails), and the counter
+ * must be exact.
  * Phase 3 (no starvation): node 0's threads keep passing a lock among
  * themselves for RUN_S seconds; every other node's thread 0 asks for it
  * WAIT0_S in and must get it within MAX_WAIT_S (a node whose threads hand
- * it over for ever would make them wait until node 0's threads stop).
+ * it over for ever would make them wait until node 0's threads stop: with
+ * OMPDSM_LOCK_LOCAL=4294967295 they waited 3.5 s and it failed).
  * Phase 4: the last node's threads poll through a lock they hand to each
  * other for a flag node 0 published with a flush: a hand-over inside the
  * node acquires when the node's last acquire is stale, as a re-take from

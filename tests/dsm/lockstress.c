@@ -18,7 +18,12 @@
  *     different locks) matches the counter.
  * After each round (a barrier), every node replays every node's random
  * sequence (the model) and checks the exact counts per lock and the exact
- * progress word of every node. */
+ * progress word of every node.
+ * Broken on purpose, it failed "not transitive" on 4 and 8 nodes when an
+ * acquire applied only the releaser's own log entries (locktrans.c passes
+ * that break: its x[] share one page), and on 2 to 8 nodes when an acquire
+ * accepted a copy of the releaser's last entries that lacked earlier ones,
+ * or a grant said the positions were pushed without pushing them. */
 #include "dsmtest.h"
 
 #include <sched.h>

@@ -22,9 +22,10 @@
  * under invalidate the home skips a fault in some interval and the page
  * moves anyway.)  Phase 6, under diffs too: a page two nodes write all
  * over in turn, a barrier each, moves at most 5 times in 40 barriers (its
- * cooldown doubles with each move).  Phase 7, under diffs: pages node 0
- * alone writes before a fork (a serial part) and the others then read do
- * not move.  The migrations counted must not be
+ * cooldown doubles with each move; without the doubling it moved 8
+ * times).  Phase 7, under diffs: pages node 0 alone writes before a fork
+ * (a serial part) and the others then read do not move (all 8 moved
+ * before node 0 forgot its counts at a fork).  The migrations counted must not be
  * 0 whenever migration is on, so a mechanism that silently never moves a
  * page fails. */
 #include "dsmtest.h"

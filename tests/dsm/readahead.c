@@ -12,7 +12,9 @@
  * home would write-protect them and fault on them every round.  Checked:
  * the reader fetches about one page a round, and the home write-faults
  * about once a round on its block (before: 4 pages fetched and 4 faults a
- * round with OMPDSM_READAHEAD=3).  (Under OMPDSM_PROTOCOL=update every
+ * round with OMPDSM_READAHEAD=3; the test failed with 21-24 pages fetched
+ * in 12 rounds on 2, 4 and 8 nodes before the read-ahead rule of
+ * 2026-11-26).  (Under OMPDSM_PROTOCOL=update every
  * copy a notice names is refetched, so only the home's faults count.)
  *
  * Phase 2: each node reads its right neighbour's whole block in order.

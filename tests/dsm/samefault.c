@@ -8,7 +8,9 @@
  * pages_fetched, taken by thread 0 before the barrier and after the
  * reading; some pages come in at the barrier's acquire, under the update
  * protocol or adaptively, once each too), and every thread reads every
- * value node 0 wrote. */
+ * value node 0 wrote.  A thread that faulted while another was fetching
+ * the page and then fetched it again made it fail with 67-96 pages for
+ * 64. */
 #include "dsmtest.h"
 
 #include <pthread.h>

@@ -7,7 +7,8 @@
    reduction clause on the nested region, tasks, threadprivate with copyin);
    a third level of 2 threads; max-active-levels 1 and if(0) giving teams of
    one (no active level left, if(0)); what inner threads wrote to a global array is seen by the outer
-   team after its barrier (on other nodes too). */
+   team after its barrier (on other nodes too).  Failed before
+   runtime/nest.c, when every inner team had one thread. */
 #include <stdio.h>
 #include <omp.h>
 

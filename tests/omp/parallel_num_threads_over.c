@@ -3,7 +3,8 @@
    on each node), and a program written for 4 threads in which each thread
    waits, inside a nowait loop, for all 4 to have arrived completes (with a
    team capped at the nodes it would wait for ever; here the wait gives up
-   after 10 s and says so). */
+   after 10 s and says so).  Failed on 1 and 2 nodes while teams were
+   capped at nodes x threads per node (teams of 1 1 and 2 2). */
 #include <stdio.h>
 #include <omp.h>
 

@@ -4,7 +4,8 @@
    read by tasks of the next step after a taskwait.  Checked against the
    same factorisation run serially here (bit for bit: each block is written
    by one task per step, in step order), and prints a hash of the result's
-   bits and the number of non-zero blocks, which must equal gcc's. */
+   bits and the number of non-zero blocks, which must equal gcc's.  About
+   40 of its 135 tasks run on other nodes at 2 and 4 nodes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

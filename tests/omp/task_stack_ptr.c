@@ -6,7 +6,8 @@
    there: every thread's results must arrive in its own variables, the
    array, the scalar and the structure member each reached through a
    pointer taken in a different way.  (ompdsm kept such variables on the
-   creating node's stack: a task run elsewhere wrote another node's stack.) */
+   creating node's stack: a task run elsewhere wrote another node's stack,
+   and the program failed on 2 and 4 nodes.) */
 #include <stdio.h>
 #include <omp.h>
 

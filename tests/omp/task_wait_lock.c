@@ -14,7 +14,8 @@
    rounds repeat, as other idle threads may take U first (they then wait
    for the lock until T is done) or T may run C itself.  With one or two
    threads the program checks only that everything ran: there is no
-   third thread to take C. */
+   third thread to take C.  With taskwait running any task it failed on 4
+   and 8 nodes over shm. */
 #include <stdio.h>
 #include <omp.h>
 

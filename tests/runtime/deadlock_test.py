@@ -28,7 +28,9 @@
                       written at each call (omp_set_lock(&locks[3])), and
                       a named critical section, each with its line;
                       the crossed locks again after a nested region (an
-                      idle pool thread must not hide the deadlock)
+                      idle pool thread must not hide the deadlock: when
+                      the nested team's idle pool thread looked running
+                      it failed, status 124 from --timeout)
 
 Expected lines come from the @NAME markers in rt_deadlock.c, not from a
 run.  Exit 0 pass, 1 fail.

@@ -2,7 +2,10 @@
 """tests/runtime/hybrid_test.py - threads per node from the command line
 and the environment (docs/env.md): layouts checked by rt_hybrid (its
 arguments are the expected nodes and threads per node), and the settings
-that must stop the job with a message.
+that must stop the job with a message.  Each thread's CPU affinity under
+--bind-to core, none and the default: node n on CPUs 2n, 2n+1 of the
+launcher's mask (wrapping), each thread on its own CPU, which failed
+before threads were bound one by one.
 
 usage: hybrid_test.py OMPDSMRUN RT_HYBRID"""
 import os

@@ -52,7 +52,21 @@
  *                            ("off") there is no checkpoint and equal shares.
  *
  * The site's state is read through runtime/rt.h (white box): the vector
- * and the measurement count are what the test checks, never a time. */
+ * and the measurement count are what the test checks, never a time.
+ *
+ * How each case was seen to fail: slow and check when profiled ran as
+ * static with several threads per node (the 2 x 2 runs: the slow thread
+ * alone must get the small share); check with the checkpoint off; later
+ * with one checkpoint per execution; async at 7-10 of 8-10 checkpoints
+ * with OMPDSM_PROFILED_RESERVE_MS=0 (node 0 may block at no more than a
+ * quarter); share with OMPDSM_PROFILED_SHARE=off; share-drift with 4
+ * measurements in 8 executions when every loop of a group judged drift;
+ * stall (32 executions, 24 before the moves were judged by their result,
+ * which spends a window after each) with OMPDSM_PROFILED_STALLS=off, which
+ * leaves the stalled node 90-118 of 100 iterations where it ends with
+ * 42-52 at np2, np4, np8 and 2 x 2; homog, before the judging, with the
+ * sums run away to 129 of 500 iterations at np2, 52 of 1,000 at np4 and
+ * 45 of 2,000 at np8. */
 #include "rt_test.h"
 #include "rt.h"
 

@@ -4,7 +4,8 @@ node 0 wait about 20 ms in each of 10 barriers while node 1 sleeps; the
 statistics count how often node 0's waits slept (comm_sleeps).  passive:
 every such wait sleeps; active: none does (it spins up to 100 ms); an
 invalid value stops the job naming the variable.  Over shm with 2 nodes
-(one CPU each when the machine has two: active spins only then).
+(one CPU each when the machine has two: active spins only then).  It
+failed while the variable was ignored.
 
 usage: wait_test.py OMPDSMRUN RT_WAIT"""
 import json

@@ -7,6 +7,9 @@ few tests/omp conformance programs built by ompcc with OMPDSM_CC=gcc run
 on 2 nodes and must print what the gcc -fopenmp build prints with 2
 threads (tests/omp/conformance.py, the oracle of the omp suite).
 
+Before ompcc let gcc preprocess (804638f), 15 of the 24 checks and all 10
+programs failed.
+
 Exit 77 (skip) only when there is no gcc on PATH (or 'gcc' is not GNU C).
 
 usage: gcc_backend.py --ompcc OMPCC --ompdsmrun OMPDSMRUN [--programs a,b]

@@ -3,8 +3,9 @@
 heterogeneous benchmarks (bench/harness/duty.c, slownode.py method "duty"):
 it refuses bad arguments with a message, takes the cgroup quota's share of
 each period, and never outlives the process that started it (an orphaned
-SCHED_FIFO busy loop would slow every later run on its CPU).  Exits 1 on
-the first failure, 77 when SCHED_FIFO is refused (not root)."""
+SCHED_FIFO busy loop would slow every later run on its CPU; without
+PR_SET_PDEATHSIG in bench_duty this fails "outlived its parent").  Exits 1
+on the first failure, 77 when SCHED_FIFO is refused (not root)."""
 import os
 import subprocess
 import sys

@@ -1,7 +1,8 @@
 /* a unit without tasks whose region calls, in another unit, a function
    with a nested parallel region that creates tasks; the outer team's
    barriers must not wait for task arrivals only the calling thread
-   knows of (a hang before the runtime ignored nested regions there). */
+   knows of (it hung on 2 nodes before the runtime ignored nested regions
+   there). */
 #include <stdio.h>
 #include <omp.h>
 #include "inner.h"
