@@ -493,19 +493,29 @@ unsigned ast_type_granule(CXType ty)
     return type_granule(ty, 0);
 }
 
-int ast_type_is_const_object(CXType ty)
+/* libclang reports an array of const (volatile) elements as a const
+ * (volatile) array type, and the element type unqualified */
+static int qualified_object(CXType ty, unsigned (*qualified)(CXType))
 {
-    /* libclang reports an array of const elements as a const array type
-     * (and the element type unqualified) */
     CXType c = clang_getCanonicalType(ty);
     for (;;) {
-        if (clang_isConstQualifiedType(c))
+        if (qualified(c))
             return 1;
         if (c.kind != CXType_ConstantArray && c.kind != CXType_IncompleteArray &&
             c.kind != CXType_VariableArray)
             return 0;
         c = clang_getCanonicalType(clang_getArrayElementType(c));
     }
+}
+
+int ast_type_is_const_object(CXType ty)
+{
+    return qualified_object(ty, clang_isConstQualifiedType);
+}
+
+int ast_type_is_volatile_object(CXType ty)
+{
+    return qualified_object(ty, clang_isVolatileQualifiedType);
 }
 
 static int decl_is_local(CXCursor d)

@@ -178,8 +178,9 @@ static void table_and_init(tu *t, int v, const char *label)
         int is_const = !init_refers_rewritten(t, vv->init);
         srcmap_sync(&t->map, t->nodes.v[vv->init].b, &t->init_fn);
         sb_printf(&t->init_fn, "{ %s__typeof__(*%s) __ompdsm_v = %s; "
-                  "__builtin_memcpy((void *)%s, &__ompdsm_v, sizeof __ompdsm_v); }\n",
-                  is_const ? "static " : "", vv->ptr, init, vv->ptr);
+                  "__builtin_memcpy((void *)%s, %s&__ompdsm_v, sizeof __ompdsm_v); }\n",
+                  is_const ? "static " : "", vv->ptr, init, vv->ptr,
+                  ast_type_is_volatile_object(vv->type) ? "(const void *)" : "");
         free(init);
     }
 }
@@ -514,8 +515,10 @@ static char *local_alloc_stmt(const var *v)
     return xasprintf(" __typeof__(__ompdsm_i_%s) *__ompdsm_l_%s "
                      "__attribute__((cleanup(OMPDSM_local_free))) = "
                      "OMPDSM_local_alloc(sizeof(__ompdsm_i_%s), "
-                     "__alignof__(__ompdsm_i_%s), %s%s);",
+                     "__alignof__(__ompdsm_i_%s), %s%s%s);",
                      v->name, v->name, v->name, v->name,
+                     v->init >= 0 && ast_type_is_volatile_object(v->type)
+                         ? "(const void *)" : "",
                      v->init >= 0 ? "&__ompdsm_i_" : "0",
                      v->init >= 0 ? v->name : "");
 }
@@ -688,8 +691,10 @@ static void promote_locals(tu *t)
                      xasprintf(" __typeof__(%s) *__ompdsm_l_%s "
                                "__attribute__((cleanup(OMPDSM_local_free))) = "
                                "OMPDSM_local_alloc(sizeof(%s), __alignof__(%s), "
-                               "&%s);",
-                               ty, v->name, ty, ty, v->name),
+                               "%s&%s);",
+                               ty, v->name, ty, ty,
+                               ast_type_is_volatile_object(v->type) ? "(const void *)" : "",
+                               v->name),
                      5);
             free(ty);
         }

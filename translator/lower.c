@@ -539,9 +539,9 @@ static const char *const atomic_ops[] = {
 static void lower_atomic(tu *t, int k, sbuf *o)
 {
     construct *c = &t->cons.v[k];
-    int s = ast_strip(t, c->stmt), x = -1, ex = -1, op = -1, rev = 0;
+    int s = ast_strip(t, c->stmt), x = -1, ex = -1, op = -1, rev = 0, vol;
     enum CXCursorKind kind = s >= 0 ? t->nodes.v[s].kind : CXCursor_InvalidCode;
-    char *xt, *et;
+    char *xt, *et, *vt;
     const char *ty;
     CXType xty;
     if (kind == CXCursor_CompoundAssignOperator) {
@@ -579,10 +579,15 @@ static void lower_atomic(tu *t, int k, sbuf *o)
     ty = lower_type_code(t, xty, -1, t->nodes.v[x].b, "the atomic operand", "x");
     xt = render_str(t, t->nodes.v[x].b, t->nodes.v[x].e);
     et = ex >= 0 ? render_str(t, t->nodes.v[ex].b, t->nodes.v[ex].e) : xstrdup("1");
+    /* a volatile x: the operand's copy needs no qualifier (the comma
+     * drops it), and the runtime takes a plain pointer */
+    vol = clang_isVolatileQualifiedType(xty);
+    vt = xasprintf(vol ? "((void)0, %s)" : "%s", xt);
     srcmap_sync(&t->map, c->sb, o);
     sb_printf(o, "{ __typeof__(%s) __ompdsm_v = (__typeof__(%s))(%s); "
-                 "OMPDSM_atomic(&(%s), %s, %s, &__ompdsm_v, %d); }",
-              xt, xt, et, xt, ty, atomic_ops[op], rev);
+                 "OMPDSM_atomic(%s&(%s), %s, %s, &__ompdsm_v, %d); }",
+              vt, vt, et, vol ? "(void *)" : "", xt, ty, atomic_ops[op], rev);
+    free(vt);
     free(xt);
     free(et);
 }

@@ -117,17 +117,32 @@ static int is_volatile_var(tu *t, int v)
            ty.kind != CXType_IncompleteArray && ty.kind != CXType_VariableArray;
 }
 
+/* Is p, the assignment or increment that writes through reference r, the
+ * statement of an atomic construct?  OMPDSM_atomic takes the object's
+ * address and updates it at its home, which is what a refetch before and
+ * a write-through after would do; and the atomic's lowering embeds the
+ * operand's text where a wrapped one would not parse. */
+static int atomic_target(tu *t, const ref *r, int p)
+{
+    const construct *c;
+    if (r->start < 0)
+        return 0;
+    c = &t->cons.v[r->start];
+    return c->dir == DIR_ATOMIC && c->stmt >= 0 && ast_strip(t, c->stmt) == p;
+}
+
 char *rewrite_volatile(tu *t, const ref *r, char *name)
 {
-    int child, p;
+    int p;
     if (r->node < 0 || r->var < 0 || !is_volatile_var(t, r->var) ||
         (r->access & ACC_ADDR))
         return name;
     if (r->access & ACC_WRITE) {
-        child = r->node;
-        p = t->nodes.v[child].parent;
+        p = t->nodes.v[r->node].parent;
         while (p >= 0 && t->nodes.v[p].kind == CXCursor_ParenExpr)
             p = t->nodes.v[p].parent;
+        if (p >= 0 && atomic_target(t, r, p))
+            return name;
         if (p >= 0) {
             edit_add(t, t->nodes.v[p].b, t->nodes.v[p].b,
                      xasprintf("({ __typeof__(%s) __ompdsm_vv = (", name), 20);

@@ -240,6 +240,9 @@ int ast_type_is_scalar(CXType ty);
  * scalar inside it; 1 with a bit-field or anything unknown. */
 unsigned ast_type_granule(CXType ty);
 int ast_type_is_const_object(CXType ty);
+/* 1 for a volatile object or an array of volatile elements: its address
+ * needs a cast to be passed as a plain const void * */
+int ast_type_is_volatile_object(CXType ty);
 /* 1 when the type (or what it is built from) is declared inside a
  * function, or is variably modified; *why says which. */
 int ast_type_is_local(CXType ty, const char **why);
