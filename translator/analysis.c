@@ -448,6 +448,7 @@ static void setup_clauses(tu *t, int k, int part)
         case CL_IF: c->c_if = cl; break;
         case CL_NUM_THREADS: c->c_num_threads = cl; break;
         case CL_SCHEDULE: c->c_schedule = cl; break;
+        case CL_FINAL: c->c_final = cl; break;
         case CL_DEFAULT: c->dflt = cl->dflt; break;
         case CL_NOWAIT: c->nowait = 1; break;
         case CL_ORDERED: c->ordered = 1; break;
@@ -703,12 +704,13 @@ static void setup_constructs(tu *t)
          * evaluated inside the region) */
         start = c->parent;
         {
-            const omp_clause *ex[3];
+            const omp_clause *ex[4];
             int m, a;
             ex[0] = c->c_if;
             ex[1] = c->c_num_threads;
             ex[2] = c->c_schedule;
-            for (m = 0; m < 3; m++)
+            ex[3] = c->c_final;
+            for (m = 0; m < 4; m++)
                 for (a = 0; ex[m] && a < ex[m]->nargs; a++)
                     expr_refs(t, c, ex[m]->args[a], start);
         }

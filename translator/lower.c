@@ -731,16 +731,20 @@ void lower_construct(tu *t, int k)
     case DIR_ATOMIC:
         lower_atomic(t, k, &o);
         break;
-    case DIR_TASK:
-        if (c->c_if) {
-            char *e = render_str(t, c->c_if->args[0].b, c->c_if->args[0].e);
-            sb_printf(&o, " (void)(%s); /* this task runs in place */\n", e);
-            free(e);
-        }
+    case DIR_TASK: {
+        /* (the clauses' expressions are evaluated, as they would be) */
+        const omp_clause *ex[2] = {c->c_if, c->c_final};
+        for (i = 0; i < 2; i++)
+            if (ex[i]) {
+                char *e = render_str(t, ex[i]->args[0].b, ex[i]->args[0].e);
+                sb_printf(&o, " (void)(%s); /* this task runs in place */\n", e);
+                free(e);
+            }
         i = privates_open(t, k, &o);
         body_text(t, k, &o);
         privates_close(&o, i);
         break;
+    }
     case DIR_TASKGROUP:
         sb_puts(&o, "\n{");
         body_text(t, k, &o);

@@ -921,15 +921,6 @@ static void task_shared(tu *t, int k, int v, task_gen *g)
     g->ok = 0; /* on the encountering thread's stack */
 }
 
-static char *clause_expr(tu *t, int k, int kind)
-{
-    const omp_pragma *p = t->cons.v[k].p;
-    for (int i = 0; i < p->nclauses; i++)
-        if (p->clauses[i].kind == kind && p->clauses[i].args[0].e > p->clauses[i].args[0].b)
-            return render_str(t, p->clauses[i].args[0].b, p->clauses[i].args[0].e);
-    return NULL;
-}
-
 static int has_clause(tu *t, int k, int kind)
 {
     const omp_pragma *p = t->cons.v[k].p;
@@ -1029,7 +1020,7 @@ int outline_task(tu *t, int k)
     sb_free(&fn);
     /* the call site */
     ifx = c->c_if ? render_str(t, c->c_if->args[0].b, c->c_if->args[0].e) : NULL;
-    finx = clause_expr(t, k, CL_FINAL);
+    finx = c->c_final ? render_str(t, c->c_final->args[0].b, c->c_final->args[0].e) : NULL;
     sb_init(&o);
     lower_comment(t, k, &o);
     sb_printf(&o, "{\n  struct %s __ompdsm_fr;\n%s"

@@ -154,7 +154,7 @@ typedef struct construct {
     VEC(int) redop;       /* enum omp_redop of each red entry */
     VEC(int) task_fp;     /* task: implicitly firstprivate variables */
     VEC(int) reported;    /* default(none) violations already reported */
-    const omp_clause *c_if, *c_num_threads, *c_schedule;
+    const omp_clause *c_if, *c_num_threads, *c_schedule, *c_final;
     loopinfo loops[16];   /* for: the collapsed loop nest */
     int nloops;
     VEC(prange) sections; /* sections: each section's statement */
