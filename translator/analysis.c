@@ -524,6 +524,17 @@ static void setup_sections(tu *t, int k)
     }
 }
 
+/* Is offset off (a section's pragma) directly in block n, between its
+ * statements rather than inside one of them? */
+static int between_statements(const tu *t, int n, unsigned off)
+{
+    int ch;
+    for (ch = t->nodes.v[n].first; ch >= 0; ch = t->nodes.v[ch].next)
+        if (t->nodes.v[ch].b <= off && off < t->nodes.v[ch].e)
+            return 0;
+    return 1;
+}
+
 static int cmp_cons(const void *a, const void *b)
 {
     const int *x = a, *y = b;
@@ -699,6 +710,15 @@ static void setup_constructs(tu *t)
                                       t->cons.v[c->parent].dir != DIR_SECTIONS))
             tu_error(t, c->p->dir_off, "'#pragma omp section' outside '#pragma "
                      "omp sections'");
+        else if (c->dir == DIR_SECTION && t->cons.v[c->parent].stmt >= 0 &&
+                 !between_statements(t, t->cons.v[c->parent].stmt, c->p->begin))
+            /* (OpenMP 3.0, 2.5.2: sections are directly nested; the
+             * block would be the section before it, with a section
+             * inside) */
+            tu_error(t, c->p->dir_off, "'#pragma omp section' must be directly "
+                     "inside the block of the '#pragma omp %s' of line %d, not "
+                     "in a block nested in it", t->cons.v[c->parent].p->dir_spelling,
+                     t->cons.v[c->parent].line);
         /* expressions of clauses are evaluated where the construct starts,
          * in its parent's context (for `parallel for`, schedule's chunk is
          * evaluated inside the region) */
