@@ -17,6 +17,8 @@ static unsigned off_of(CXSourceLocation l)
  * ------------------------------------------------------------------------ */
 
 static void vhash_grow(tu *t);
+static int ast_type_is_scalar(CXType ty);
+static int ast_type_is_const_object(CXType ty);
 
 static int vhash_find(tu *t, CXCursor canon, int insert_as)
 {
@@ -56,7 +58,8 @@ static void vhash_grow(tu *t)
     free(old);
 }
 
-int ast_var_of_cursor(tu *t, CXCursor c)
+/* -1 when unknown */
+static int ast_var_of_cursor(tu *t, CXCursor c)
 {
     return vhash_find(t, clang_getCanonicalCursor(c), -1);
 }
@@ -405,7 +408,7 @@ char *ast_type_spelling(CXType ty)
     return r;
 }
 
-int ast_type_is_scalar(CXType ty)
+static int ast_type_is_scalar(CXType ty)
 {
     CXType c = clang_getCanonicalType(ty);
     switch (c.kind) {
@@ -508,7 +511,7 @@ static int qualified_object(CXType ty, unsigned (*qualified)(CXType))
     }
 }
 
-int ast_type_is_const_object(CXType ty)
+static int ast_type_is_const_object(CXType ty)
 {
     return qualified_object(ty, clang_isConstQualifiedType);
 }

@@ -32,11 +32,6 @@ const char *pragma_dir_name(int dir)
     return dir >= 0 && dir < DIR_NDIRS ? dir_names[dir] : "?";
 }
 
-const char *pragma_clause_name(int kind)
-{
-    return kind >= 0 && kind < CL_NKINDS ? clause_names[kind] : "?";
-}
-
 const char *pragma_redop_name(int op)
 {
     return redop_names[op];

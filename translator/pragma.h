@@ -135,7 +135,6 @@ void pragma_free(omp_pragma *p);
 void pragma_format(const omp_pragma *p, const char *text, sbuf *out);
 
 const char *pragma_dir_name(int dir);
-const char *pragma_clause_name(int kind);
 const char *pragma_redop_name(int op);
 
 /* The clause of the given kind, or NULL. */

@@ -118,20 +118,7 @@ void srcmap_init(srcmap *m, const char *text, unsigned len)
             m->pfile[n] = m->main_file;
 }
 
-void srcmap_free(srcmap *m)
-{
-    int i;
-    for (i = 0; i < m->nfiles; i++)
-        free(m->files[i]);
-    free(m->files);
-    free(m->line_off);
-    free(m->pfile);
-    free(m->pline);
-    free(m->psys);
-    memset(m, 0, sizeof *m);
-}
-
-int srcmap_line_index(const srcmap *m, unsigned off)
+static int srcmap_line_index(const srcmap *m, unsigned off)
 {
     int lo = 0, hi = m->nlines - 1;
     while (lo < hi) {

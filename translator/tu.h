@@ -30,8 +30,6 @@ typedef struct srcmap {
 } srcmap;
 
 void srcmap_init(srcmap *m, const char *text, unsigned len);
-void srcmap_free(srcmap *m);
-int srcmap_line_index(const srcmap *m, unsigned off);
 void srcmap_presumed(const srcmap *m, unsigned off, const char **file,
                      int *line, int *col);
 int srcmap_is_system(const srcmap *m, unsigned off);
@@ -225,7 +223,6 @@ void tu_warning(tu *t, unsigned off, const char *fmt, ...) OMPCC_PRINTF(3, 4);
 
 /* ast.c */
 int ast_build(tu *t);
-int ast_var_of_cursor(tu *t, CXCursor c); /* -1 when unknown */
 int ast_child(const tu *t, int n, int k);  /* k-th child, -1 */
 int ast_nchildren(const tu *t, int n);
 int ast_strip(const tu *t, int n);          /* skips parens and implicit casts */
@@ -234,12 +231,10 @@ char *ast_type_spelling(CXType ty);
 char *ast_var_type_name(tu *t, int v, int unqual);
 /* ast_type_is_local() of the variable's (decayed) type */
 int ast_var_type_is_local(tu *t, int v, const char **why);
-int ast_type_is_scalar(CXType ty);
 /* The diff granule of an object of this type (OMPDSM_global.granule): the
  * largest of 8, 4, 2, 1 that divides the offset and the size of every
  * scalar inside it; 1 with a bit-field or anything unknown. */
 unsigned ast_type_granule(CXType ty);
-int ast_type_is_const_object(CXType ty);
 /* 1 for a volatile object or an array of volatile elements: its address
  * needs a cast to be passed as a plain const void * */
 int ast_type_is_volatile_object(CXType ty);

@@ -55,6 +55,8 @@ char *xstrndup(const char *s, size_t n)
     return p;
 }
 
+static void sb_vprintf(sbuf *b, const char *fmt, va_list ap);
+
 char *xasprintf(const char *fmt, ...)
 {
     sbuf b;
@@ -101,7 +103,7 @@ void sb_putc(sbuf *b, char c)
     sb_putn(b, &c, 1);
 }
 
-void sb_vprintf(sbuf *b, const char *fmt, va_list ap)
+static void sb_vprintf(sbuf *b, const char *fmt, va_list ap)
 {
     va_list ap2;
     int n;

@@ -33,7 +33,6 @@ void sb_putn(sbuf *b, const char *s, size_t n);
 void sb_puts(sbuf *b, const char *s);
 void sb_putc(sbuf *b, char c);
 void sb_printf(sbuf *b, const char *fmt, ...) OMPCC_PRINTF(2, 3);
-void sb_vprintf(sbuf *b, const char *fmt, va_list ap);
 /* s as a C string literal: quoted, with " and \\ escaped. */
 void sb_cstring(sbuf *b, const char *s);
 /* Returns the string and leaves b empty; the caller frees the string. */
