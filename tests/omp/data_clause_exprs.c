@@ -28,6 +28,14 @@ static int included(void)
     return x;
 }
 
+/* the body of a final task: adds its included child's result to *fin */
+static void final_body(int *fin)
+{
+    int r = included();
+#pragma omp atomic
+    *fin += r;
+}
+
 int main(void)
 {
     int i, n = 0, fin = 0, sh_two = 2, sh_chunk = 3, fp = 4, pv = 0, team = 0;
@@ -70,29 +78,13 @@ int main(void)
             bad += w != 4;
             /* final(true) with each kind of variable */
 #pragma omp task final(sh_two == 2)
-            {
-                int r = included();
-#pragma omp atomic
-                fin += r;
-            }
+            final_body(&fin);
 #pragma omp task final(pv > 0)
-            {
-                int r = included();
-#pragma omp atomic
-                fin += r;
-            }
+            final_body(&fin);
 #pragma omp task final(fp == 4)
-            {
-                int r = included();
-#pragma omp atomic
-                fin += r;
-            }
+            final_body(&fin);
 #pragma omp task final(g_two > 1)
-            {
-                int r = included();
-#pragma omp atomic
-                fin += r;
-            }
+            final_body(&fin);
             /* an enclosing task's firstprivate in a nested task's final */
 #pragma omp task firstprivate(fp)
             {
