@@ -13,7 +13,7 @@
 
 /* The variable `name` visible at off (inside function func, or at file
  * scope when func < 0), or -1. */
-int analysis_lookup(tu *t, const char *name, unsigned off, int func)
+int tr_analysis_lookup(tu *t, const char *name, unsigned off, int func)
 {
     int i, best = -1;
     unsigned best_b = 0;
@@ -32,7 +32,7 @@ int analysis_lookup(tu *t, const char *name, unsigned off, int func)
         } else if (best < 0) {
             int k;
             for (k = 0; k < v->decls.n; k++) {
-                node *d = &t->nodes.v[v->decls.v[k]];
+                tr_node *d = &t->nodes.v[v->decls.v[k]];
                 /* a file-scope declaration before off, or a block-scope
                  * extern visible here */
                 if (d->loc < off && (d->func < 0 || d->func == func))
@@ -49,12 +49,12 @@ int analysis_lookup(tu *t, const char *name, unsigned off, int func)
  * constructs
  * ------------------------------------------------------------------------ */
 
-int con_is_region(const construct *c)
+int tr_con_is_region(const construct *c)
 {
     return c->dir == DIR_PARALLEL;
 }
 
-int con_in_list(const int *list, int n, int var)
+int tr_con_in_list(const int *list, int n, int var)
 {
     int i;
     for (i = 0; i < n; i++)
@@ -63,14 +63,14 @@ int con_in_list(const int *list, int n, int var)
     return 0;
 }
 
-int con_privatizes(const construct *c, int v)
+int tr_con_privatizes(const construct *c, int v)
 {
     int i;
-    if (con_in_list(c->priv.v, c->priv.n, v) ||
-        con_in_list(c->fpriv.v, c->fpriv.n, v) ||
-        con_in_list(c->lpriv.v, c->lpriv.n, v) ||
-        con_in_list(c->red.v, c->red.n, v) ||
-        con_in_list(c->task_fp.v, c->task_fp.n, v))
+    if (tr_con_in_list(c->priv.v, c->priv.n, v) ||
+        tr_con_in_list(c->fpriv.v, c->fpriv.n, v) ||
+        tr_con_in_list(c->lpriv.v, c->lpriv.n, v) ||
+        tr_con_in_list(c->red.v, c->red.n, v) ||
+        tr_con_in_list(c->task_fp.v, c->task_fp.n, v))
         return 1;
     for (i = 0; i < c->nloops; i++)
         if (c->loops[i].var == v)
@@ -78,7 +78,7 @@ int con_privatizes(const construct *c, int v)
     return 0;
 }
 
-int con_contains(const tu *t, int outer, int inner)
+int tr_con_contains(const tu *t, int outer, int inner)
 {
     while (inner >= 0) {
         if (inner == outer)
@@ -88,7 +88,7 @@ int con_contains(const tu *t, int outer, int inner)
     return 0;
 }
 
-int con_at(const tu *t, int func, unsigned off)
+int tr_con_at(const tu *t, int func, unsigned off)
 {
     int i, best = -1;
     const fninfo *f;
@@ -121,7 +121,7 @@ static int is_stmt_kind(enum CXCursorKind k)
 
 /* End of the statement n, including the ';' of an expression, return,
  * break, do-while ... statement. */
-unsigned analysis_stmt_end(tu *t, int n)
+unsigned tr_analysis_stmt_end(tu *t, int n)
 {
     unsigned e = t->nodes.v[n].e, p = e;
     if (t->nodes.v[n].kind == CXCursor_CompoundStmt)
@@ -139,7 +139,7 @@ static int stmt_after(tu *t, int f, unsigned pb, unsigned off)
 {
     int i, best = -1;
     for (i = t->funcs.v[f].node; i < t->nodes.n; i++) {
-        node *n = &t->nodes.v[i];
+        tr_node *n = &t->nodes.v[i];
         if (n->func != f)
             continue;
         if (n->b >= off && (best < 0 || n->b < t->nodes.v[best].b))
@@ -148,8 +148,8 @@ static int stmt_after(tu *t, int f, unsigned pb, unsigned off)
     if (best < 0)
         return -1;
     {
-        node *n = &t->nodes.v[best];
-        node *p = n->parent >= 0 ? &t->nodes.v[n->parent] : NULL;
+        tr_node *n = &t->nodes.v[best];
+        tr_node *p = n->parent >= 0 ? &t->nodes.v[n->parent] : NULL;
         if (!p || p->b >= pb || p->e <= off)
             return -1;
     }
@@ -162,10 +162,10 @@ static void resolve_list(tu *t, construct *c, const pname *names, int n,
     VEC(int) *out = vec;
     int i;
     for (i = 0; i < n; i++) {
-        int v = analysis_lookup(t, names[i].name, names[i].off, c->func);
+        int v = tr_analysis_lookup(t, names[i].name, names[i].off, c->func);
         if (v < 0) {
-            tu_error(t, names[i].off, "use of undeclared identifier '%s' in "
-                     "'%s'", names[i].name, what);
+            tr_tu_error(t, names[i].off, "use of undeclared identifier '%s' in "
+                        "'%s'", names[i].name, what);
             continue;
         }
         VEC_PUSH(*out, v);
@@ -203,8 +203,8 @@ static void expr_refs(tu *t, construct *c, prange r, int start)
                 member = 1;
             if (member)
                 continue;
-            name = xstrndup(t->text + s, i - s);
-            v = analysis_lookup(t, name, s, c->func);
+            name = tr_xstrndup(t->text + s, i - s);
+            v = tr_analysis_lookup(t, name, s, c->func);
             free(name);
             if (v >= 0) {
                 ref rf;
@@ -233,7 +233,7 @@ static void expr_refs(tu *t, construct *c, prange r, int start)
 
 static int is_ref_to(tu *t, int n, int v)
 {
-    n = ast_strip(t, n);
+    n = tr_ast_strip(t, n);
     return n >= 0 && t->nodes.v[n].kind == CXCursor_DeclRefExpr &&
            t->nodes.v[n].var == v && v >= 0;
 }
@@ -254,19 +254,19 @@ static int parse_loop(tu *t, int fs, loopinfo *L)
     memset(L, 0, sizeof *L);
     L->node = fs;
     if (t->nodes.v[fs].kind != CXCursor_ForStmt) {
-        tu_error(t, t->nodes.v[fs].b, "a 'for' loop must follow '#pragma omp "
-                 "for'");
+        tr_tu_error(t, t->nodes.v[fs].b, "a 'for' loop must follow '#pragma omp "
+                    "for'");
         return -1;
     }
-    if (ast_nchildren(t, fs) != 4) {
-        tu_error(t, t->nodes.v[fs].b, "the loop after '#pragma omp for' needs "
-                 "an initialisation, a test and an increment");
+    if (tr_ast_nchildren(t, fs) != 4) {
+        tr_tu_error(t, t->nodes.v[fs].b, "the loop after '#pragma omp for' needs "
+                    "an initialisation, a test and an increment");
         return -1;
     }
-    init = ast_child(t, fs, 0);
-    cond = ast_strip(t, ast_child(t, fs, 1));
-    inc = ast_strip(t, ast_child(t, fs, 2));
-    L->body = ast_child(t, fs, 3);
+    init = tr_ast_child(t, fs, 0);
+    cond = tr_ast_strip(t, tr_ast_child(t, fs, 1));
+    inc = tr_ast_strip(t, tr_ast_child(t, fs, 2));
+    L->body = tr_ast_child(t, fs, 3);
     /* init: v = lb, or T v = lb */
     if (t->nodes.v[init].kind == CXCursor_DeclStmt) {
         int d = t->nodes.v[init].first;
@@ -277,19 +277,19 @@ static int parse_loop(tu *t, int fs, loopinfo *L)
             L->declared = 1;
         }
     } else {
-        n = ast_strip(t, init);
+        n = tr_ast_strip(t, init);
         if (t->nodes.v[n].kind == CXCursor_BinaryOperator &&
             clang_getCursorBinaryOperatorKind(t->nodes.v[n].c) == CXBinaryOperator_Assign) {
-            int l = ast_strip(t, ast_child(t, n, 0));
+            int l = tr_ast_strip(t, tr_ast_child(t, n, 0));
             if (t->nodes.v[l].kind == CXCursor_DeclRefExpr && t->nodes.v[l].var >= 0) {
                 v = t->nodes.v[l].var;
-                L->lb = node_range(t, ast_child(t, n, 1));
+                L->lb = node_range(t, tr_ast_child(t, n, 1));
             }
         }
     }
     if (v < 0) {
-        tu_error(t, t->nodes.v[init].b, "the loop after '#pragma omp for' must "
-                 "start with 'var = lower-bound'");
+        tr_tu_error(t, t->nodes.v[init].b, "the loop after '#pragma omp for' must "
+                    "start with 'var = lower-bound'");
         return -1;
     }
     L->var = v;
@@ -304,8 +304,8 @@ static int parse_loop(tu *t, int fs, loopinfo *L)
     } else if (!(tk == CXType_Char_S || tk == CXType_SChar || tk == CXType_Short ||
                  tk == CXType_Int || tk == CXType_Long || tk == CXType_LongLong ||
                  tk == CXType_Int128 || tk == CXType_Enum || tk == CXType_WChar)) {
-        tu_error(t, t->nodes.v[init].b, "the variable of a '#pragma omp for' "
-                 "loop must have integer or pointer type");
+        tr_tu_error(t, t->nodes.v[init].b, "the variable of a '#pragma omp for' "
+                    "loop must have integer or pointer type");
         return -1;
     }
     if (tk == CXType_Enum)
@@ -315,56 +315,56 @@ static int parse_loop(tu *t, int fs, loopinfo *L)
         enum CXBinaryOperatorKind op = clang_getCursorBinaryOperatorKind(t->nodes.v[cond].c);
         char cmp = op == CXBinaryOperator_LT ? '<' : op == CXBinaryOperator_LE ? 'l'
                    : op == CXBinaryOperator_GT ? '>' : op == CXBinaryOperator_GE ? 'g' : 0;
-        if (cmp && is_ref_to(t, ast_child(t, cond, 0), v)) {
+        if (cmp && is_ref_to(t, tr_ast_child(t, cond, 0), v)) {
             L->cmp = cmp;
-            L->ub = node_range(t, ast_child(t, cond, 1));
-        } else if (cmp && is_ref_to(t, ast_child(t, cond, 1), v)) {
+            L->ub = node_range(t, tr_ast_child(t, cond, 1));
+        } else if (cmp && is_ref_to(t, tr_ast_child(t, cond, 1), v)) {
             L->cmp = cmp == '<' ? '>' : cmp == '>' ? '<' : cmp == 'l' ? 'g' : 'l';
-            L->ub = node_range(t, ast_child(t, cond, 0));
+            L->ub = node_range(t, tr_ast_child(t, cond, 0));
         }
     }
     if (!L->cmp) {
-        tu_error(t, t->nodes.v[cond].b, "the test of a '#pragma omp for' loop "
-                 "must compare '%s' with <, <=, > or >=", t->vars.v[v].name);
+        tr_tu_error(t, t->nodes.v[cond].b, "the test of a '#pragma omp for' loop "
+                    "must compare '%s' with <, <=, > or >=", t->vars.v[v].name);
         return -1;
     }
     /* increment */
     k = 0;
     if (t->nodes.v[inc].kind == CXCursor_UnaryOperator &&
-        is_ref_to(t, ast_child(t, inc, 0), v)) {
+        is_ref_to(t, tr_ast_child(t, inc, 0), v)) {
         enum CXUnaryOperatorKind op = clang_getCursorUnaryOperatorKind(t->nodes.v[inc].c);
         if (op == CXUnaryOperator_PostInc || op == CXUnaryOperator_PreInc)
             k = 1;
         else if (op == CXUnaryOperator_PostDec || op == CXUnaryOperator_PreDec)
             k = 1, L->step_neg = 1;
     } else if (t->nodes.v[inc].kind == CXCursor_CompoundAssignOperator &&
-               is_ref_to(t, ast_child(t, inc, 0), v)) {
+               is_ref_to(t, tr_ast_child(t, inc, 0), v)) {
         enum CXBinaryOperatorKind op = clang_getCursorBinaryOperatorKind(t->nodes.v[inc].c);
         if (op == CXBinaryOperator_AddAssign || op == CXBinaryOperator_SubAssign) {
             k = 1;
-            L->step = node_range(t, ast_child(t, inc, 1));
+            L->step = node_range(t, tr_ast_child(t, inc, 1));
             L->step_neg = op == CXBinaryOperator_SubAssign;
         }
     } else if (t->nodes.v[inc].kind == CXCursor_BinaryOperator &&
                clang_getCursorBinaryOperatorKind(t->nodes.v[inc].c) == CXBinaryOperator_Assign &&
-               is_ref_to(t, ast_child(t, inc, 0), v)) {
-        int r = ast_strip(t, ast_child(t, inc, 1));
+               is_ref_to(t, tr_ast_child(t, inc, 0), v)) {
+        int r = tr_ast_strip(t, tr_ast_child(t, inc, 1));
         if (t->nodes.v[r].kind == CXCursor_BinaryOperator) {
             enum CXBinaryOperatorKind op = clang_getCursorBinaryOperatorKind(t->nodes.v[r].c);
-            if (op == CXBinaryOperator_Add && is_ref_to(t, ast_child(t, r, 0), v))
-                k = 1, L->step = node_range(t, ast_child(t, r, 1));
-            else if (op == CXBinaryOperator_Add && is_ref_to(t, ast_child(t, r, 1), v))
-                k = 1, L->step = node_range(t, ast_child(t, r, 0));
-            else if (op == CXBinaryOperator_Sub && is_ref_to(t, ast_child(t, r, 0), v))
-                k = 1, L->step = node_range(t, ast_child(t, r, 1)), L->step_neg = 1;
+            if (op == CXBinaryOperator_Add && is_ref_to(t, tr_ast_child(t, r, 0), v))
+                k = 1, L->step = node_range(t, tr_ast_child(t, r, 1));
+            else if (op == CXBinaryOperator_Add && is_ref_to(t, tr_ast_child(t, r, 1), v))
+                k = 1, L->step = node_range(t, tr_ast_child(t, r, 0));
+            else if (op == CXBinaryOperator_Sub && is_ref_to(t, tr_ast_child(t, r, 0), v))
+                k = 1, L->step = node_range(t, tr_ast_child(t, r, 1)), L->step_neg = 1;
         }
     }
     if (!k) {
-        tu_error(t, t->nodes.v[inc].b, "the increment of a '#pragma omp for' "
-                 "loop must be %s++, %s--, %s += step, %s -= step or %s = %s "
-                 "+/- step", t->vars.v[v].name, t->vars.v[v].name,
-                 t->vars.v[v].name, t->vars.v[v].name, t->vars.v[v].name,
-                 t->vars.v[v].name);
+        tr_tu_error(t, t->nodes.v[inc].b, "the increment of a '#pragma omp for' "
+                    "loop must be %s++, %s--, %s += step, %s -= step or %s = %s "
+                    "+/- step", t->vars.v[v].name, t->vars.v[v].name,
+                    t->vars.v[v].name, t->vars.v[v].name, t->vars.v[v].name,
+                    t->vars.v[v].name);
         return -1;
     }
     return 0;
@@ -372,11 +372,11 @@ static int parse_loop(tu *t, int fs, loopinfo *L)
 
 static int setup_loops(tu *t, construct *c)
 {
-    const omp_clause *col = pragma_find_clause(c->p, CL_COLLAPSE);
+    const omp_clause *col = tr_pragma_find_clause(c->p, CL_COLLAPSE);
     int depth = col ? (int)col->ival : 1, k, fs = c->stmt;
     if (fs < 0) {
-        tu_error(t, c->p->begin, "a 'for' loop must follow '#pragma omp %s'",
-                 c->p->dir_spelling);
+        tr_tu_error(t, c->p->begin, "a 'for' loop must follow '#pragma omp %s'",
+                    c->p->dir_spelling);
         return -1;
     }
     if (depth > 16)
@@ -390,11 +390,11 @@ static int setup_loops(tu *t, construct *c)
             break;
         body = c->loops[k].body;
         if (t->nodes.v[body].kind == CXCursor_CompoundStmt &&
-            ast_nchildren(t, body) == 1)
+            tr_ast_nchildren(t, body) == 1)
             body = t->nodes.v[body].first;
         if (t->nodes.v[body].kind != CXCursor_ForStmt) {
-            tu_error(t, t->nodes.v[body].b, "collapse(%d) needs %d perfectly "
-                     "nested loops", depth, depth);
+            tr_tu_error(t, t->nodes.v[body].b, "collapse(%d) needs %d perfectly "
+                        "nested loops", depth, depth);
             return -1;
         }
         fs = body;
@@ -417,7 +417,7 @@ static int new_construct(tu *t, omp_pragma *p, int dir, int func)
     c.stmt = -1;
     c.b = p->begin;
     c.e = p->end;
-    srcmap_presumed(&t->map, p->begin, NULL, &c.line, NULL);
+    tr_srcmap_presumed(&t->map, p->begin, NULL, &c.line, NULL);
     VEC_PUSH(t->cons, c);
     return t->cons.n - 1;
 }
@@ -448,6 +448,7 @@ static void setup_clauses(tu *t, int k, int part)
         case CL_IF: c->c_if = cl; break;
         case CL_NUM_THREADS: c->c_num_threads = cl; break;
         case CL_SCHEDULE: c->c_schedule = cl; break;
+        case CL_FINAL: c->c_final = cl; break;
         case CL_DEFAULT: c->dflt = cl->dflt; break;
         case CL_NOWAIT: c->nowait = 1; break;
         case CL_ORDERED: c->ordered = 1; break;
@@ -466,7 +467,7 @@ static void setup_clauses(tu *t, int k, int part)
         case CL_FIRSTPRIVATE: {
             /* combined: firstprivate goes to the parallel part unless the
              * variable is also lastprivate (then both to the loop) */
-            const omp_clause *lp = pragma_find_clause(p, CL_LASTPRIVATE);
+            const omp_clause *lp = tr_pragma_find_clause(p, CL_LASTPRIVATE);
             for (j = 0; j < cl->nvars; j++) {
                 int also_lp = 0, m, l;
                 if (part && lp)
@@ -497,8 +498,8 @@ static void setup_sections(tu *t, int k)
     construct *c = &t->cons.v[k];
     int s = c->stmt, ch, i, first = 1;
     if (s < 0 || t->nodes.v[s].kind != CXCursor_CompoundStmt) {
-        tu_error(t, c->p->begin, "'#pragma omp %s' must be followed by a "
-                 "compound statement", c->p->dir_spelling);
+        tr_tu_error(t, c->p->begin, "'#pragma omp %s' must be followed by a "
+                    "compound statement", c->p->dir_spelling);
         return;
     }
     for (ch = t->nodes.v[s].first; ch >= 0; ch = t->nodes.v[ch].next, first = 0) {
@@ -513,14 +514,25 @@ static void setup_sections(tu *t, int k)
             }
         }
         if (!found && !first) {
-            tu_error(t, t->nodes.v[ch].b, "a statement inside '#pragma omp "
-                     "sections' must be preceded by '#pragma omp section'");
+            tr_tu_error(t, t->nodes.v[ch].b, "a statement inside '#pragma omp "
+                        "sections' must be preceded by '#pragma omp section'");
             return;
         }
         r.b = t->nodes.v[ch].b;
-        r.e = analysis_stmt_end(t, ch);
+        r.e = tr_analysis_stmt_end(t, ch);
         VEC_PUSH(c->sections, r);
     }
+}
+
+/* Is offset off (a section's pragma) directly in block n, between its
+ * statements rather than inside one of them? */
+static int between_statements(const tu *t, int n, unsigned off)
+{
+    int ch;
+    for (ch = t->nodes.v[n].first; ch >= 0; ch = t->nodes.v[ch].next)
+        if (t->nodes.v[ch].b <= off && off < t->nodes.v[ch].e)
+            return 0;
+    return 1;
 }
 
 static int cmp_cons(const void *a, const void *b)
@@ -536,23 +548,23 @@ static void parse_pragmas(tu *t)
     while (off < t->len) {
         const char *nl = memchr(t->text + off, '\n', t->len - off);
         unsigned end = nl ? (unsigned)(nl - t->text) : t->len;
-        if (pragma_is_omp(t->text + off, end - off) &&
-            !srcmap_is_system(&t->map, off)) {
-            omp_pragma *p = xcalloc(1, sizeof *p);
+        if (tr_pragma_is_omp(t->text + off, end - off) &&
+            !tr_srcmap_is_system(&t->map, off)) {
+            omp_pragma *p = tr_xcalloc(1, sizeof *p);
             pragma_msg err, warns[8];
             int nw = 0, w;
             unsigned b = off;
             while (t->text[b] == ' ' || t->text[b] == '\t')
                 b++;
-            if (pragma_parse(t->text, b, end, p, &err, warns, &nw, 8) < 0) {
-                tu_error(t, err.off, "%s", err.msg);
+            if (tr_pragma_parse(t->text, b, end, p, &err, warns, &nw, 8) < 0) {
+                tr_tu_error(t, err.off, "%s", err.msg);
                 free(p);
             } else {
                 p->begin = off;
                 VEC_PUSH(t->pragmas, p);
             }
             for (w = 0; w < nw; w++)
-                tu_warning(t, warns[w].off, "%s", warns[w].msg);
+                tr_tu_warning(t, warns[w].off, "%s", warns[w].msg);
         }
         off = end + 1;
     }
@@ -564,14 +576,14 @@ static void make_constructs(tu *t)
     int i;
     for (i = 0; i < t->pragmas.n; i++) {
         omp_pragma *p = t->pragmas.v[i];
-        int f = ast_func_at(t, p->begin), k;
+        int f = tr_ast_func_at(t, p->begin), k;
         if (f < 0) {
             if (p->dir == DIR_THREADPRIVATE || p->dir == DIR_IGNORED) {
                 k = new_construct(t, p, p->dir, -1);
                 continue;
             }
-            tu_error(t, p->dir_off, "'#pragma omp %s' must appear inside a "
-                     "function", p->dir_spelling);
+            tr_tu_error(t, p->dir_off, "'#pragma omp %s' must appear inside a "
+                        "function", p->dir_spelling);
             continue;
         }
         if (p->dir == DIR_PARALLEL_FOR || p->dir == DIR_PARALLEL_SECTIONS) {
@@ -599,20 +611,20 @@ static void find_blocks(tu *t)
             continue;
         s = stmt_after(t, c->func, c->p->begin, c->p->end);
         if (s < 0 || !is_stmt_kind(t->nodes.v[s].kind)) {
-            tu_error(t, c->p->dir_off, "'#pragma omp %s' must be followed by a "
-                     "statement", c->p->dir_spelling);
+            tr_tu_error(t, c->p->dir_off, "'#pragma omp %s' must be followed by a "
+                        "statement", c->p->dir_spelling);
             c->func = -2;
             continue;
         }
         if (t->nodes.v[s].kind == CXCursor_DeclStmt) {
-            tu_error(t, t->nodes.v[s].b, "a declaration cannot follow '#pragma "
-                     "omp %s'", c->p->dir_spelling);
+            tr_tu_error(t, t->nodes.v[s].b, "a declaration cannot follow '#pragma "
+                        "omp %s'", c->p->dir_spelling);
             c->func = -2;
             continue;
         }
         c->stmt = s;
         c->sb = t->nodes.v[s].b;
-        c->se = analysis_stmt_end(t, s);
+        c->se = tr_analysis_stmt_end(t, s);
         c->e = c->se;
         /* another directive between this one and the statement */
         for (nx = i + 1; nx < t->cons.n; nx++) {
@@ -621,9 +633,9 @@ static void find_blocks(tu *t)
                 continue;
             if (d->func == c->func && d->p->begin > c->p->end && d->p->begin < c->sb) {
                 if (!has_block(d->dir)) {
-                    tu_error(t, d->p->dir_off, "'#pragma omp %s' cannot be the "
-                             "block of '#pragma omp %s'", d->p->dir_spelling,
-                             c->p->dir_spelling);
+                    tr_tu_error(t, d->p->dir_off, "'#pragma omp %s' cannot be the "
+                                "block of '#pragma omp %s'", d->p->dir_spelling,
+                                c->p->dir_spelling);
                     c->func = -2;
                 } else {
                     c->stmt = -1;
@@ -696,19 +708,29 @@ static void setup_constructs(tu *t)
             setup_sections(t, i);
         if (c->dir == DIR_SECTION && (c->parent < 0 ||
                                       t->cons.v[c->parent].dir != DIR_SECTIONS))
-            tu_error(t, c->p->dir_off, "'#pragma omp section' outside '#pragma "
-                     "omp sections'");
+            tr_tu_error(t, c->p->dir_off, "'#pragma omp section' outside '#pragma "
+                        "omp sections'");
+        else if (c->dir == DIR_SECTION && t->cons.v[c->parent].stmt >= 0 &&
+                 !between_statements(t, t->cons.v[c->parent].stmt, c->p->begin))
+            /* (OpenMP 3.0, 2.5.2: sections are directly nested; the
+             * block would be the section before it, with a section
+             * inside) */
+            tr_tu_error(t, c->p->dir_off, "'#pragma omp section' must be directly "
+                        "inside the block of the '#pragma omp %s' of line %d, not "
+                        "in a block nested in it", t->cons.v[c->parent].p->dir_spelling,
+                        t->cons.v[c->parent].line);
         /* expressions of clauses are evaluated where the construct starts,
          * in its parent's context (for `parallel for`, schedule's chunk is
          * evaluated inside the region) */
         start = c->parent;
         {
-            const omp_clause *ex[3];
+            const omp_clause *ex[4];
             int m, a;
             ex[0] = c->c_if;
             ex[1] = c->c_num_threads;
             ex[2] = c->c_schedule;
-            for (m = 0; m < 3; m++)
+            ex[3] = c->c_final;
+            for (m = 0; m < 4; m++)
                 for (a = 0; ex[m] && a < ex[m]->nargs; a++)
                     expr_refs(t, c, ex[m]->args[a], start);
         }
@@ -737,9 +759,9 @@ static const char *con_spelling(const tu *t, int k)
 static void nesting_error(tu *t, int k, int outer, const char *why)
 {
     construct *c = &t->cons.v[k];
-    tu_error(t, c->p->dir_off, "'#pragma omp %s' cannot be closely nested "
-             "inside the '#pragma omp %s' of line %d: %s", c->p->dir_spelling,
-             con_spelling(t, outer), t->cons.v[outer].line, why);
+    tr_tu_error(t, c->p->dir_off, "'#pragma omp %s' cannot be closely nested "
+                "inside the '#pragma omp %s' of line %d: %s", c->p->dir_spelling,
+                con_spelling(t, outer), t->cons.v[outer].line, why);
 }
 
 static void check_nesting(tu *t, int k)
@@ -769,10 +791,10 @@ static void check_nesting(tu *t, int k)
             nesting_error(t, k, up, "ordered cannot be inside a critical or "
                           "task region");
         else if (pd != DIR_FOR || !t->cons.v[up].ordered)
-            tu_error(t, c->p->dir_off, "'#pragma omp ordered' must be closely "
-                     "nested inside a loop with an 'ordered' clause (add "
-                     "'ordered' to the '#pragma omp %s' of line %d)",
-                     con_spelling(t, up), t->cons.v[up].line);
+            tr_tu_error(t, c->p->dir_off, "'#pragma omp ordered' must be closely "
+                        "nested inside a loop with an 'ordered' clause (add "
+                        "'ordered' to the '#pragma omp %s' of line %d)",
+                        con_spelling(t, up), t->cons.v[up].line);
         break;
     case DIR_CRITICAL:
         /* critical sections of one name share one lock: the inner one
@@ -783,11 +805,11 @@ static void check_nesting(tu *t, int k)
                 continue;
             b = t->cons.v[q].p->critical_name;
             if ((!a && !b) || (a && b && !strcmp(a, b))) {
-                tu_error(t, c->p->dir_off, "'#pragma omp critical%s%s%s' "
-                         "cannot be nested inside the critical section of "
-                         "the same name of line %d (it would wait for "
-                         "itself)", a ? "(" : "", a ? a : "", a ? ")" : "",
-                         t->cons.v[q].line);
+                tr_tu_error(t, c->p->dir_off, "'#pragma omp critical%s%s%s' "
+                            "cannot be nested inside the critical section of "
+                            "the same name of line %d (it would wait for "
+                            "itself)", a ? "(" : "", a ? a : "", a ? ")" : "",
+                            t->cons.v[q].line);
                 break;
             }
         }
@@ -803,7 +825,7 @@ static int is_threadprivate(const tu *t, int v)
     int i;
     for (i = 0; i < t->cons.n; i++)
         if (t->cons.v[i].dir == DIR_THREADPRIVATE &&
-            con_in_list(t->cons.v[i].priv.v, t->cons.v[i].priv.n, v))
+            tr_con_in_list(t->cons.v[i].priv.v, t->cons.v[i].priv.n, v))
             return 1;
     return 0;
 }
@@ -816,7 +838,7 @@ static int private_outside(tu *t, int k, int v)
     for (q = t->cons.v[k].parent; q >= 0; q = t->cons.v[q].parent) {
         construct *c = &t->cons.v[q];
         var *vv = &t->vars.v[v];
-        if (con_privatizes(c, v))
+        if (tr_con_privatizes(c, v))
             return q;
         if (c->dir == DIR_PARALLEL) {
             int d = vv->decls.n ? vv->decls.v[0] : -1;
@@ -841,7 +863,7 @@ static void check_clauses(tu *t, int k)
     for (i = 0; i < p->nclauses; i++) {
         const omp_clause *cl = &p->clauses[i];
         for (j = 0; j < cl->nvars; j++) {
-            int v = analysis_lookup(t, cl->vars[j].name, cl->vars[j].off, c->func);
+            int v = tr_analysis_lookup(t, cl->vars[j].name, cl->vars[j].off, c->func);
             int tp, q;
             var *vv;
             if (v < 0)
@@ -852,25 +874,25 @@ static void check_clauses(tu *t, int k)
             case CL_PRIVATE: case CL_FIRSTPRIVATE: case CL_LASTPRIVATE:
             case CL_SHARED: case CL_REDUCTION:
                 if (tp) {
-                    tu_error(t, cl->vars[j].off, "'%s' is threadprivate: it "
-                             "may appear in copyin and copyprivate only, not "
-                             "in '%s'", vv->name, cl->spelling);
+                    tr_tu_error(t, cl->vars[j].off, "'%s' is threadprivate: it "
+                                "may appear in copyin and copyprivate only, not "
+                                "in '%s'", vv->name, cl->spelling);
                     continue;
                 }
                 break;
             case CL_COPYIN:
                 if (!tp && !vv->tls)
-                    tu_error(t, cl->vars[j].off, "'%s' in copyin must be "
-                             "threadprivate (declare it with '#pragma omp "
-                             "threadprivate(%s)')", vv->name, vv->name);
+                    tr_tu_error(t, cl->vars[j].off, "'%s' in copyin must be "
+                                "threadprivate (declare it with '#pragma omp "
+                                "threadprivate(%s)')", vv->name, vv->name);
                 continue;
             default:
                 continue;
             }
             if (vv->is_const && cl->kind != CL_FIRSTPRIVATE && cl->kind != CL_SHARED) {
-                tu_error(t, cl->vars[j].off, "'%s' is const: it may appear in "
-                         "shared and firstprivate only, not in '%s'", vv->name,
-                         cl->spelling);
+                tr_tu_error(t, cl->vars[j].off, "'%s' is const: it may appear in "
+                            "shared and firstprivate only, not in '%s'", vv->name,
+                            cl->spelling);
                 continue;
             }
             /* a work-sharing construct's reduction, firstprivate and
@@ -879,10 +901,10 @@ static void check_clauses(tu *t, int k)
                  cl->kind == CL_LASTPRIVATE) && !c->combined &&
                 (c->dir == DIR_FOR || c->dir == DIR_SECTIONS || c->dir == DIR_SINGLE) &&
                 (q = private_outside(t, k, v)) >= 0)
-                tu_error(t, cl->vars[j].off, "'%s' in '%s' must be shared in "
-                         "the enclosing parallel region, but it is private in "
-                         "the '#pragma omp %s' of line %d", vv->name,
-                         cl->spelling, con_spelling(t, q), t->cons.v[q].line);
+                tr_tu_error(t, cl->vars[j].off, "'%s' in '%s' must be shared in "
+                            "the enclosing parallel region, but it is private in "
+                            "the '#pragma omp %s' of line %d", vv->name,
+                            cl->spelling, con_spelling(t, q), t->cons.v[q].line);
         }
     }
 }
@@ -898,10 +920,10 @@ static void check_threadprivate(tu *t, int k)
             if (t->nodes.v[n].kind == CXCursor_DeclRefExpr &&
                 t->nodes.v[n].var == c->priv.v[j] && t->nodes.v[n].b < c->p->begin) {
                 int line;
-                srcmap_presumed(&t->map, t->nodes.v[n].b, NULL, &line, NULL);
-                tu_error(t, c->p->vars[j].off, "'%s' declared threadprivate "
-                         "after its first use (line %d): put the directive "
-                         "before any use", c->p->vars[j].name, line);
+                tr_srcmap_presumed(&t->map, t->nodes.v[n].b, NULL, &line, NULL);
+                tr_tu_error(t, c->p->vars[j].off, "'%s' declared threadprivate "
+                            "after its first use (line %d): put the directive "
+                            "before any use", c->p->vars[j].name, line);
                 break;
             }
 }
@@ -946,7 +968,7 @@ static int goto_target(tu *t, int g)
 static char *label_name(tu *t, int n)
 {
     CXString s = clang_getCursorSpelling(t->nodes.v[n].c);
-    char *r = xstrdup(clang_getCString(s));
+    char *r = tr_xstrdup(clang_getCString(s));
     clang_disposeString(s);
     return r;
 }
@@ -955,29 +977,29 @@ static char *label_name(tu *t, int n)
  * block: the block becomes a function of its own */
 static void check_jump(tu *t, int n)
 {
-    node *nd = &t->nodes.v[n];
-    int k = nd->func >= 0 ? con_at(t, nd->func, nd->b) : -1;
+    tr_node *nd = &t->nodes.v[n];
+    int k = nd->func >= 0 ? tr_con_at(t, nd->func, nd->b) : -1;
     if (nd->kind == CXCursor_ReturnStmt) {
         if (k >= 0 && t->cons.v[k].dir != DIR_THREADPRIVATE)
-            tu_error(t, nd->b, "'return' cannot leave the block of '#pragma "
-                     "omp %s' (line %d)", con_spelling(t, k), t->cons.v[k].line);
+            tr_tu_error(t, nd->b, "'return' cannot leave the block of '#pragma "
+                        "omp %s' (line %d)", con_spelling(t, k), t->cons.v[k].line);
     } else if (nd->kind == CXCursor_GotoStmt) {
         int l = goto_target(t, n), lk;
         char *name;
         if (l < 0)
             return;
-        lk = con_at(t, nd->func, t->nodes.v[l].b);
+        lk = tr_con_at(t, nd->func, t->nodes.v[l].b);
         if (lk == k)
             return;
         name = label_name(t, l);
-        if (k >= 0 && !con_contains(t, k, lk))
-            tu_error(t, nd->b, "'goto %s' cannot leave the block of '#pragma "
-                     "omp %s' (line %d)", name, con_spelling(t, k),
-                     t->cons.v[k].line);
+        if (k >= 0 && !tr_con_contains(t, k, lk))
+            tr_tu_error(t, nd->b, "'goto %s' cannot leave the block of '#pragma "
+                        "omp %s' (line %d)", name, con_spelling(t, k),
+                        t->cons.v[k].line);
         else
-            tu_error(t, nd->b, "'goto %s' cannot jump into the block of "
-                     "'#pragma omp %s' (line %d)", name, con_spelling(t, lk),
-                     t->cons.v[lk].line);
+            tr_tu_error(t, nd->b, "'goto %s' cannot jump into the block of "
+                        "'#pragma omp %s' (line %d)", name, con_spelling(t, lk),
+                        t->cons.v[lk].line);
         free(name);
     } else if (nd->kind == CXCursor_BreakStmt || nd->kind == CXCursor_ContinueStmt) {
         int brk = nd->kind == CXCursor_BreakStmt, p, w;
@@ -989,12 +1011,12 @@ static void check_jump(tu *t, int n)
         if (p < 0 || k < 0)
             return;
         if (brk && (w = omp_loop_of(t, p)) >= 0)
-            tu_error(t, nd->b, "'break' cannot leave the loop of '#pragma omp "
-                     "%s' (line %d): its iterations are shared among threads",
-                     con_spelling(t, w), t->cons.v[w].line);
+            tr_tu_error(t, nd->b, "'break' cannot leave the loop of '#pragma omp "
+                        "%s' (line %d): its iterations are shared among threads",
+                        con_spelling(t, w), t->cons.v[w].line);
         else if (t->nodes.v[p].b < t->cons.v[k].sb)
-            tu_error(t, nd->b, "'%s' cannot leave the block of '#pragma omp "
-                     "%s' (line %d)", what, con_spelling(t, k), t->cons.v[k].line);
+            tr_tu_error(t, nd->b, "'%s' cannot leave the block of '#pragma omp "
+                        "%s' (line %d)", what, con_spelling(t, k), t->cons.v[k].line);
     }
 }
 
@@ -1015,17 +1037,17 @@ static void check_rules(tu *t)
         check_jump(t, i);
 }
 
-int analysis_constructs(tu *t)
+int tr_analysis_constructs(tu *t)
 {
     parse_pragmas(t);
     make_constructs(t);
     find_blocks(t);
-    if (diag_errors)
+    if (tr_diag_errors)
         return -1;
     nest_constructs(t);
     setup_constructs(t);
-    if (diag_errors)
+    if (tr_diag_errors)
         return -1;
     check_rules(t);
-    return diag_errors ? -1 : 0;
+    return tr_diag_errors ? -1 : 0;
 }

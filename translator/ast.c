@@ -17,6 +17,8 @@ static unsigned off_of(CXSourceLocation l)
  * ------------------------------------------------------------------------ */
 
 static void vhash_grow(tu *t);
+static int ast_type_is_scalar(CXType ty);
+static int ast_type_is_const_object(CXType ty);
 
 static int vhash_find(tu *t, CXCursor canon, int insert_as)
 {
@@ -40,7 +42,7 @@ static void vhash_grow(tu *t)
 {
     int cap = t->vhash_cap ? 2 * t->vhash_cap : 1024, i;
     int *old = t->vhash, oldcap = t->vhash_cap;
-    t->vhash = xmalloc((size_t)cap * sizeof *t->vhash);
+    t->vhash = tr_xmalloc((size_t)cap * sizeof *t->vhash);
     for (i = 0; i < cap; i++)
         t->vhash[i] = -1;
     t->vhash_cap = cap;
@@ -56,7 +58,8 @@ static void vhash_grow(tu *t)
     free(old);
 }
 
-int ast_var_of_cursor(tu *t, CXCursor c)
+/* -1 when unknown */
+static int ast_var_of_cursor(tu *t, CXCursor c)
 {
     return vhash_find(t, clang_getCanonicalCursor(c), -1);
 }
@@ -74,7 +77,7 @@ static int new_var(tu *t, CXCursor decl, int kind)
     CXString s = clang_getCursorSpelling(decl);
     memset(&v, 0, sizeof v);
     v.canon = clang_getCanonicalCursor(decl);
-    v.name = xstrdup(clang_getCString(s));
+    v.name = tr_xstrdup(clang_getCString(s));
     clang_disposeString(s);
     v.kind = kind;
     v.func = -1;
@@ -136,7 +139,7 @@ static int decl_is_local(CXCursor d);
 
 static int add_node(tu *t, CXCursor c, int parent, int func)
 {
-    node n;
+    tr_node n;
     CXSourceRange r = clang_getCursorExtent(c);
     memset(&n, 0, sizeof n);
     n.c = c;
@@ -166,13 +169,13 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent,
         clang_getSpellingLocation(l, &f, NULL, NULL, NULL);
         if (!f || clang_Location_isInSystemHeader(l))
             return CXChildVisit_Continue;
-        if (srcmap_is_system(&t->map, off_of(l)))
+        if (tr_srcmap_is_system(&t->map, off_of(l)))
             return CXChildVisit_Continue;
     }
     if (k == CXCursor_TypeRef) {
         CXCursor r = clang_getCursorReferenced(c);
         if (clang_getCursorKind(r) == CXCursor_TypedefDecl && decl_is_local(r) &&
-            ast_type_is_vm(clang_getTypedefDeclUnderlyingType(r)))
+            tr_ast_type_is_vm(clang_getTypedefDeclUnderlyingType(r)))
             VEC_PUSH(t->vm_typerefs, off_of(clang_getCursorLocation(c)));
         return CXChildVisit_Continue;
     }
@@ -190,15 +193,15 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent,
         fninfo f;
         CXString s = clang_getCursorSpelling(c);
         memset(&f, 0, sizeof f);
-        f.name = xstrdup(clang_getCString(s));
+        f.name = tr_xstrdup(clang_getCString(s));
         clang_disposeString(s);
         f.node = n;
         f.body = -1;
         f.b = t->nodes.v[n].b;
         f.e = t->nodes.v[n].e;
         f.is_main = !strcmp(f.name, "main");
-        sb_init(&f.pre);
-        sb_init(&f.pre_decls);
+        tr_sb_init(&f.pre);
+        tr_sb_init(&f.pre_decls);
         VEC_PUSH(t->funcs, f);
         func = t->funcs.n - 1;
         t->nodes.v[n].func = func;
@@ -223,7 +226,7 @@ static void collect_vars(tu *t)
 {
     int i;
     for (i = 0; i < t->nodes.n; i++) {
-        node *n = &t->nodes.v[i];
+        tr_node *n = &t->nodes.v[i];
         if (n->kind == CXCursor_VarDecl ||
             (n->kind == CXCursor_ParmDecl && n->func >= 0 &&
              t->nodes.v[n->parent].kind == CXCursor_FunctionDecl &&
@@ -305,7 +308,7 @@ static void collect_vars(tu *t)
     }
 }
 
-char *ast_var_type_name(tu *t, int v, int unqual)
+char *tr_ast_var_type_name(tu *t, int v, int unqual)
 {
     var *vv = &t->vars.v[v];
     CXType ty = vv->type;
@@ -316,21 +319,21 @@ char *ast_var_type_name(tu *t, int v, int unqual)
             ty = ty.kind == CXType_Typedef ? clang_getCanonicalType(ty)
                  : ty.kind == CXType_Elaborated ? clang_Type_getNamedType(ty)
                                                 : clang_Type_getModifiedType(ty);
-        sp = ast_type_spelling(clang_getArrayElementType(ty));
-        r = xasprintf("__typeof__(%s) *", sp);
+        sp = tr_ast_type_spelling(clang_getArrayElementType(ty));
+        r = tr_xasprintf("__typeof__(%s) *", sp);
         free(sp);
         return r;
     }
     if (vv->decay == 2) {
-        sp = ast_type_spelling(ty);
-        r = xasprintf("__typeof__(%s) *", sp);
+        sp = tr_ast_type_spelling(ty);
+        r = tr_xasprintf("__typeof__(%s) *", sp);
         free(sp);
         return r;
     }
-    return ast_type_spelling(unqual ? clang_getUnqualifiedType(ty) : ty);
+    return tr_ast_type_spelling(unqual ? clang_getUnqualifiedType(ty) : ty);
 }
 
-int ast_var_type_is_local(tu *t, int v, const char **why)
+int tr_ast_var_type_is_local(tu *t, int v, const char **why)
 {
     var *vv = &t->vars.v[v];
     CXType ty = vv->type;
@@ -339,10 +342,10 @@ int ast_var_type_is_local(tu *t, int v, const char **why)
         if (ty.kind == CXType_VariableArray) /* the outer bound decays away */
             ty = clang_getArrayElementType(ty);
     }
-    return ast_type_is_local(ty, why);
+    return tr_ast_type_is_local(ty, why);
 }
 
-int ast_build(tu *t)
+int tr_ast_build(tu *t)
 {
     vctx x;
     t->main_func = -1;
@@ -359,7 +362,7 @@ int ast_build(tu *t)
  * tree helpers
  * ------------------------------------------------------------------------ */
 
-int ast_child(const tu *t, int n, int k)
+int tr_ast_child(const tu *t, int n, int k)
 {
     int c;
     for (c = t->nodes.v[n].first; c >= 0 && k > 0; c = t->nodes.v[c].next)
@@ -367,7 +370,7 @@ int ast_child(const tu *t, int n, int k)
     return c;
 }
 
-int ast_nchildren(const tu *t, int n)
+int tr_ast_nchildren(const tu *t, int n)
 {
     int c, k = 0;
     for (c = t->nodes.v[n].first; c >= 0; c = t->nodes.v[c].next)
@@ -375,16 +378,16 @@ int ast_nchildren(const tu *t, int n)
     return k;
 }
 
-int ast_strip(const tu *t, int n)
+int tr_ast_strip(const tu *t, int n)
 {
     while (n >= 0 && (t->nodes.v[n].kind == CXCursor_UnexposedExpr ||
                       t->nodes.v[n].kind == CXCursor_ParenExpr) &&
-           ast_nchildren(t, n) == 1)
+           tr_ast_nchildren(t, n) == 1)
         n = t->nodes.v[n].first;
     return n;
 }
 
-int ast_func_at(const tu *t, unsigned off)
+int tr_ast_func_at(const tu *t, unsigned off)
 {
     int i;
     for (i = 0; i < t->funcs.n; i++)
@@ -397,15 +400,15 @@ int ast_func_at(const tu *t, unsigned off)
  * types
  * ------------------------------------------------------------------------ */
 
-char *ast_type_spelling(CXType ty)
+char *tr_ast_type_spelling(CXType ty)
 {
     CXString s = clang_getTypeSpelling(ty);
-    char *r = xstrdup(clang_getCString(s));
+    char *r = tr_xstrdup(clang_getCString(s));
     clang_disposeString(s);
     return r;
 }
 
-int ast_type_is_scalar(CXType ty)
+static int ast_type_is_scalar(CXType ty)
 {
     CXType c = clang_getCanonicalType(ty);
     switch (c.kind) {
@@ -488,24 +491,34 @@ static unsigned type_granule(CXType ty, int depth)
     }
 }
 
-unsigned ast_type_granule(CXType ty)
+unsigned tr_ast_type_granule(CXType ty)
 {
     return type_granule(ty, 0);
 }
 
-int ast_type_is_const_object(CXType ty)
+/* libclang reports an array of const (volatile) elements as a const
+ * (volatile) array type, and the element type unqualified */
+static int qualified_object(CXType ty, unsigned (*qualified)(CXType))
 {
-    /* libclang reports an array of const elements as a const array type
-     * (and the element type unqualified) */
     CXType c = clang_getCanonicalType(ty);
     for (;;) {
-        if (clang_isConstQualifiedType(c))
+        if (qualified(c))
             return 1;
         if (c.kind != CXType_ConstantArray && c.kind != CXType_IncompleteArray &&
             c.kind != CXType_VariableArray)
             return 0;
         c = clang_getCanonicalType(clang_getArrayElementType(c));
     }
+}
+
+static int ast_type_is_const_object(CXType ty)
+{
+    return qualified_object(ty, clang_isConstQualifiedType);
+}
+
+int tr_ast_type_is_volatile_object(CXType ty)
+{
+    return qualified_object(ty, clang_isVolatileQualifiedType);
 }
 
 static int decl_is_local(CXCursor d)
@@ -563,13 +576,13 @@ static int type_is_local(CXType ty, const char **why, int depth)
     }
 }
 
-int ast_type_is_local(CXType ty, const char **why)
+int tr_ast_type_is_local(CXType ty, const char **why)
 {
     *why = "";
     return type_is_local(ty, why, 0);
 }
 
-CXType ast_type_desugar(CXType ty)
+CXType tr_ast_type_desugar(CXType ty)
 {
     for (;;) {
         if (ty.kind == CXType_Elaborated)
@@ -581,11 +594,11 @@ CXType ast_type_desugar(CXType ty)
     }
 }
 
-int ast_type_is_vm(CXType ty)
+int tr_ast_type_is_vm(CXType ty)
 {
     int depth;
     for (depth = 0; depth < 64; depth++) {
-        ty = ast_type_desugar(ty);
+        ty = tr_ast_type_desugar(ty);
         switch (ty.kind) {
         case CXType_Typedef:
             ty = clang_getCanonicalType(ty);
@@ -607,14 +620,14 @@ int ast_type_is_vm(CXType ty)
     return 0;
 }
 
-int ast_var_vm(tu *t, int v)
+int tr_ast_var_vm(tu *t, int v)
 {
     var *vv = &t->vars.v[v];
     CXType ty = clang_getCanonicalType(vv->type);
-    if (!ast_type_is_vm(ty))
+    if (!tr_ast_type_is_vm(ty))
         return VM_NONE;
     if (vv->decay == 1) /* T a[][n]: a pointer to the VLA elements */
-        return ast_type_is_vm(clang_getArrayElementType(ty)) ? VM_POINTER : VM_NONE;
+        return tr_ast_type_is_vm(clang_getArrayElementType(ty)) ? VM_POINTER : VM_NONE;
     if (ty.kind == CXType_Pointer)
         return VM_POINTER;
     /* an array: is one of its own bounds variable (not one behind a
@@ -626,7 +639,7 @@ int ast_var_vm(tu *t, int v)
     return VM_OTHER;
 }
 
-const char *ast_type_code(CXType ty)
+const char *tr_ast_type_code(CXType ty)
 {
     CXType c = clang_getCanonicalType(ty);
     long long size = clang_Type_getSizeOf(c);
@@ -649,7 +662,7 @@ const char *ast_type_code(CXType ty)
     case CXType_LongDouble: return "OMPDSM_TY_F80";
     case CXType_Enum: {
         CXCursor d = clang_getTypeDeclaration(c);
-        return ast_type_code(clang_getEnumDeclIntegerType(d));
+        return tr_ast_type_code(clang_getEnumDeclIntegerType(d));
     }
     default:
         return NULL;

@@ -123,10 +123,10 @@ static const char *get_tmpdir(void)
 {
     if (!tmpdir) {
         const char *base = getenv("TMPDIR");
-        char *tmpl = xasprintf("%s/ompcc-XXXXXX", base && *base ? base : "/tmp");
+        char *tmpl = tr_xasprintf("%s/ompcc-XXXXXX", base && *base ? base : "/tmp");
         if (!mkdtemp(tmpl))
-            internal_error("cannot create a temporary directory %s: %s", tmpl,
-                           strerror(errno));
+            tr_internal_error("cannot create a temporary directory %s: %s", tmpl,
+                              strerror(errno));
         tmpdir = tmpl;
         atexit(cleanup);
         signal(SIGINT, on_signal);
@@ -138,12 +138,12 @@ static const char *get_tmpdir(void)
 
 static char *tmpfile_named(const char *base, const char *ext)
 {
-    char *p = xasprintf("%s/%s%s", get_tmpdir(), base, ext);
+    char *p = tr_xasprintf("%s/%s%s", get_tmpdir(), base, ext);
     int i, n = 2;
     for (i = 0; i < tmpfiles.n; i++) {
         if (!strcmp(tmpfiles.v[i], p)) {
             free(p);
-            p = xasprintf("%s/%s-%d%s", get_tmpdir(), base, n++, ext);
+            p = tr_xasprintf("%s/%s-%d%s", get_tmpdir(), base, n++, ext);
             i = -1;
         }
     }
@@ -157,7 +157,7 @@ static char *tmpfile_named(const char *base, const char *ext)
 
 static void push(strvec *v, const char *s)
 {
-    VEC_PUSH(*v, xstrdup(s));
+    VEC_PUSH(*v, tr_xstrdup(s));
 }
 
 static void push_all(strvec *dst, const strvec *src)
@@ -185,17 +185,17 @@ static char *stem(const char *path)
 {
     const char *slash = strrchr(path, '/'), *b = slash ? slash + 1 : path;
     const char *dot = strrchr(b, '.');
-    return dot && dot != b ? xstrndup(b, (size_t)(dot - b)) : xstrdup(b);
+    return dot && dot != b ? tr_xstrndup(b, (size_t)(dot - b)) : tr_xstrdup(b);
 }
 
 static char *dir_of(const char *path)
 {
     const char *slash = strrchr(path, '/');
     if (!slash)
-        return xstrdup(".");
+        return tr_xstrdup(".");
     if (slash == path)
-        return xstrdup("/");
-    return xstrndup(path, (size_t)(slash - path));
+        return tr_xstrdup("/");
+    return tr_xstrndup(path, (size_t)(slash - path));
 }
 
 static int file_exists(const char *p)
@@ -255,7 +255,7 @@ static char *self_exe(void)
     if (n <= 0)
         return NULL;
     buf[n] = 0;
-    return xstrdup(buf);
+    return tr_xstrdup(buf);
 }
 
 static void find_paths(paths *p)
@@ -264,12 +264,12 @@ static void find_paths(paths *p)
     char buf[PATH_MAX];
     const char *env;
     memset(p, 0, sizeof *p);
-    p->clang = xstrdup(OMPCC_CLANG);
+    p->clang = tr_xstrdup(OMPCC_CLANG);
     if (*OMPCC_BUILD_EXE && (rp = realpath(OMPCC_BUILD_EXE, buf)) != NULL)
-        build = xstrdup(rp);
+        build = tr_xstrdup(rp);
     if (exe && build && !strcmp(exe, build)) {
-        p->incdir = xstrdup(OMPCC_BUILD_INCDIR);
-        p->libdir = xstrdup(OMPCC_BUILD_LIBDIR);
+        p->incdir = tr_xstrdup(OMPCC_BUILD_INCDIR);
+        p->libdir = tr_xstrdup(OMPCC_BUILD_LIBDIR);
     } else if (exe && OMPCC_BINDIR[0] != '/') {
         /* relocatable installation: <prefix>/<bindir>/ompcc */
         static const char bindir[] = OMPCC_BINDIR;
@@ -282,23 +282,23 @@ static void find_paths(paths *p)
                 prefix = up;
             }
         }
-        p->incdir = OMPCC_INCDIR[0] == '/' ? xstrdup(OMPCC_INCDIR)
-                                           : xasprintf("%s/%s", prefix, OMPCC_INCDIR);
-        p->libdir = OMPCC_LIBDIR[0] == '/' ? xstrdup(OMPCC_LIBDIR)
-                                           : xasprintf("%s/%s", prefix, OMPCC_LIBDIR);
+        p->incdir = OMPCC_INCDIR[0] == '/' ? tr_xstrdup(OMPCC_INCDIR)
+                                           : tr_xasprintf("%s/%s", prefix, OMPCC_INCDIR);
+        p->libdir = OMPCC_LIBDIR[0] == '/' ? tr_xstrdup(OMPCC_LIBDIR)
+                                           : tr_xasprintf("%s/%s", prefix, OMPCC_LIBDIR);
         free(prefix);
     }
     if (!p->incdir || !file_exists(p->incdir)) {
         free(p->incdir);
         free(p->libdir);
-        p->incdir = OMPCC_INCDIR[0] == '/' ? xstrdup(OMPCC_INCDIR)
-                                           : xasprintf("%s/%s", OMPCC_PREFIX, OMPCC_INCDIR);
-        p->libdir = OMPCC_LIBDIR[0] == '/' ? xstrdup(OMPCC_LIBDIR)
-                                           : xasprintf("%s/%s", OMPCC_PREFIX, OMPCC_LIBDIR);
+        p->incdir = OMPCC_INCDIR[0] == '/' ? tr_xstrdup(OMPCC_INCDIR)
+                                           : tr_xasprintf("%s/%s", OMPCC_PREFIX, OMPCC_INCDIR);
+        p->libdir = OMPCC_LIBDIR[0] == '/' ? tr_xstrdup(OMPCC_LIBDIR)
+                                           : tr_xasprintf("%s/%s", OMPCC_PREFIX, OMPCC_LIBDIR);
     }
     if ((env = getenv("OMPDSM_LIBDIR")) && *env) {
         free(p->libdir);
-        p->libdir = xstrdup(env);
+        p->libdir = tr_xstrdup(env);
     }
     free(exe);
     free(build);
@@ -348,7 +348,7 @@ static int find_backend(paths *p, const char *cmd, int verbose)
     if (!cmd)
         cmd = getenv("OMPDSM_CC");
     if (cmd && *cmd) {
-        char *s = xstrdup(cmd), *tok, *save = NULL;
+        char *s = tr_xstrdup(cmd), *tok, *save = NULL;
         for (tok = strtok_r(s, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save))
             push(&p->cc, tok);
         free(s);
@@ -399,7 +399,7 @@ static void add_input(opts *o, const char *path, const char *lang)
     const char *e = ext_of(path);
     char buf[16];
     memset(&in, 0, sizeof in);
-    in.path = xstrdup(path);
+    in.path = tr_xstrdup(path);
     if (lang && !strcmp(lang, "c"))
         in.kind = IN_C;
     else if (lang && !strcmp(lang, "cpp-output"))
@@ -520,16 +520,16 @@ static int apply_option(opts *o, const struct optdef *d, char *a, char *arg,
     case A_PREPROCESS: o->mode = MODE_PREPROCESS; break;
     case A_IGNORE: /* implied */
         if (starts(a, "-fopenmp="))
-            diag_warning("'%s' ignored: libompdsm is the OpenMP runtime of "
-                         "every ompcc program", a);
+            tr_diag_warning("'%s' ignored: libompdsm is the OpenMP runtime of "
+                            "every ompcc program", a);
         break;
-    case A_OUT: o->out = xstrdup(arg ? arg : a + nl); break;
+    case A_OUT: o->out = tr_xstrdup(arg ? arg : a + nl); break;
     case A_KEEP: o->keep = 1; break;
     case A_DUMP: o->dump = 1; break;
     case A_VERBOSE: o->verbose = 1; break;
     case A_BACKEND:
         free(o->backend);
-        o->backend = xstrdup(a + nl);
+        o->backend = tr_xstrdup(a + nl);
         break;
     case A_LANG: {
         const char *l = arg ? arg : a + nl;
@@ -546,11 +546,11 @@ static int apply_option(opts *o, const struct optdef *d, char *a, char *arg,
     case A_DEPS: push(&o->deps, a); break;
     case A_DEPS_MF:
         free(o->mf);
-        o->mf = xstrdup(arg ? arg : a + nl);
+        o->mf = tr_xstrdup(arg ? arg : a + nl);
         break;
     case A_DEPS_MT:
         o->have_mt = 1;
-        push(&o->deps, arg ? a : xstrndup(a, nl));
+        push(&o->deps, arg ? a : tr_xstrndup(a, nl));
         push(&o->deps, arg ? arg : a + nl);
         break;
     case A_PP: push2(&o->pp, a, arg); break;
@@ -561,9 +561,9 @@ static int apply_option(opts *o, const struct optdef *d, char *a, char *arg,
                 !strcmp(lib, "iomp5") || !strcmp(lib, "omp5")) {
                 /* its omp_* functions would take the place of
                  * libompdsm's: every node would see a team of one */
-                diag_warning("'-l%s' dropped: libompdsm is the OpenMP "
-                             "runtime of every ompcc program (with lib%s, "
-                             "omp_* calls would not reach it)", lib, lib);
+                tr_diag_warning("'-l%s' dropped: libompdsm is the OpenMP "
+                                "runtime of every ompcc program (with lib%s, "
+                                "omp_* calls would not reach it)", lib, lib);
                 break;
             }
         }
@@ -607,11 +607,11 @@ static int parse_args(opts *o, int argc, char **argv)
      * on the line */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-w"))
-            diag_no_warnings = 1;
+            tr_diag_no_warnings = 1;
         else if (!strcmp(argv[i], "-Werror"))
-            diag_werror = 1;
+            tr_diag_werror = 1;
         else if (!strcmp(argv[i], "-Wno-error"))
-            diag_werror = 0;
+            tr_diag_werror = 0;
     }
     for (int i = 1; i < argc; i++) {
         char *a = argv[i], *arg = NULL;
@@ -704,7 +704,7 @@ static int compile_one(opts *o, const paths *p, input *in, const char *obj)
                 push(&cmd, o->mf);
             } else {
                 char *d = dir_of(obj), *s = stem(obj);
-                VEC_PUSH(cmd, xasprintf("%s/%s.d", d, s));
+                VEC_PUSH(cmd, tr_xasprintf("%s/%s.d", d, s));
                 free(d);
                 free(s);
             }
@@ -736,12 +736,12 @@ static int compile_one(opts *o, const paths *p, input *in, const char *obj)
     }
     to.clang_args = (const char *const *)parse.v;
     to.nclang_args = parse.n;
-    abi = xasprintf("%s/ompdsm_abi.h", p->incdir);
+    abi = tr_xasprintf("%s/ompdsm_abi.h", p->incdir);
     to.abi_header = abi;
     to.dump_pragmas = o->dump;
     to.debug_lines = o->debug;
     to.gnu_text = p->gnu;
-    rc = translate_file(ipath, &to, &text);
+    rc = tr_translate_file(ipath, &to, &text);
     free(abi);
     if (o->dump) {
         if (text)
@@ -753,8 +753,8 @@ static int compile_one(opts *o, const paths *p, input *in, const char *obj)
         return 1;
 
     if (o->keep) { /* beside the output */
-        char *d = o->out ? dir_of(o->out) : xstrdup(".");
-        cpath = xasprintf("%s/%s.ompdsm.c", d, base);
+        char *d = o->out ? dir_of(o->out) : tr_xstrdup(".");
+        cpath = tr_xasprintf("%s/%s.ompdsm.c", d, base);
         free(d);
     } else {
         cpath = tmpfile_named(base, ".ompdsm.c");
@@ -798,8 +798,8 @@ static int do_link(opts *o, const paths *p)
         else
             push(&cmd, s);
     }
-    VEC_PUSH(cmd, xasprintf("-L%s", p->libdir));
-    VEC_PUSH(cmd, xasprintf("-Wl,-rpath,%s", p->libdir));
+    VEC_PUSH(cmd, tr_xasprintf("-L%s", p->libdir));
+    VEC_PUSH(cmd, tr_xasprintf("-Wl,-rpath,%s", p->libdir));
     push(&cmd, "-lompdsm");
     push(&cmd, "-lm");
     push(&cmd, "-lpthread");
@@ -808,14 +808,14 @@ static int do_link(opts *o, const paths *p)
     return run(&cmd, o->verbose) != 0 ? 1 : 0;
 }
 
-int driver_main(int argc, char **argv)
+int tr_driver_main(int argc, char **argv)
 {
     opts o;
     paths p;
     int i, r, nsrc = 0;
     memset(&o, 0, sizeof o);
     r = parse_args(&o, argc, argv);
-    if (r < 0 || diag_errors) /* diag_errors: a warning under -Werror */
+    if (r < 0 || tr_diag_errors) /* tr_diag_errors: a warning under -Werror */
         return 1;
     if (r > 0)
         return 0;
@@ -874,16 +874,16 @@ int driver_main(int argc, char **argv)
         input *in = &o.inputs.v[i];
         char *s;
         if (in->kind == IN_OTHER) {
-            in->obj = xstrdup(in->path);
+            in->obj = tr_xstrdup(in->path);
             continue;
         }
         s = stem(in->path);
         if (o.mode == MODE_LINK)
             in->obj = tmpfile_named(s, ".o");
         else if (o.out)
-            in->obj = xstrdup(o.out);
+            in->obj = tr_xstrdup(o.out);
         else
-            in->obj = xasprintf("%s%s", s, o.mode == MODE_ASM ? ".s" : ".o");
+            in->obj = tr_xasprintf("%s%s", s, o.mode == MODE_ASM ? ".s" : ".o");
         free(s);
         if (in->kind == IN_ASM) {
             strvec cmd = {0};

@@ -5,6 +5,6 @@
 #define OMPCC_DRIVER_H
 
 /* Runs ompcc with the given command line; returns the exit status. */
-int driver_main(int argc, char **argv);
+int tr_driver_main(int argc, char **argv);
 
 #endif

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void main_thunk(tu *t, sbuf *o)
+static void main_thunk(tu *t, tr_sbuf *o)
 {
     fninfo *f = &t->funcs.v[t->main_func];
     CXCursor c = t->nodes.v[f->node].c;
@@ -15,15 +15,15 @@ static void main_thunk(tu *t, sbuf *o)
     int nargs = clang_Cursor_getNumArguments(c);
     const char *args = nargs <= 0 ? "" : nargs == 1 ? "argc"
                        : nargs == 2 ? "argc, argv" : "argc, argv, envp";
-    sb_puts(o, "\n/* main: the runtime starts every node, then runs the "
+    tr_sb_puts(o, "\n/* main: the runtime starts every node, then runs the "
                "program's main on node 0 */\n"
                "static int __ompdsm_main_thunk(int argc, char **argv, char **envp)\n{\n"
                "    (void)argc; (void)argv; (void)envp;\n");
     if (rt.kind == CXType_Void)
-        sb_printf(o, "    __ompdsm_user_main(%s);\n    return 0;\n}\n", args);
+        tr_sb_printf(o, "    __ompdsm_user_main(%s);\n    return 0;\n}\n", args);
     else
-        sb_printf(o, "    return __ompdsm_user_main(%s);\n}\n", args);
-    sb_puts(o, "int main(int argc, char **argv, char **envp)\n{\n"
+        tr_sb_printf(o, "    return __ompdsm_user_main(%s);\n}\n", args);
+    tr_sb_puts(o, "int main(int argc, char **argv, char **envp)\n{\n"
                "    return OMPDSM_main(argc, argv, envp, __ompdsm_main_thunk);\n}\n");
 }
 
@@ -66,11 +66,11 @@ static int line_marker(const char *s, int *line, const char **fb,
  * in them.  The user's lines count on as usual; the brackets go. */
 static char *pin_generated(const char *s, size_t from)
 {
-    sbuf o;
+    tr_sbuf o;
     int user = 0, line = 0, bol = 1;
     const char *fb = NULL, *fe = NULL;
-    sb_init(&o);
-    sb_putn(&o, s, from);
+    tr_sb_init(&o);
+    tr_sb_putn(&o, s, from);
     for (s += from; *s; s++) {
         int n;
         const char *b, *e;
@@ -83,7 +83,7 @@ static char *pin_generated(const char *s, size_t from)
             size_t len = nl ? (size_t)(nl + 1 - s) : strlen(s);
             for (size_t k = 0; k < len; k++)
                 if (s[k] != TU_USER_BEGIN && s[k] != TU_USER_END)
-                    sb_putc(&o, s[k]);
+                    tr_sb_putc(&o, s[k]);
             /* (the name points into s, which outlives the loop) */
             fb = b;
             fe = e;
@@ -96,7 +96,7 @@ static char *pin_generated(const char *s, size_t from)
             bol = 1;
             continue;
         }
-        sb_putc(&o, *s);
+        tr_sb_putc(&o, *s);
         bol = *s == '\n';
         if (!bol)
             continue;
@@ -111,106 +111,106 @@ static char *pin_generated(const char *s, size_t from)
         const char *b2, *e2;
         if (line_marker(q, &n, &b2, &e2))
             continue;
-        sb_printf(&o, "#line %d \"%.*s\"\n", line, (int)(fe - fb), fb);
+        tr_sb_printf(&o, "#line %d \"%.*s\"\n", line, (int)(fe - fb), fb);
     }
-    return sb_take(&o);
+    return tr_sb_take(&o);
 }
 
-char *emit_unit(tu *t, const char *abi_header, const char *abi_path)
+char *tr_emit_unit(tu *t, const char *abi_header, const char *abi_path)
 {
-    sbuf o;
+    tr_sbuf o;
     int i;
     size_t prog;
-    sb_init(&o);
+    tr_sb_init(&o);
     /* code that goes before each function definition */
     for (i = 0; i < t->funcs.n; i++) {
         fninfo *f = &t->funcs.v[i];
-        sbuf s;
+        tr_sbuf s;
         if (!f->pre.n && !f->pre_decls.n)
             continue;
-        sb_init(&s);
-        sb_puts(&s, "\n/* ompdsm: generated for ");
-        sb_puts(&s, f->name);
-        sb_puts(&s, " */\n");
+        tr_sb_init(&s);
+        tr_sb_puts(&s, "\n/* ompdsm: generated for ");
+        tr_sb_puts(&s, f->name);
+        tr_sb_puts(&s, " */\n");
         if (f->pre_decls.n)
-            sb_puts(&s, f->pre_decls.s);
+            tr_sb_puts(&s, f->pre_decls.s);
         if (f->pre.n)
-            sb_puts(&s, f->pre.s);
-        edit_add(t, f->b, f->b, sb_take(&s), -100);
+            tr_sb_puts(&s, f->pre.s);
+        tr_edit_add(t, f->b, f->b, tr_sb_take(&s), -100);
     }
     if (abi_header) { /* as a system header: no warnings about it */
-        sb_puts(&o, "# 1 ");
-        sb_cstring(&o, abi_path);
-        sb_puts(&o, " 3\n");
-        sb_puts(&o, abi_header);
+        tr_sb_puts(&o, "# 1 ");
+        tr_sb_cstring(&o, abi_path);
+        tr_sb_puts(&o, " 3\n");
+        tr_sb_puts(&o, abi_header);
         if (o.n && o.s[o.n - 1] != '\n')
-            sb_putc(&o, '\n');
+            tr_sb_putc(&o, '\n');
     }
     prog = o.n;
-    render(t, 0, t->len, &o);
+    tr_render(t, 0, t->len, &o);
 
-    sb_puts(&o, "\n#line 1 \"<ompdsm generated>\"\n");
+    tr_sb_puts(&o, "\n#line 1 \"<ompdsm generated>\"\n");
     if (t->nglobals)
-        sb_printf(&o, "/* the shared globals this unit defines */\n"
+        tr_sb_printf(&o, "/* the shared globals this unit defines */\n"
                       "static OMPDSM_global __ompdsm_globals[] = {\n%s};\n",
-                  t->globals_tab.s);
+                     t->globals_tab.s);
     if (t->nglobals)
-        sb_printf(&o, "/* where the user declared them */\n"
+        tr_sb_printf(&o, "/* where the user declared them */\n"
                       "static const OMPDSM_srcpos __ompdsm_global_decls[] = {\n%s};\n",
-                  t->global_decls.s);
+                     t->global_decls.s);
     if (t->init_fn.n)
-        sb_printf(&o, "/* their initial values, stored once the runtime has "
+        tr_sb_printf(&o, "/* their initial values, stored once the runtime has "
                       "allocated them */\nstatic void __ompdsm_init(void)\n{%s\n}\n",
-                  t->init_fn.s);
+                     t->init_fn.s);
     if (t->tp_init_fn.n)
-        sb_printf(&o, "#line 1 \"<ompdsm generated>\"\n"
+        tr_sb_printf(&o, "#line 1 \"<ompdsm generated>\"\n"
                       "/* the same for threadprivate variables, on each "
                       "thread the runtime starts */\n"
                       "static void __ompdsm_tp_init(void)\n{%s\n}\n",
-                  t->tp_init_fn.s);
-    sb_puts(&o, "#line 1 \"<ompdsm generated>\"\n");
+                     t->tp_init_fn.s);
+    tr_sb_puts(&o, "#line 1 \"<ompdsm generated>\"\n");
     if (t->regions.n) {
         /* in source order (they were outlined innermost first) */
-        sb_puts(&o, "static OMPDSM_region *__ompdsm_regions[] = {");
+        tr_sb_puts(&o, "static OMPDSM_region *__ompdsm_regions[] = {");
         for (i = t->regions.n - 1; i >= 0; i--)
-            sb_printf(&o, "%s&%s_desc", i < t->regions.n - 1 ? ", " : "",
-                      t->regions.v[i]);
-        sb_puts(&o, "};\n");
+            tr_sb_printf(&o, "%s&%s_desc", i < t->regions.n - 1 ? ", " : "",
+                         t->regions.v[i]);
+        tr_sb_puts(&o, "};\n");
     }
     if (t->criticals.n) {
-        sb_puts(&o, "static const char *const __ompdsm_criticals[] = {");
+        tr_sb_puts(&o, "static const char *const __ompdsm_criticals[] = {");
         for (i = 0; i < t->criticals.n; i++) {
             if (i)
-                sb_puts(&o, ", ");
-            sb_cstring(&o, t->criticals.v[i]);
+                tr_sb_puts(&o, ", ");
+            tr_sb_cstring(&o, t->criticals.v[i]);
         }
-        sb_puts(&o, "};\n");
+        tr_sb_puts(&o, "};\n");
     }
-    sb_puts(&o, "static OMPDSM_unit __ompdsm_unit = {OMPDSM_ABI_VERSION, ");
-    sb_cstring(&o, srcmap_main_file(&t->map));
-    sb_printf(&o, ",\n    %s, %d, %s,\n    %s, %d,\n    %s, %d, 0};\n",
-              t->nglobals ? "__ompdsm_globals" : "0", t->nglobals,
-              t->init_fn.n ? "__ompdsm_init" : "0",
-              t->regions.n ? "__ompdsm_regions" : "0", t->regions.n,
-              t->criticals.n ? "__ompdsm_criticals" : "0", t->criticals.n);
-    sb_puts(&o, "__attribute__((constructor)) static void __ompdsm_register(void)\n"
+    tr_sb_puts(&o, "static OMPDSM_unit __ompdsm_unit = {OMPDSM_ABI_VERSION, ");
+    tr_sb_cstring(&o, tr_srcmap_main_file(&t->map));
+    tr_sb_printf(&o, ",\n    %s, %d, %s,\n    %s, %d,\n    %s, %d, 0};\n",
+                 t->nglobals ? "__ompdsm_globals" : "0", t->nglobals,
+                 t->init_fn.n ? "__ompdsm_init" : "0",
+                 t->regions.n ? "__ompdsm_regions" : "0", t->regions.n,
+                 t->criticals.n ? "__ompdsm_criticals" : "0", t->criticals.n);
+    tr_sb_puts(&o, "__attribute__((constructor)) static void __ompdsm_register(void)\n"
                 "{\n    OMPDSM_register_unit(&__ompdsm_unit);\n");
     if (t->nglobals)
-        sb_puts(&o, "    OMPDSM_global_decls(&__ompdsm_unit, __ompdsm_global_decls);\n");
+        tr_sb_puts(&o, "    OMPDSM_global_decls(&__ompdsm_unit, __ompdsm_global_decls);\n");
     if (t->tp_init_fn.n)
-        sb_puts(&o, "    OMPDSM_thread_init(__ompdsm_tp_init);\n");
-    sb_puts(&o, "}\n");
+        tr_sb_puts(&o, "    OMPDSM_thread_init(__ompdsm_tp_init);\n");
+    tr_sb_puts(&o, "}\n");
     if (t->main_func >= 0 && t->funcs.v[t->main_func].body >= 0)
         main_thunk(t, &o);
     if (t->mark_user) {
         char *pinned = pin_generated(o.s, prog);
-        sb_free(&o);
+        tr_sb_free(&o);
         return pinned;
     }
-    return sb_take(&o);
+    return tr_sb_take(&o);
 }
 
-void emit_dump_pragmas(tu *t, sbuf *o)
+void tr_emit_dump_pragmas(tu *t, tr_sbuf *o)
 {
     int i, l;
     for (i = 0; i < t->cons.n; i++) {
@@ -219,35 +219,35 @@ void emit_dump_pragmas(tu *t, sbuf *o)
         int line, bl, el;
         if (c->combined == 2)
             continue;
-        srcmap_presumed(&t->map, c->p->begin, &file, &line, NULL);
-        sb_printf(o, "%s:%d: ", file, line);
-        pragma_format(c->p, t->text, o);
-        sb_putc(o, '\n');
+        tr_srcmap_presumed(&t->map, c->p->begin, &file, &line, NULL);
+        tr_sb_printf(o, "%s:%d: ", file, line);
+        tr_pragma_format(c->p, t->text, o);
+        tr_sb_putc(o, '\n');
         if (c->combined == 1)
             c = &t->cons.v[i + 1];
         if (c->se > c->sb) {
-            srcmap_presumed(&t->map, c->sb, NULL, &bl, NULL);
-            srcmap_presumed(&t->map, c->se - 1, NULL, &el, NULL);
-            sb_printf(o, "    block: lines %d-%d%s\n", bl, el,
-                      c->stmt < 0 ? " (a construct)" : "");
+            tr_srcmap_presumed(&t->map, c->sb, NULL, &bl, NULL);
+            tr_srcmap_presumed(&t->map, c->se - 1, NULL, &el, NULL);
+            tr_sb_printf(o, "    block: lines %d-%d%s\n", bl, el,
+                         c->stmt < 0 ? " (a construct)" : "");
         }
         if (c->parent >= 0 && t->cons.v[c->parent].combined != 1)
-            sb_printf(o, "    inside: %s at line %d\n",
-                      pragma_dir_name(t->cons.v[c->parent].dir), t->cons.v[c->parent].line);
+            tr_sb_printf(o, "    inside: %s at line %d\n",
+                         tr_pragma_dir_name(t->cons.v[c->parent].dir), t->cons.v[c->parent].line);
         for (l = 0; l < c->nloops; l++) {
             loopinfo *L = &c->loops[l];
             const char *cmp = L->cmp == '<' ? "<" : L->cmp == 'l' ? "<="
                               : L->cmp == '>' ? ">" : ">=";
-            sb_printf(o, "    loop %d: %s%s = %.*s; %s %s %.*s; step %s%.*s%s\n", l,
-                      L->declared ? "(declared) " : "", t->vars.v[L->var].name,
-                      (int)(L->lb.e - L->lb.b), t->text + L->lb.b,
-                      t->vars.v[L->var].name, cmp, (int)(L->ub.e - L->ub.b),
-                      t->text + L->ub.b, L->step_neg ? "-" : "",
-                      L->step.e > L->step.b ? (int)(L->step.e - L->step.b) : 1,
-                      L->step.e > L->step.b ? t->text + L->step.b : "1",
-                      L->is_ptr ? " (pointer)" : L->is_unsigned ? " (unsigned)" : "");
+            tr_sb_printf(o, "    loop %d: %s%s = %.*s; %s %s %.*s; step %s%.*s%s\n", l,
+                         L->declared ? "(declared) " : "", t->vars.v[L->var].name,
+                         (int)(L->lb.e - L->lb.b), t->text + L->lb.b,
+                         t->vars.v[L->var].name, cmp, (int)(L->ub.e - L->ub.b),
+                         t->text + L->ub.b, L->step_neg ? "-" : "",
+                         L->step.e > L->step.b ? (int)(L->step.e - L->step.b) : 1,
+                         L->step.e > L->step.b ? t->text + L->step.b : "1",
+                         L->is_ptr ? " (pointer)" : L->is_unsigned ? " (unsigned)" : "");
         }
         if (c->dir == DIR_SECTIONS)
-            sb_printf(o, "    sections: %d\n", c->sections.n);
+            tr_sb_printf(o, "    sections: %d\n", c->sections.n);
     }
 }

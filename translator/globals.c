@@ -33,7 +33,7 @@ static int init_refers_rewritten(const tu *t, int init)
 {
     int i;
     for (i = init; i < t->nodes.n && is_descendant(t, i, init); i++) {
-        const node *n = &t->nodes.v[i];
+        const tr_node *n = &t->nodes.v[i];
         if (n->kind == CXCursor_DeclRefExpr && n->var >= 0 &&
             t->vars.v[n->var].rewritten && !unevaluated(t, i, init))
             return 1;
@@ -50,7 +50,7 @@ static int name_used_before(const tu *t, const char *ptr, int before)
     return 0;
 }
 
-void globals_classify(tu *t)
+void tr_globals_classify(tu *t)
 {
     int i, changed;
     /* threadprivate directives */
@@ -62,8 +62,8 @@ void globals_classify(tu *t)
         for (j = 0; j < c->priv.n; j++) {
             var *v = &t->vars.v[c->priv.v[j]];
             if (v->kind != VK_GLOBAL && v->kind != VK_STATIC)
-                tu_error(t, c->p->vars[j].off, "'%s' in threadprivate must be a "
-                         "file-scope or static variable", v->name);
+                tr_tu_error(t, c->p->vars[j].off, "'%s' in threadprivate must be a "
+                            "file-scope or static variable", v->name);
             else
                 v->threadprivate = 1;
         }
@@ -94,15 +94,15 @@ void globals_classify(tu *t)
         if (!v->rewritten)
             continue;
         if (v->kind == VK_GLOBAL) {
-            v->ptr = xasprintf("__ompdsm_g_%s", v->name);
+            v->ptr = tr_xasprintf("__ompdsm_g_%s", v->name);
             continue;
         }
         /* function statics: unique per function and name */
-        base = xasprintf("__ompdsm_s_%s_%s", t->funcs.v[v->func].name, v->name);
-        v->ptr = xstrdup(base);
+        base = tr_xasprintf("__ompdsm_s_%s_%s", t->funcs.v[v->func].name, v->name);
+        v->ptr = tr_xstrdup(base);
         while (name_used_before(t, v->ptr, i)) {
             free(v->ptr);
-            v->ptr = xasprintf("%s_%d", base, n++);
+            v->ptr = tr_xasprintf("%s_%d", base, n++);
         }
         free(base);
     }
@@ -128,16 +128,16 @@ static unsigned find_back(tu *t, unsigned from, char ch, unsigned limit)
 static void rewrite_declarator(tu *t, int v, int d)
 {
     var *vv = &t->vars.v[v];
-    node *n = &t->nodes.v[d];
+    tr_node *n = &t->nodes.v[d];
     size_t len = strlen(vv->name);
-    edit_add(t, n->loc, n->loc + (unsigned)len, xasprintf("(*%s)", vv->ptr), 10);
+    tr_edit_add(t, n->loc, n->loc + (unsigned)len, tr_xasprintf("(*%s)", vv->ptr), 10);
     if (d == vv->def && vv->init >= 0) {
         unsigned ib = t->nodes.v[vv->init].b, eq = find_back(t, ib, '=', n->loc);
         if (eq == (unsigned)-1)
-            tu_error(t, ib, "internal error: cannot find '=' of the "
-                     "initializer of '%s'", vv->name);
+            tr_tu_error(t, ib, "internal error: cannot find '=' of the "
+                        "initializer of '%s'", vv->name);
         else
-            edit_add(t, eq, t->nodes.v[vv->init].e, xstrdup(""), 10);
+            tr_edit_add(t, eq, t->nodes.v[vv->init].e, tr_xstrdup(""), 10);
     }
     if (clang_getCanonicalType(vv->type).kind == CXType_ConstantArray) {
         /* `int t[] = {...}`: the pointer needs the size */
@@ -153,9 +153,10 @@ static void rewrite_declarator(tu *t, int v, int d)
             while (q < n->e && isspace((unsigned char)t->text[q]))
                 q++;
             if (t->text[q] == ']')
-                edit_add(t, p + 1, p + 1,
-                         xasprintf("%lld", clang_getArraySize(clang_getCanonicalType(vv->type))),
-                         10);
+                tr_edit_add(t, p + 1, p + 1,
+                            tr_xasprintf("%lld", clang_getArraySize(
+                                                     clang_getCanonicalType(vv->type))),
+                            10);
         }
     }
 }
@@ -166,20 +167,22 @@ static void table_and_init(tu *t, int v, const char *label)
     var *vv = &t->vars.v[v];
     const char *file;
     int line;
-    sb_printf(&t->globals_tab, "    {(void **)&%s, sizeof(*%s), __alignof__(*%s), \"%s\", %u},\n",
-              vv->ptr, vv->ptr, vv->ptr, label, ast_type_granule(vv->type));
-    srcmap_presumed(&t->map, t->nodes.v[vv->def].loc, &file, &line, NULL);
-    sb_puts(&t->global_decls, "    {");
-    sb_cstring(&t->global_decls, file);
-    sb_printf(&t->global_decls, ", %d},\n", line);
+    tr_sb_printf(&t->globals_tab,
+                 "    {(void **)&%s, sizeof(*%s), __alignof__(*%s), \"%s\", %u},\n",
+                 vv->ptr, vv->ptr, vv->ptr, label, tr_ast_type_granule(vv->type));
+    tr_srcmap_presumed(&t->map, t->nodes.v[vv->def].loc, &file, &line, NULL);
+    tr_sb_puts(&t->global_decls, "    {");
+    tr_sb_cstring(&t->global_decls, file);
+    tr_sb_printf(&t->global_decls, ", %d},\n", line);
     t->nglobals++;
     if (vv->init >= 0) {
-        char *init = render_str(t, t->nodes.v[vv->init].b, t->nodes.v[vv->init].e);
+        char *init = tr_render_str(t, t->nodes.v[vv->init].b, t->nodes.v[vv->init].e);
         int is_const = !init_refers_rewritten(t, vv->init);
-        srcmap_sync(&t->map, t->nodes.v[vv->init].b, &t->init_fn);
-        sb_printf(&t->init_fn, "{ %s__typeof__(*%s) __ompdsm_v = %s; "
-                  "__builtin_memcpy((void *)%s, &__ompdsm_v, sizeof __ompdsm_v); }\n",
-                  is_const ? "static " : "", vv->ptr, init, vv->ptr);
+        tr_srcmap_sync(&t->map, t->nodes.v[vv->init].b, &t->init_fn);
+        tr_sb_printf(&t->init_fn, "{ %s__typeof__(*%s) __ompdsm_v = %s; "
+                     "__builtin_memcpy((void *)%s, %s&__ompdsm_v, sizeof __ompdsm_v); }\n",
+                     is_const ? "static " : "", vv->ptr, init, vv->ptr,
+                     tr_ast_type_is_volatile_object(vv->type) ? "(const void *)" : "");
         free(init);
     }
 }
@@ -242,17 +245,17 @@ static int moved_decl(const tu *t, int d)
  * per declaration). */
 static void add_thread(tu *t, int d)
 {
-    node *n = &t->nodes.v[d];
+    tr_node *n = &t->nodes.v[d];
     unsigned p = n->b;
     int i;
     if (n->parent >= 0) { /* a function-static: declared in a DeclStmt */
         for (i = 0; i < t->nodes.n; i++) { /* other declarators of the group */
-            node *o = &t->nodes.v[i];
+            tr_node *o = &t->nodes.v[i];
             if (i != d && o->kind == CXCursor_VarDecl && o->b == n->b && o->var >= 0 &&
                 !t->vars.v[o->var].threadprivate) {
-                tu_error(t, o->loc, "'%s' is declared together with threadprivate "
-                         "'%s': declare it separately", t->vars.v[o->var].name,
-                         t->vars.v[n->var].name);
+                tr_tu_error(t, o->loc, "'%s' is declared together with threadprivate "
+                            "'%s': declare it separately", t->vars.v[o->var].name,
+                            t->vars.v[n->var].name);
                 return;
             }
         }
@@ -270,14 +273,14 @@ static void add_thread(tu *t, int d)
                 p++;
             if ((p - s == 6 && !strncmp(t->text + s, "static", 6)) ||
                 (p - s == 6 && !strncmp(t->text + s, "extern", 6))) {
-                edit_add(t, p, p, xstrdup(" __thread"), 10);
+                tr_edit_add(t, p, p, tr_xstrdup(" __thread"), 10);
                 return;
             }
         } else {
             p++;
         }
     }
-    edit_add(t, n->b, n->b, xstrdup("__thread "), 10);
+    tr_edit_add(t, n->b, n->b, tr_xstrdup("__thread "), 10);
 }
 
 /* After the references are rewritten: each file-scope declaration that
@@ -289,7 +292,7 @@ static void split_groups(tu *t)
     for (f = 0; f < t->nodes.n; f++) {
         int i, last = f, tp = 0, other = 0, bad = 0;
         unsigned semi;
-        sbuf o;
+        tr_sbuf o;
         if (t->nodes.v[f].kind != CXCursor_VarDecl || t->nodes.v[f].parent >= 0 ||
             group_first(t, f) != f)
             continue;
@@ -306,45 +309,45 @@ static void split_groups(tu *t)
         while (semi < t->len && t->text[semi] != ';')
             semi++;
         if (semi >= t->len) {
-            tu_error(t, t->nodes.v[f].loc, "internal error: cannot find the end "
-                     "of the declaration");
+            tr_tu_error(t, t->nodes.v[f].loc, "internal error: cannot find the end "
+                        "of the declaration");
             continue;
         }
-        sb_init(&o);
-        sb_puts(&o, ";");
+        tr_sb_init(&o);
+        tr_sb_puts(&o, ";");
         for (i = group_next(t, f); i >= 0; i = group_next(t, i)) {
-            node *n = &t->nodes.v[i];
+            tr_node *n = &t->nodes.v[i];
             var *v = n->var >= 0 ? &t->vars.v[n->var] : NULL;
             enum CX_StorageClass sc = clang_Cursor_getStorageClass(n->c);
-            char *sp = ast_type_spelling(clang_getCursorType(n->c));
+            char *sp = tr_ast_type_spelling(clang_getCursorType(n->c));
             if (!v || strstr(sp, "(unnamed") || strstr(sp, "(anonymous")) {
-                tu_error(t, n->loc, "'%s' is declared together with threadprivate "
-                         "and other variables, with a type that has no name: "
-                         "declare it separately", v ? v->name : "?");
+                tr_tu_error(t, n->loc, "'%s' is declared together with threadprivate "
+                            "and other variables, with a type that has no name: "
+                            "declare it separately", v ? v->name : "?");
                 bad = 1;
                 free(sp);
                 break;
             }
-            sb_printf(&o, " %s%s__typeof__(%s) ",
-                      sc == CX_SC_Static ? "static " : sc == CX_SC_Extern ? "extern " : "",
-                      v->threadprivate || v->tls ? "__thread " : "", sp);
+            tr_sb_printf(&o, " %s%s__typeof__(%s) ",
+                         sc == CX_SC_Static ? "static " : sc == CX_SC_Extern ? "extern " : "",
+                         v->threadprivate || v->tls ? "__thread " : "", sp);
             if (v->rewritten)
-                sb_printf(&o, "(*%s)", v->ptr);
+                tr_sb_printf(&o, "(*%s)", v->ptr);
             else
-                sb_puts(&o, v->name);
+                tr_sb_puts(&o, v->name);
             if (i == v->def && v->init >= 0 && !v->rewritten && !v->dyn_init) {
-                char *init = render_str(t, t->nodes.v[v->init].b, t->nodes.v[v->init].e);
-                sb_printf(&o, " = %s", init);
+                char *init = tr_render_str(t, t->nodes.v[v->init].b, t->nodes.v[v->init].e);
+                tr_sb_printf(&o, " = %s", init);
                 free(init);
             }
-            sb_puts(&o, ";");
+            tr_sb_puts(&o, ";");
             free(sp);
         }
         if (bad) {
-            sb_free(&o);
+            tr_sb_free(&o);
             continue;
         }
-        edit_add(t, t->nodes.v[f].e, semi + 1, sb_take(&o), 10);
+        tr_edit_add(t, t->nodes.v[f].e, semi + 1, tr_sb_take(&o), 10);
     }
 }
 
@@ -355,15 +358,15 @@ static void rewrite_static(tu *t, int v)
     int ds = vv->declstmt, ch, all = 1;
     const char *why;
     char *sp;
-    if (ast_type_is_local(vv->type, &why)) {
-        tu_error(t, t->nodes.v[vv->decls.v[0]].loc, "static variable '%s' has "
-                 "%s: it cannot be moved to the shared heap (declare the type "
-                 "at file scope)", vv->name, why);
+    if (tr_ast_type_is_local(vv->type, &why)) {
+        tr_tu_error(t, t->nodes.v[vv->decls.v[0]].loc, "static variable '%s' has "
+                    "%s: it cannot be moved to the shared heap (declare the type "
+                    "at file scope)", vv->name, why);
         return;
     }
     if (ds < 0) {
-        tu_error(t, t->nodes.v[vv->decls.v[0]].loc, "cannot move static "
-                 "variable '%s' to the shared heap", vv->name);
+        tr_tu_error(t, t->nodes.v[vv->decls.v[0]].loc, "cannot move static "
+                    "variable '%s' to the shared heap", vv->name);
         return;
     }
     for (ch = t->nodes.v[ds].first; ch >= 0; ch = t->nodes.v[ch].next)
@@ -371,15 +374,15 @@ static void rewrite_static(tu *t, int v)
             (t->nodes.v[ch].var < 0 || !t->vars.v[t->nodes.v[ch].var].rewritten))
             all = 0;
     if (!all) {
-        tu_error(t, t->nodes.v[vv->decls.v[0]].loc, "static variable '%s' is "
-                 "declared together with variables that stay private: declare "
-                 "it separately", vv->name);
+        tr_tu_error(t, t->nodes.v[vv->decls.v[0]].loc, "static variable '%s' is "
+                    "declared together with variables that stay private: declare "
+                    "it separately", vv->name);
         return;
     }
     if (t->nodes.v[ds].first == vv->decls.v[0]) /* the group once */
-        edit_add(t, t->nodes.v[ds].b, t->nodes.v[ds].e, xstrdup(""), 10);
-    sp = ast_type_spelling(vv->type);
-    sb_printf(&f->pre_decls, "static __typeof__(%s) *%s;\n", sp, vv->ptr);
+        tr_edit_add(t, t->nodes.v[ds].b, t->nodes.v[ds].e, tr_xstrdup(""), 10);
+    sp = tr_ast_type_spelling(vv->type);
+    tr_sb_printf(&f->pre_decls, "static __typeof__(%s) *%s;\n", sp, vv->ptr);
     free(sp);
 }
 
@@ -415,7 +418,7 @@ static int rewrite_lock_call(tu *t, int n, const char *name)
     unsigned a, z;
     const char *file;
     int line;
-    sbuf text, ins;
+    tr_sbuf text, ins;
     while (p >= 0 && (t->nodes.v[p].kind == CXCursor_UnexposedExpr ||
                       t->nodes.v[p].kind == CXCursor_ParenExpr) &&
            t->nodes.v[p].b == t->nodes.v[n].b)
@@ -433,28 +436,28 @@ static int rewrite_lock_call(tu *t, int n, const char *name)
     a++;
     z--;
     /* the argument's text on one line, blanks folded */
-    sb_init(&text);
+    tr_sb_init(&text);
     for (; a < z; a++) {
         unsigned char c = (unsigned char)t->text[a];
         if (isspace(c)) {
             if (text.n && text.s[text.n - 1] != ' ')
-                sb_putc(&text, ' ');
+                tr_sb_putc(&text, ' ');
         } else {
-            sb_putc(&text, (char)c);
+            tr_sb_putc(&text, (char)c);
         }
     }
     while (text.n && text.s[text.n - 1] == ' ')
         text.s[--text.n] = 0;
-    srcmap_presumed(&t->map, t->nodes.v[p].b, &file, &line, NULL);
-    sb_init(&ins);
-    sb_puts(&ins, ", ");
-    sb_cstring(&ins, file);
-    sb_printf(&ins, ", %d, ", line);
-    sb_cstring(&ins, text.s ? text.s : "");
-    sb_free(&text);
-    edit_add(t, t->nodes.v[n].b, t->nodes.v[n].e,
-             xasprintf("OMPDSM_%s_at", name + 4), 10);
-    edit_add(t, z, z, sb_take(&ins), 10);
+    tr_srcmap_presumed(&t->map, t->nodes.v[p].b, &file, &line, NULL);
+    tr_sb_init(&ins);
+    tr_sb_puts(&ins, ", ");
+    tr_sb_cstring(&ins, file);
+    tr_sb_printf(&ins, ", %d, ", line);
+    tr_sb_cstring(&ins, text.s ? text.s : "");
+    tr_sb_free(&text);
+    tr_edit_add(t, t->nodes.v[n].b, t->nodes.v[n].e,
+                tr_xasprintf("OMPDSM_%s_at", name + 4), 10);
+    tr_edit_add(t, z, z, tr_sb_take(&ins), 10);
     return 1;
 }
 
@@ -462,14 +465,14 @@ static void rewrite_functions(tu *t)
 {
     int i, k;
     for (i = 0; i < t->nodes.n; i++) {
-        node *n = &t->nodes.v[i];
+        tr_node *n = &t->nodes.v[i];
         CXCursor r;
         CXString s;
         const char *name;
         if (n->kind == CXCursor_FunctionDecl) {
             s = clang_getCursorSpelling(n->c);
             if (!strcmp(clang_getCString(s), "main") && n->parent < 0)
-                edit_add(t, n->loc, n->loc + 4, xstrdup("__ompdsm_user_main"), 10);
+                tr_edit_add(t, n->loc, n->loc + 4, tr_xstrdup("__ompdsm_user_main"), 10);
             clang_disposeString(s);
             continue;
         }
@@ -481,7 +484,7 @@ static void rewrite_functions(tu *t)
         s = clang_getCursorSpelling(r);
         name = clang_getCString(s);
         if (!strcmp(name, "main") && n->e - n->b == 4) {
-            edit_add(t, n->b, n->e, xstrdup("__ompdsm_user_main"), 10);
+            tr_edit_add(t, n->b, n->e, tr_xstrdup("__ompdsm_user_main"), 10);
         } else if ((!strcmp(name, "omp_set_lock") ||
                     !strcmp(name, "omp_set_nest_lock")) &&
                    n->e - n->b == strlen(name) && !user_defines(t, name)) {
@@ -492,7 +495,7 @@ static void rewrite_functions(tu *t)
                     break;
             if (routed[k] && !user_defines(t, name) &&
                 clang_Cursor_getStorageClass(r) != CX_SC_Static)
-                edit_add(t, n->b, n->e, xasprintf("OMPDSM_%s", name), 10);
+                tr_edit_add(t, n->b, n->e, tr_xasprintf("OMPDSM_%s", name), 10);
         }
         clang_disposeString(s);
     }
@@ -500,8 +503,8 @@ static void rewrite_functions(tu *t)
         fninfo *f = &t->funcs.v[t->main_func];
         CXType rt = clang_getResultType(clang_getCursorType(t->nodes.v[f->node].c));
         if (f->body >= 0 && rt.kind != CXType_Void)
-            edit_add(t, t->nodes.v[f->body].e - 1, t->nodes.v[f->body].e - 1,
-                     xstrdup(" return 0; "), 20);
+            tr_edit_add(t, t->nodes.v[f->body].e - 1, t->nodes.v[f->body].e - 1,
+                        tr_xstrdup(" return 0; "), 20);
     }
 }
 
@@ -511,21 +514,23 @@ static void rewrite_functions(tu *t)
 
 static char *local_alloc_stmt(const var *v)
 {
-    return xasprintf(" __typeof__(__ompdsm_i_%s) *__ompdsm_l_%s "
-                     "__attribute__((cleanup(OMPDSM_local_free))) = "
-                     "OMPDSM_local_alloc(sizeof(__ompdsm_i_%s), "
-                     "__alignof__(__ompdsm_i_%s), %s%s);",
-                     v->name, v->name, v->name, v->name,
-                     v->init >= 0 ? "&__ompdsm_i_" : "0",
-                     v->init >= 0 ? v->name : "");
+    return tr_xasprintf(" __typeof__(__ompdsm_i_%s) *__ompdsm_l_%s "
+                        "__attribute__((cleanup(OMPDSM_local_free))) = "
+                        "OMPDSM_local_alloc(sizeof(__ompdsm_i_%s), "
+                        "__alignof__(__ompdsm_i_%s), %s%s%s);",
+                        v->name, v->name, v->name, v->name,
+                        v->init >= 0 && tr_ast_type_is_volatile_object(v->type)
+                         ? "(const void *)" : "",
+                        v->init >= 0 ? "&__ompdsm_i_" : "0",
+                        v->init >= 0 ? v->name : "");
 }
 
 /* Ends a declaration of the split statement: `;`, and a promoted local's
  * heap copy. */
-static void end_local_decl(sbuf *o, const var *v)
+static void end_local_decl(tr_sbuf *o, const var *v)
 {
     char *a = v->promoted ? local_alloc_stmt(v) : NULL;
-    sb_printf(o, ";%s", a ? a : "");
+    tr_sb_printf(o, ";%s", a ? a : "");
     free(a);
 }
 
@@ -543,7 +548,7 @@ static void mark_split_locals(tu *t)
     int ds, r;
     for (ds = 0; ds < t->nodes.n; ds++) {
         int d, last = -1, split = 0, bad = 0;
-        node *s = &t->nodes.v[ds];
+        tr_node *s = &t->nodes.v[ds];
         if (s->kind != CXCursor_DeclStmt)
             continue;
         for (d = s->first; d >= 0; d = t->nodes.v[d].next) {
@@ -570,17 +575,17 @@ static void mark_split_locals(tu *t)
         for (d = s->first; d >= 0; d = t->nodes.v[d].next)
             if (t->nodes.v[d].kind == CXCursor_VarDecl && t->nodes.v[d].var >= 0 &&
                 t->vars.v[t->nodes.v[d].var].promoted &&
-                ast_var_vm(t, t->nodes.v[d].var) == VM_ARRAY)
+                tr_ast_var_vm(t, t->nodes.v[d].var) == VM_ARRAY)
                 bad = 1;
         if (bad) {
-            tu_error(t, t->nodes.v[s->first].loc, "a parallel region needs a "
-                     "variable of this declaration in shared memory, and later "
-                     "declarators of the declaration use it, in a form ompcc "
-                     "cannot split: declare the shared one separately");
+            tr_tu_error(t, t->nodes.v[s->first].loc, "a parallel region needs a "
+                        "variable of this declaration in shared memory, and later "
+                        "declarators of the declaration use it, in a form ompcc "
+                        "cannot split: declare the shared one separately");
             continue;
         }
         for (d = s->first; d >= 0; d = t->nodes.v[d].next) {
-            node *n = &t->nodes.v[d];
+            tr_node *n = &t->nodes.v[d];
             if (n->kind == CXCursor_VarDecl && t->vars.v[n->var].promoted)
                 t->vars.v[n->var].split_e = n->e;
         }
@@ -603,10 +608,10 @@ static void split_local_decls(tu *t)
         if (!split)
             continue;
         int first = -1;
-        sbuf o;
-        sb_init(&o);
+        tr_sbuf o;
+        tr_sb_init(&o);
         for (d = t->nodes.v[ds].first, k = 0; d >= 0; d = t->nodes.v[d].next) {
-            node *n = &t->nodes.v[d];
+            tr_node *n = &t->nodes.v[d];
             var *v;
             if (n->kind != CXCursor_VarDecl)
                 continue;
@@ -616,22 +621,22 @@ static void split_local_decls(tu *t)
                 end_local_decl(&o, v); /* (promote_locals renames it) */
                 continue;
             }
-            char *sp = ast_type_spelling(clang_getCursorType(n->c));
+            char *sp = tr_ast_type_spelling(clang_getCursorType(n->c));
             if (strstr(sp, "(unnamed") || strstr(sp, "(anonymous")) {
-                tu_error(t, n->loc, "'%s' is declared together with a variable "
-                         "that a parallel region needs in shared memory, with a "
-                         "type that has no name: declare it separately", v->name);
+                tr_tu_error(t, n->loc, "'%s' is declared together with a variable "
+                            "that a parallel region needs in shared memory, with a "
+                            "type that has no name: declare it separately", v->name);
                 free(sp);
                 bad = 1;
                 break;
             }
-            sb_printf(&o, " __typeof__(%s) %s%s%s", sp, v->promoted ? "__ompdsm_i_" : "",
-                      v->name, v->nrefs && !v->used_base && !v->promoted
+            tr_sb_printf(&o, " __typeof__(%s) %s%s%s", sp, v->promoted ? "__ompdsm_i_" : "",
+                         v->name, v->nrefs && !v->used_base && !v->promoted
                                    ? " __attribute__((unused))" : "");
             free(sp);
             if (v->init >= 0) {
-                char *init = render_str(t, t->nodes.v[v->init].b, t->nodes.v[v->init].e);
-                sb_printf(&o, " = %s", init);
+                char *init = tr_render_str(t, t->nodes.v[v->init].b, t->nodes.v[v->init].e);
+                tr_sb_printf(&o, " = %s", init);
                 free(init);
             }
             end_local_decl(&o, v);
@@ -640,12 +645,12 @@ static void split_local_decls(tu *t)
         while (semi < t->len && t->text[semi] != ';')
             semi++;
         if (bad || semi >= t->len) {
-            sb_free(&o);
+            tr_sb_free(&o);
             continue;
         }
         /* (the text ends with its last declaration's ';': the statement's
          * own ';' goes) */
-        edit_add(t, t->nodes.v[first].e, semi + 1, sb_take(&o), 10);
+        tr_edit_add(t, t->nodes.v[first].e, semi + 1, tr_sb_take(&o), 10);
     }
 }
 
@@ -656,41 +661,44 @@ static void promote_locals(tu *t)
         var *v = &t->vars.v[i];
         if (!v->promoted)
             continue;
-        if (v->kind == VK_LOCAL && ast_var_vm(t, i) == VM_ARRAY) {
+        if (v->kind == VK_LOCAL && tr_ast_var_vm(t, i) == VM_ARRAY) {
             /* the size is known when the declaration runs: the declarator
              * becomes the pointer, allocated right after the declaration */
-            node *d = &t->nodes.v[v->decls.v[0]];
-            node *ds = &t->nodes.v[v->declstmt];
-            edit_add(t, d->loc, d->loc + (unsigned)strlen(v->name),
-                     xasprintf("(*__ompdsm_l_%s)", v->name), 10);
-            edit_add(t, d->e, d->e,
-                     xstrdup(" __attribute__((cleanup(OMPDSM_local_free))) = 0"), 10);
-            edit_add(t, ds->e, ds->e,
-                     xasprintf(" __ompdsm_l_%s = OMPDSM_local_alloc(sizeof(*__ompdsm_l_%s), "
-                               "__alignof__(*__ompdsm_l_%s), 0);",
-                               v->name, v->name, v->name),
-                     10);
+            tr_node *d = &t->nodes.v[v->decls.v[0]];
+            tr_node *ds = &t->nodes.v[v->declstmt];
+            tr_edit_add(t, d->loc, d->loc + (unsigned)strlen(v->name),
+                        tr_xasprintf("(*__ompdsm_l_%s)", v->name), 10);
+            tr_edit_add(t, d->e, d->e,
+                        tr_xstrdup(" __attribute__((cleanup(OMPDSM_local_free))) = 0"), 10);
+            tr_edit_add(t, ds->e, ds->e,
+                        tr_xasprintf(" __ompdsm_l_%s = OMPDSM_local_alloc(sizeof(*__ompdsm_l_%s), "
+                                     "__alignof__(*__ompdsm_l_%s), 0);",
+                                     v->name, v->name, v->name),
+                        10);
         } else if (v->kind == VK_LOCAL) {
-            node *d = &t->nodes.v[v->decls.v[0]];
-            node *ds = &t->nodes.v[v->declstmt];
-            edit_add(t, d->loc, d->loc + (unsigned)strlen(v->name),
-                     xasprintf("__ompdsm_i_%s", v->name), 10);
+            tr_node *d = &t->nodes.v[v->decls.v[0]];
+            tr_node *ds = &t->nodes.v[v->declstmt];
+            tr_edit_add(t, d->loc, d->loc + (unsigned)strlen(v->name),
+                        tr_xasprintf("__ompdsm_i_%s", v->name), 10);
             if (!v->split_e) /* (split_local_decls made its copy) */
-                edit_add(t, ds->e, ds->e, local_alloc_stmt(v), 10);
+                tr_edit_add(t, ds->e, ds->e, local_alloc_stmt(v), 10);
         } else if (v->kind == VK_PARAM) {
             fninfo *f = &t->funcs.v[v->func];
             unsigned at = t->nodes.v[f->body].b + 1;
             /* (a parameter of variably modified type: its own, adjusted,
              * type, whose bounds are the ones the function received) */
-            char *ty = ast_var_vm(t, i) != VM_NONE ? xasprintf("__typeof__(%s)", v->name)
-                                                    : ast_var_type_name(t, i, 0);
-            edit_add(t, at, at,
-                     xasprintf(" __typeof__(%s) *__ompdsm_l_%s "
-                               "__attribute__((cleanup(OMPDSM_local_free))) = "
-                               "OMPDSM_local_alloc(sizeof(%s), __alignof__(%s), "
-                               "&%s);",
-                               ty, v->name, ty, ty, v->name),
-                     5);
+            char *ty = tr_ast_var_vm(t, i) != VM_NONE ? tr_xasprintf("__typeof__(%s)", v->name)
+                                                    : tr_ast_var_type_name(t, i, 0);
+            tr_edit_add(t, at, at,
+                        tr_xasprintf(" __typeof__(%s) *__ompdsm_l_%s "
+                                     "__attribute__((cleanup(OMPDSM_local_free))) = "
+                                     "OMPDSM_local_alloc(sizeof(%s), __alignof__(%s), "
+                                     "%s&%s);",
+                                     ty, v->name, ty, ty,
+                                     tr_ast_type_is_volatile_object(v->type)
+                                         ? "(const void *)" : "",
+                                     v->name),
+                        5);
             free(ty);
         }
     }
@@ -704,15 +712,15 @@ static void rewrite_refs(tu *t)
         char *name;
         if (r->b == r->e)
             continue;
-        name = sharing_name(t, r->var, r->start, r->b);
+        name = tr_sharing_name(t, r->var, r->start, r->b);
         if (!name) {
-            tu_error(t, r->b, "internal error: no name for '%s' here",
-                     t->vars.v[r->var].name);
+            tr_tu_error(t, r->b, "internal error: no name for '%s' here",
+                        t->vars.v[r->var].name);
             continue;
         }
-        name = rewrite_volatile(t, r, name);
+        name = tr_rewrite_volatile(t, r, name);
         if (strlen(name) != r->e - r->b || strncmp(name, t->text + r->b, r->e - r->b))
-            edit_add(t, r->b, r->e, name, 10);
+            tr_edit_add(t, r->b, r->e, name, 10);
         else
             free(name);
     }
@@ -723,17 +731,17 @@ static void rewrite_refs(tu *t)
 static void mark_unused(tu *t, int v)
 {
     var *vv = &t->vars.v[v];
-    node *d = &t->nodes.v[vv->decls.v[0]];
+    tr_node *d = &t->nodes.v[vv->decls.v[0]];
     unsigned at = d->e;
     if (vv->init >= 0) {
         at = find_back(t, t->nodes.v[vv->init].b, '=', d->loc);
         if (at == (unsigned)-1)
             return;
     }
-    edit_add(t, at, at, xstrdup(" __attribute__((unused))"), 10);
+    tr_edit_add(t, at, at, tr_xstrdup(" __attribute__((unused))"), 10);
 }
 
-void globals_rewrite(tu *t)
+void tr_globals_rewrite(tu *t)
 {
     int i, k;
     for (i = 0; i < t->vars.n; i++) {
@@ -750,11 +758,11 @@ void globals_rewrite(tu *t)
             unsigned ib = t->nodes.v[v->init].b;
             unsigned eq = find_back(t, ib, '=', t->nodes.v[v->def].loc);
             if (v->kind != VK_GLOBAL || eq == (unsigned)-1)
-                tu_error(t, ib, "threadprivate variable '%s' needs the address "
-                         "of a shared variable: only file-scope variables can "
-                         "be initialised this way", v->name);
+                tr_tu_error(t, ib, "threadprivate variable '%s' needs the address "
+                            "of a shared variable: only file-scope variables can "
+                            "be initialised this way", v->name);
             else
-                edit_add(t, eq, t->nodes.v[v->init].e, xstrdup(""), 10);
+                tr_edit_add(t, eq, t->nodes.v[v->init].e, tr_xstrdup(""), 10);
             v->dyn_init = 1;
         }
         if (!v->rewritten)
@@ -777,22 +785,22 @@ void globals_rewrite(tu *t)
 
 /* After every reference is rewritten: the table of shared globals and the
  * initial values. */
-void globals_tables(tu *t)
+void tr_globals_tables(tu *t)
 {
     int i;
     for (i = 0; i < t->vars.n; i++) {
         var *v = &t->vars.v[i];
         if (v->dyn_init) { /* on each node's initial thread */
-            char *init = render_str(t, t->nodes.v[v->init].b, t->nodes.v[v->init].e);
-            srcmap_sync(&t->map, t->nodes.v[v->init].b, &t->init_fn);
-            sb_printf(&t->init_fn, "{ __typeof__(%s) __ompdsm_v = %s; "
-                      "__builtin_memcpy(&%s, &__ompdsm_v, sizeof __ompdsm_v); }\n",
-                      v->name, init, v->name);
+            char *init = tr_render_str(t, t->nodes.v[v->init].b, t->nodes.v[v->init].e);
+            tr_srcmap_sync(&t->map, t->nodes.v[v->init].b, &t->init_fn);
+            tr_sb_printf(&t->init_fn, "{ __typeof__(%s) __ompdsm_v = %s; "
+                         "__builtin_memcpy(&%s, &__ompdsm_v, sizeof __ompdsm_v); }\n",
+                         v->name, init, v->name);
             /* and on every other thread of the node (hybrid nodes) */
-            srcmap_sync(&t->map, t->nodes.v[v->init].b, &t->tp_init_fn);
-            sb_printf(&t->tp_init_fn, "{ __typeof__(%s) __ompdsm_v = %s; "
-                      "__builtin_memcpy(&%s, &__ompdsm_v, sizeof __ompdsm_v); }\n",
-                      v->name, init, v->name);
+            tr_srcmap_sync(&t->map, t->nodes.v[v->init].b, &t->tp_init_fn);
+            tr_sb_printf(&t->tp_init_fn, "{ __typeof__(%s) __ompdsm_v = %s; "
+                         "__builtin_memcpy(&%s, &__ompdsm_v, sizeof __ompdsm_v); }\n",
+                         v->name, init, v->name);
             free(init);
         }
         if (!v->rewritten || v->def < 0)
@@ -800,7 +808,7 @@ void globals_tables(tu *t)
         if (v->kind == VK_GLOBAL) {
             table_and_init(t, i, v->name);
         } else if (v->kind == VK_STATIC) {
-            char *label = xasprintf("%s.%s", t->funcs.v[v->func].name, v->name);
+            char *label = tr_xasprintf("%s.%s", t->funcs.v[v->func].name, v->name);
             table_and_init(t, i, label);
             free(label);
         }

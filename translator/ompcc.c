@@ -5,5 +5,5 @@
 
 int main(int argc, char **argv)
 {
-    return driver_main(argc, argv);
+    return tr_driver_main(argc, argv);
 }

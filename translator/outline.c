@@ -16,19 +16,19 @@ static char *file_type_q(tu *t, int v, unsigned off, int unqual)
     const char *why;
     char *sp, *r;
     if (vv->rewritten)
-        return xasprintf("__typeof__(*%s)", vv->ptr);
+        return tr_xasprintf("__typeof__(*%s)", vv->ptr);
     if ((vv->kind == VK_GLOBAL || vv->kind == VK_SYSTEM) && vv->decls.n &&
         t->nodes.v[vv->decls.v[0]].func < 0)
-        return xasprintf("__typeof__(%s)", vv->name);
+        return tr_xasprintf("__typeof__(%s)", vv->name);
     if (vv->kind == VK_SYSTEM)
-        return xasprintf("__typeof__(%s)", vv->name);
-    if (ast_var_type_is_local(t, v, &why)) {
-        tu_error(t, off, "variable '%s' has %s: a parallel region cannot use it "
-                 "(declare the type at file scope)", vv->name, why);
-        return xstrdup("int");
+        return tr_xasprintf("__typeof__(%s)", vv->name);
+    if (tr_ast_var_type_is_local(t, v, &why)) {
+        tr_tu_error(t, off, "variable '%s' has %s: a parallel region cannot use it "
+                    "(declare the type at file scope)", vv->name, why);
+        return tr_xstrdup("int");
     }
-    sp = ast_var_type_name(t, v, unqual);
-    r = xasprintf("__typeof__(%s)", sp);
+    sp = tr_ast_var_type_name(t, v, unqual);
+    r = tr_xasprintf("__typeof__(%s)", sp);
     free(sp);
     return r;
 }
@@ -54,7 +54,7 @@ typedef struct members {
 
 static char *member_name(members *m, const char *name)
 {
-    char *r = xstrdup(name);
+    char *r = tr_xstrdup(name);
     int i, n = 2, clash;
     do {
         clash = 0;
@@ -63,7 +63,7 @@ static char *member_name(members *m, const char *name)
                 clash = 1;
         if (clash) {
             free(r);
-            r = xasprintf("%s_%d", name, n++);
+            r = tr_xasprintf("%s_%d", name, n++);
         }
     } while (clash);
     VEC_PUSH(m->names, r);
@@ -73,34 +73,34 @@ static char *member_name(members *m, const char *name)
 static char *outer(tu *t, int k, int v)
 {
     construct *c = &t->cons.v[k];
-    char *n = sharing_name(t, v, c->parent, c->b);
+    char *n = tr_sharing_name(t, v, c->parent, c->b);
     if (!n) {
-        tu_error(t, c->p->dir_off, "internal error: '%s' is not available "
-                 "where the region starts", t->vars.v[v].name);
-        n = xstrdup(t->vars.v[v].name);
+        tr_tu_error(t, c->p->dir_off, "internal error: '%s' is not available "
+                    "where the region starts", t->vars.v[v].name);
+        n = tr_xstrdup(t->vars.v[v].name);
     }
     return n;
 }
 
 /* Block-scope declarations of functions and extern variables of the
  * enclosing function, which the outlined function must see too. */
-static void replicate_decls(tu *t, int k, sbuf *o)
+static void replicate_decls(tu *t, int k, tr_sbuf *o)
 {
     construct *c = &t->cons.v[k];
     int i;
     for (i = t->funcs.v[c->func].node; i < t->nodes.n; i++) {
-        node *n = &t->nodes.v[i];
+        tr_node *n = &t->nodes.v[i];
         int ch, ok = 1;
         if (n->b >= c->b)
             break;
         if (n->func != c->func || n->kind != CXCursor_DeclStmt)
             continue;
         for (ch = n->first; ch >= 0; ch = t->nodes.v[ch].next) {
-            node *d = &t->nodes.v[ch];
+            tr_node *d = &t->nodes.v[ch];
             const char *why;
             /* (a declaration naming types of the function cannot move) */
             if (d->kind == CXCursor_FunctionDecl &&
-                !ast_type_is_local(clang_getCursorType(d->c), &why))
+                !tr_ast_type_is_local(clang_getCursorType(d->c), &why))
                 continue;
             if (d->kind == CXCursor_VarDecl && d->var >= 0 &&
                 t->vars.v[d->var].kind == VK_GLOBAL)
@@ -108,10 +108,10 @@ static void replicate_decls(tu *t, int k, sbuf *o)
             ok = 0;
         }
         if (ok && n->first >= 0) {
-            char *txt = render_str(t, n->b, n->e);
-            srcmap_sync(&t->map, n->b, o);
-            sb_puts(o, txt);
-            sb_putc(o, '\n');
+            char *txt = tr_render_str(t, n->b, n->e);
+            tr_srcmap_sync(&t->map, n->b, o);
+            tr_sb_puts(o, txt);
+            tr_sb_putc(o, '\n');
             free(txt);
         }
     }
@@ -129,7 +129,7 @@ static void replicate_decls(tu *t, int k, sbuf *o)
 
 typedef struct ltypes {
     int needed;           /* some variable of the region has a local type */
-    sbuf text;            /* the re-declarations */
+    tr_sbuf text;            /* the re-declarations */
     VEC(unsigned) anon_at;   /* offsets of unnamed struct/union/enum decls */
     VEC(char *) anon_name;   /* their typedef names */
 } ltypes;
@@ -137,7 +137,7 @@ typedef struct ltypes {
 static int local_type(tu *t, int v)
 {
     const char *why;
-    return ast_var_type_is_local(t, v, &why) && strcmp(why, "a variable-length array");
+    return tr_ast_var_type_is_local(t, v, &why) && strcmp(why, "a variable-length array");
 }
 
 /* Is node n inside the block (compound statement) that contains off? */
@@ -158,7 +158,7 @@ static int is_type_decl(enum CXCursorKind k)
 static int vm_typedef(tu *t, int n)
 {
     return t->nodes.v[n].kind == CXCursor_TypedefDecl &&
-           ast_type_is_vm(clang_getTypedefDeclUnderlyingType(t->nodes.v[n].c));
+           tr_ast_type_is_vm(clang_getTypedefDeclUnderlyingType(t->nodes.v[n].c));
 }
 
 static void replicate_types(tu *t, int k, ltypes *L)
@@ -166,7 +166,7 @@ static void replicate_types(tu *t, int k, ltypes *L)
     construct *c = &t->cons.v[k];
     int i, nanon = 0;
     for (i = t->funcs.v[c->func].node; i < t->nodes.n; i++) {
-        node *n = &t->nodes.v[i];
+        tr_node *n = &t->nodes.v[i];
         int ch, only_types = 1;
         if (n->b >= c->b)
             break;
@@ -178,28 +178,28 @@ static void replicate_types(tu *t, int k, ltypes *L)
         if (n->first < 0)
             continue;
         if (only_types) {
-            char *txt = render_str(t, n->b, n->e);
-            srcmap_sync(&t->map, n->b, &L->text);
-            sb_puts(&L->text, txt);
-            sb_putc(&L->text, '\n');
+            char *txt = tr_render_str(t, n->b, n->e);
+            tr_srcmap_sync(&t->map, n->b, &L->text);
+            tr_sb_puts(&L->text, txt);
+            tr_sb_putc(&L->text, '\n');
             free(txt);
             continue;
         }
         for (ch = n->first; ch >= 0; ch = t->nodes.v[ch].next) {
-            node *d = &t->nodes.v[ch];
+            tr_node *d = &t->nodes.v[ch];
             char *txt;
             if (!is_type_decl(d->kind) || d->kind == CXCursor_TypedefDecl ||
                 !clang_isCursorDefinition(d->c))
                 continue;
-            txt = render_str(t, d->b, d->e);
-            srcmap_sync(&t->map, d->b, &L->text);
+            txt = tr_render_str(t, d->b, d->e);
+            tr_srcmap_sync(&t->map, d->b, &L->text);
             if (clang_Cursor_isAnonymous(d->c)) {
-                char *name = xasprintf("__ompdsm_T%d", ++nanon);
-                sb_printf(&L->text, "typedef %s %s;\n", txt, name);
+                char *name = tr_xasprintf("__ompdsm_T%d", ++nanon);
+                tr_sb_printf(&L->text, "typedef %s %s;\n", txt, name);
                 VEC_PUSH(L->anon_at, d->b);
                 VEC_PUSH(L->anon_name, name);
             } else {
-                sb_printf(&L->text, "%s;\n", txt);
+                tr_sb_printf(&L->text, "%s;\n", txt);
             }
             free(txt);
         }
@@ -219,34 +219,34 @@ static char *lt_name(tu *t, ltypes *L, CXType ty)
         CXCursor d = clang_getTypeDeclaration(named);
         int i;
         if (named.kind == CXType_Typedef)
-            return ast_type_spelling(ty);
+            return tr_ast_type_spelling(ty);
         if (!clang_Cursor_isNull(d) && clang_Cursor_isAnonymous(d)) {
             unsigned off;
             clang_getSpellingLocation(clang_getRangeStart(clang_getCursorExtent(d)),
                                       NULL, NULL, NULL, &off);
             for (i = 0; i < L->anon_at.n; i++)
                 if (L->anon_at.v[i] == off)
-                    return xasprintf("%s%s", cq, L->anon_name.v[i]);
+                    return tr_xasprintf("%s%s", cq, L->anon_name.v[i]);
         }
-        return ast_type_spelling(ty);
+        return tr_ast_type_spelling(ty);
     }
     case CXType_Pointer:
         in = lt_name(t, L, clang_getPointeeType(ty));
-        r = xasprintf("__typeof__(%s) *%s", in, *cq ? " const" : "");
+        r = tr_xasprintf("__typeof__(%s) *%s", in, *cq ? " const" : "");
         free(in);
         return r;
     case CXType_ConstantArray:
         in = lt_name(t, L, clang_getArrayElementType(ty));
-        r = xasprintf("__typeof__(%s)[%lld]", in, clang_getArraySize(ty));
+        r = tr_xasprintf("__typeof__(%s)[%lld]", in, clang_getArraySize(ty));
         free(in);
         return r;
     case CXType_IncompleteArray:
         in = lt_name(t, L, clang_getArrayElementType(ty));
-        r = xasprintf("__typeof__(%s)[]", in);
+        r = tr_xasprintf("__typeof__(%s)[]", in);
         free(in);
         return r;
     default:
-        return ast_type_spelling(ty);
+        return tr_ast_type_spelling(ty);
     }
 }
 
@@ -258,10 +258,10 @@ static char *in_type(tu *t, ltypes *L, int v)
     if (vv->decay == 1) {
         CXType ty = clang_getCanonicalType(vv->type);
         n = lt_name(t, L, clang_getArrayElementType(ty));
-        r = xasprintf("__typeof__(__typeof__(%s) *)", n);
+        r = tr_xasprintf("__typeof__(__typeof__(%s) *)", n);
     } else {
         n = lt_name(t, L, vv->type);
-        r = xasprintf("__typeof__(%s)", n);
+        r = tr_xasprintf("__typeof__(%s)", n);
     }
     free(n);
     return r;
@@ -273,8 +273,8 @@ static char *bytes_member(tu *t, int v, const char *m)
     var *vv = &t->vars.v[v];
     long long size = vv->decay ? (long long)sizeof(void *) : clang_Type_getSizeOf(vv->type);
     long long al = vv->decay ? (long long)sizeof(void *) : clang_Type_getAlignOf(vv->type);
-    return xasprintf("unsigned char %s[%lld] __attribute__((aligned(%lld)))",
-                     m, size > 0 ? size : 1, al > 0 ? al : 1);
+    return tr_xasprintf("unsigned char %s[%lld] __attribute__((aligned(%lld)))",
+                        m, size > 0 ? size : 1, al > 0 ? al : 1);
 }
 
 /* ------------------------------------------------------------------------
@@ -307,7 +307,7 @@ static int wrapped(const char *e)
 
 static char *cat_free(char *a, char *b)
 {
-    char *r = xasprintf("%s%s", a, b);
+    char *r = tr_xasprintf("%s%s", a, b);
     free(a);
     free(b);
     return r;
@@ -318,32 +318,32 @@ static char *cat_free(char *a, char *b)
  * members (listed in mem, computed in fill from `o`, the variable's name
  * where the region starts).  NULL after an error. */
 static char *vm_decl(tu *t, int k, int v, const char *name, const char *o,
-                     members *mn, sbuf *mem, sbuf *fill)
+                     members *mn, tr_sbuf *mem, tr_sbuf *fill)
 {
     var *vv = &t->vars.v[v];
     unsigned off = t->cons.v[k].p->dir_off;
-    CXType ty = ast_type_desugar(vv->type);
-    char *decl = xstrdup(name), *sp, *r;
+    CXType ty = tr_ast_type_desugar(vv->type);
+    char *decl = tr_xstrdup(name), *sp, *r;
     char *e = strspn(o, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
-                      strlen(o) || wrapped(o) ? xstrdup(o) : xasprintf("(%s)", o);
+                      strlen(o) || wrapped(o) ? tr_xstrdup(o) : tr_xasprintf("(%s)", o);
     int nb = 0, cconst = 0, cvol = 0;
     const char *why;
     if (vv->decay == 1 && (ty.kind == CXType_ConstantArray || ty.kind == CXType_IncompleteArray ||
                            ty.kind == CXType_VariableArray)) {
         /* T a[][n] (or a[m][n]) is T (*a)[n] */
         ty = clang_getArrayElementType(ty);
-        decl = cat_free(xstrdup("*"), decl);
-        e = cat_free(xstrdup("(*"), cat_free(e, xstrdup(")")));
+        decl = cat_free(tr_xstrdup("*"), decl);
+        e = cat_free(tr_xstrdup("(*"), cat_free(e, tr_xstrdup(")")));
     }
     for (;;) {
         CXType asis = ty; /* (the sugar may hold the qualifiers) */
         int qc = clang_isConstQualifiedType(ty), qv = clang_isVolatileQualifiedType(ty);
         int qr = clang_isRestrictQualifiedType(ty);
-        ty = ast_type_desugar(ty);
+        ty = tr_ast_type_desugar(ty);
         qc |= clang_isConstQualifiedType(ty);
         qv |= clang_isVolatileQualifiedType(ty);
         qr |= clang_isRestrictQualifiedType(ty);
-        if (!ast_type_is_vm(ty)) {
+        if (!tr_ast_type_is_vm(ty)) {
             ty = asis;
             if (qc)
                 cconst = 0; /* already in the spelling */
@@ -352,9 +352,9 @@ static char *vm_decl(tu *t, int k, int v, const char *name, const char *o,
             break;
         }
         if (ty.kind == CXType_Pointer) {
-            decl = cat_free(xasprintf("*%s%s%s", qc ? "const " : "", qv ? "volatile " : "",
-                                      qr ? "restrict " : ""), decl);
-            e = cat_free(xstrdup("(*"), cat_free(e, xstrdup(")")));
+            decl = cat_free(tr_xasprintf("*%s%s%s", qc ? "const " : "", qv ? "volatile " : "",
+                                         qr ? "restrict " : ""), decl);
+            e = cat_free(tr_xstrdup("(*"), cat_free(e, tr_xstrdup(")")));
             ty = clang_getPointeeType(ty);
             continue;
         }
@@ -364,21 +364,21 @@ static char *vm_decl(tu *t, int k, int v, const char *name, const char *o,
             cconst |= qc;
             cvol |= qv;
             if (decl[0] == '*')
-                decl = cat_free(xstrdup("("), cat_free(decl, xstrdup(")")));
+                decl = cat_free(tr_xstrdup("("), cat_free(decl, tr_xstrdup(")")));
             if (ty.kind == CXType_ConstantArray) {
-                decl = cat_free(decl, xasprintf("[%lld]", clang_getArraySize(ty)));
+                decl = cat_free(decl, tr_xasprintf("[%lld]", clang_getArraySize(ty)));
             } else if (ty.kind == CXType_IncompleteArray) {
-                decl = cat_free(decl, xstrdup("[]"));
+                decl = cat_free(decl, tr_xstrdup("[]"));
             } else {
-                char *bn = xasprintf("%s_b%d", vv->name, nb++);
+                char *bn = tr_xasprintf("%s_b%d", vv->name, nb++);
                 char *m = member_name(mn, bn);
-                sb_printf(mem, "    unsigned long %s; /* a bound of %s */\n", m, vv->name);
-                sb_printf(fill, "  __ompdsm_fr.%s = sizeof%s%s%s / sizeof(%s[0]);\n", m,
-                          wrapped(e) ? "" : "(", e, wrapped(e) ? "" : ")", e);
-                decl = cat_free(decl, xasprintf("[__ompdsm_f->%s]", m));
+                tr_sb_printf(mem, "    unsigned long %s; /* a bound of %s */\n", m, vv->name);
+                tr_sb_printf(fill, "  __ompdsm_fr.%s = sizeof%s%s%s / sizeof(%s[0]);\n", m,
+                             wrapped(e) ? "" : "(", e, wrapped(e) ? "" : ")", e);
+                decl = cat_free(decl, tr_xasprintf("[__ompdsm_f->%s]", m));
                 free(bn);
             }
-            e = cat_free(e, xstrdup("[0]"));
+            e = cat_free(e, tr_xstrdup("[0]"));
             ty = clang_getArrayElementType(ty);
             continue;
         }
@@ -389,23 +389,23 @@ static char *vm_decl(tu *t, int k, int v, const char *name, const char *o,
             ty = clang_getTypedefDeclUnderlyingType(clang_getTypeDeclaration(ty));
             continue;
         }
-        tu_error(t, off, "variable '%s' has a variably modified type that a "
-                 "parallel region cannot use", vv->name);
+        tr_tu_error(t, off, "variable '%s' has a variably modified type that a "
+                    "parallel region cannot use", vv->name);
         free(decl);
         free(e);
         return NULL;
     }
     free(e);
-    if (ast_type_is_local(ty, &why)) {
-        tu_error(t, off, "variable '%s' is a variable-length array of %s: a "
-                 "parallel region cannot use it (declare the type at file scope)",
-                 vv->name, why);
+    if (tr_ast_type_is_local(ty, &why)) {
+        tr_tu_error(t, off, "variable '%s' is a variable-length array of %s: a "
+                    "parallel region cannot use it (declare the type at file scope)",
+                    vv->name, why);
         free(decl);
         return NULL;
     }
-    sp = ast_type_spelling(ty);
-    r = xasprintf("%s%s__typeof__(%s) %s", cconst ? "const " : "", cvol ? "volatile " : "",
-                  sp, decl);
+    sp = tr_ast_type_spelling(ty);
+    r = tr_xasprintf("%s%s__typeof__(%s) %s", cconst ? "const " : "", cvol ? "volatile " : "",
+                     sp, decl);
     free(sp);
     free(decl);
     return r;
@@ -417,11 +417,11 @@ typedef struct region_gen {
     char *frame;  /* its frame struct's tag */
     members mn;   /* frame member names */
     ltypes L;     /* local types the region re-declares */
-    sbuf mem;     /* frame struct members */
-    sbuf fill;    /* call site: statements filling the frame */
-    sbuf pro;     /* function prologue: private copies, pointers to shared */
-    sbuf cin_pro; /* prologue's copyin statements (after every declaration) */
-    sbuf epi;     /* reduction items for OMPDSM_reduce */
+    tr_sbuf mem;     /* frame struct members */
+    tr_sbuf fill;    /* call site: statements filling the frame */
+    tr_sbuf pro;     /* function prologue: private copies, pointers to shared */
+    tr_sbuf cin_pro; /* prologue's copyin statements (after every declaration) */
+    tr_sbuf epi;     /* reduction items for OMPDSM_reduce */
     int nred;
 } region_gen;
 
@@ -430,17 +430,17 @@ static void region_names(tu *t, int k, region_gen *g)
 {
     construct *c = &t->cons.v[k];
     fninfo *f = &t->funcs.v[c->func];
-    char *base = xasprintf("__ompdsm_region_%s_%d", f->name, c->line);
+    char *base = tr_xasprintf("__ompdsm_region_%s_%d", f->name, c->line);
     int n = 2;
-    g->fname = xstrdup(base);
+    g->fname = tr_xstrdup(base);
     while (name_taken(t, g->fname)) {
         free(g->fname);
-        g->fname = xasprintf("%s_%d", base, n++);
+        g->fname = tr_xasprintf("%s_%d", base, n++);
     }
     free(base);
     VEC_PUSH(t->regions, g->fname);
     t->cons.v[k].fname = g->fname;
-    g->frame = xasprintf("__ompdsm_frame_%s", g->fname + strlen("__ompdsm_region_"));
+    g->frame = tr_xasprintf("__ompdsm_frame_%s", g->fname + strlen("__ompdsm_region_"));
 }
 
 /* typedefs of variable-length array types cannot be re-declared (their
@@ -455,9 +455,9 @@ static void check_vla_typedefs(tu *t, int k)
             while (off + len < t->len && (isalnum((unsigned char)t->text[off + len]) ||
                                           t->text[off + len] == '_'))
                 len++;
-            tu_error(t, off, "type '%.*s' is a variable-length array type declared "
-                     "by a typedef in the function: a parallel region cannot name it "
-                     "(write the array type in full)", len, t->text + off);
+            tr_tu_error(t, off, "type '%.*s' is a variable-length array type declared "
+                        "by a typedef in the function: a parallel region cannot name it "
+                        "(write the array type in full)", len, t->text + off);
         }
     }
 }
@@ -493,16 +493,16 @@ static void frame_shared(tu *t, int k, region_gen *g)
             continue;
         m = member_name(&g->mn, vn);
         o = outer(t, k, u.var);
-        if (ast_var_vm(t, u.var) != VM_NONE) {
-            char *sh = u.mode == MODE_VALUE ? xstrdup(vn) : xasprintf("*__ompdsm_sh_%s", vn);
+        if (tr_ast_var_vm(t, u.var) != VM_NONE) {
+            char *sh = u.mode == MODE_VALUE ? tr_xstrdup(vn) : tr_xasprintf("*__ompdsm_sh_%s", vn);
             char *d;
-            sb_printf(&g->mem, "    void *%s; /* %s */\n", m,
-                      u.mode == MODE_VALUE ? "shared, read-only: by value" : "shared");
-            sb_printf(&g->fill, "  __ompdsm_fr.%s = (void *)%s(%s);\n", m,
-                      u.mode == MODE_VALUE ? "" : "&", o);
+            tr_sb_printf(&g->mem, "    void *%s; /* %s */\n", m,
+                         u.mode == MODE_VALUE ? "shared, read-only: by value" : "shared");
+            tr_sb_printf(&g->fill, "  __ompdsm_fr.%s = (void *)%s(%s);\n", m,
+                         u.mode == MODE_VALUE ? "" : "&", o);
             d = vm_decl(t, k, u.var, sh, o, &g->mn, &g->mem, &g->fill);
             if (d)
-                sb_printf(&g->pro, "  %s = __ompdsm_f->%s;\n", d, m);
+                tr_sb_printf(&g->pro, "  %s = __ompdsm_f->%s;\n", d, m);
             free(d);
             free(sh);
             free(o);
@@ -512,16 +512,17 @@ static void frame_shared(tu *t, int k, region_gen *g)
             ty = in_type(t, &g->L, u.var);
             if (u.mode == MODE_VALUE) {
                 char *b = bytes_member(t, u.var, m);
-                sb_printf(&g->mem, "    %s; /* shared, read-only: by value */\n", b);
-                sb_printf(&g->fill, "  __builtin_memcpy(__ompdsm_fr.%s, &(%s), sizeof __ompdsm_fr.%s);\n",
-                          m, o, m);
-                sb_printf(&g->pro, "  %s %s; __builtin_memcpy(&%s, __ompdsm_f->%s, sizeof %s);\n",
-                          ty, vn, vn, m, vn);
+                tr_sb_printf(&g->mem, "    %s; /* shared, read-only: by value */\n", b);
+                tr_sb_printf(&g->fill, "  __builtin_memcpy(__ompdsm_fr.%s, &(%s), sizeof __ompdsm_fr.%s);\n",
+                             m, o, m);
+                tr_sb_printf(&g->pro,
+                             "  %s %s; __builtin_memcpy(&%s, __ompdsm_f->%s, sizeof %s);\n",
+                             ty, vn, vn, m, vn);
                 free(b);
             } else {
-                sb_printf(&g->mem, "    void *%s; /* shared */\n", m);
-                sb_printf(&g->fill, "  __ompdsm_fr.%s = &(%s);\n", m, o);
-                sb_printf(&g->pro, "  %s *__ompdsm_sh_%s = __ompdsm_f->%s;\n", ty, vn, m);
+                tr_sb_printf(&g->mem, "    void *%s; /* shared */\n", m);
+                tr_sb_printf(&g->fill, "  __ompdsm_fr.%s = &(%s);\n", m, o);
+                tr_sb_printf(&g->pro, "  %s *__ompdsm_sh_%s = __ompdsm_f->%s;\n", ty, vn, m);
             }
             free(ty);
             free(o);
@@ -529,14 +530,14 @@ static void frame_shared(tu *t, int k, region_gen *g)
         }
         ty = file_type_q(t, u.var, t->cons.v[k].p->dir_off, u.mode == MODE_VALUE);
         if (u.mode == MODE_VALUE) {
-            sb_printf(&g->mem, "    %s %s; /* shared, read-only: by value */\n", ty, m);
-            sb_printf(&g->fill, "  __ompdsm_fr.%s = %s;\n", m, o);
-            sb_printf(&g->pro, "  __typeof__(__ompdsm_f->%s) %s = __ompdsm_f->%s;\n", m, vn, m);
+            tr_sb_printf(&g->mem, "    %s %s; /* shared, read-only: by value */\n", ty, m);
+            tr_sb_printf(&g->fill, "  __ompdsm_fr.%s = %s;\n", m, o);
+            tr_sb_printf(&g->pro, "  __typeof__(__ompdsm_f->%s) %s = __ompdsm_f->%s;\n", m, vn, m);
         } else {
-            sb_printf(&g->mem, "    %s *%s; /* shared */\n", ty, m);
-            sb_printf(&g->fill, "  __ompdsm_fr.%s = &(%s);\n", m, o);
-            sb_printf(&g->pro, "  __typeof__(__ompdsm_f->%s) __ompdsm_sh_%s = __ompdsm_f->%s;\n",
-                      m, vn, m);
+            tr_sb_printf(&g->mem, "    %s *%s; /* shared */\n", ty, m);
+            tr_sb_printf(&g->fill, "  __ompdsm_fr.%s = &(%s);\n", m, o);
+            tr_sb_printf(&g->pro, "  __typeof__(__ompdsm_f->%s) __ompdsm_sh_%s = __ompdsm_f->%s;\n",
+                         m, vn, m);
         }
         free(ty);
         free(o);
@@ -549,17 +550,17 @@ static void frame_private(tu *t, int k, region_gen *g)
     for (int i = 0; i < t->cons.v[k].priv.n; i++) {
         int v = t->cons.v[k].priv.v[i];
         char *ty;
-        if (ast_var_vm(t, v) != VM_NONE) {
+        if (tr_ast_var_vm(t, v) != VM_NONE) {
             char *o = outer(t, k, v);
             char *d = vm_decl(t, k, v, t->vars.v[v].name, o, &g->mn, &g->mem, &g->fill);
             if (d)
-                sb_printf(&g->pro, "  %s; /* private */\n", d);
+                tr_sb_printf(&g->pro, "  %s; /* private */\n", d);
             free(d);
             free(o);
             continue;
         }
         ty = local_type(t, v) ? in_type(t, &g->L, v) : file_type(t, v, t->cons.v[k].p->dir_off);
-        sb_printf(&g->pro, "  %s %s; /* private */\n", ty, t->vars.v[v].name);
+        tr_sb_printf(&g->pro, "  %s %s; /* private */\n", ty, t->vars.v[v].name);
         free(ty);
     }
 }
@@ -573,21 +574,21 @@ static void frame_firstprivate(tu *t, int k, region_gen *g)
                     : t->cons.v[k].fpriv.v[i];
         const char *vn = t->vars.v[v].name;
         char *m = member_name(&g->mn, vn), *o = outer(t, k, v), *ty;
-        int vm = ast_var_vm(t, v);
+        int vm = tr_ast_var_vm(t, v);
         if (vm != VM_NONE && !cin) {
             /* a pointer by value; an array from its original, which lives
              * in the shared heap (its size is not the frame's) */
             char *d;
-            sb_printf(&g->mem, "    void *%s; /* firstprivate%s */\n", m,
-                      vm == VM_POINTER ? "" : ": the original");
-            sb_printf(&g->fill, "  __ompdsm_fr.%s = (void *)%s(%s);\n", m,
-                      vm == VM_POINTER ? "" : "&", o);
+            tr_sb_printf(&g->mem, "    void *%s; /* firstprivate%s */\n", m,
+                         vm == VM_POINTER ? "" : ": the original");
+            tr_sb_printf(&g->fill, "  __ompdsm_fr.%s = (void *)%s(%s);\n", m,
+                         vm == VM_POINTER ? "" : "&", o);
             d = vm_decl(t, k, v, vn, o, &g->mn, &g->mem, &g->fill);
             if (d && vm == VM_POINTER)
-                sb_printf(&g->pro, "  %s = __ompdsm_f->%s;\n", d, m);
+                tr_sb_printf(&g->pro, "  %s = __ompdsm_f->%s;\n", d, m);
             else if (d)
-                sb_printf(&g->pro, "  %s; __builtin_memcpy(&%s, __ompdsm_f->%s, sizeof %s);\n",
-                          d, vn, m, vn);
+                tr_sb_printf(&g->pro, "  %s; __builtin_memcpy(&%s, __ompdsm_f->%s, sizeof %s);\n",
+                             d, vn, m, vn);
             free(d);
             free(o);
             continue;
@@ -595,26 +596,28 @@ static void frame_firstprivate(tu *t, int k, region_gen *g)
         if (local_type(t, v)) {
             char *b = bytes_member(t, v, m);
             ty = in_type(t, &g->L, v);
-            sb_printf(&g->mem, "    %s; /* %s */\n", b, cin ? "copyin" : "firstprivate");
+            tr_sb_printf(&g->mem, "    %s; /* %s */\n", b, cin ? "copyin" : "firstprivate");
             if (cin)
-                sb_printf(&g->cin_pro, "  __builtin_memcpy(&%s, __ompdsm_f->%s, sizeof __ompdsm_f->%s);\n",
-                          vn, m, m);
+                tr_sb_printf(&g->cin_pro, "  __builtin_memcpy(&%s, __ompdsm_f->%s, sizeof __ompdsm_f->%s);\n",
+                             vn, m, m);
             else
-                sb_printf(&g->pro, "  %s %s; __builtin_memcpy(&%s, __ompdsm_f->%s, sizeof %s);\n",
-                          ty, vn, vn, m, vn);
+                tr_sb_printf(&g->pro,
+                             "  %s %s; __builtin_memcpy(&%s, __ompdsm_f->%s, sizeof %s);\n",
+                             ty, vn, vn, m, vn);
             free(b);
         } else {
             ty = file_type_q(t, v, t->cons.v[k].p->dir_off, 1);
-            sb_printf(&g->mem, "    %s %s; /* %s */\n", ty, m, cin ? "copyin" : "firstprivate");
+            tr_sb_printf(&g->mem, "    %s %s; /* %s */\n", ty, m, cin ? "copyin" : "firstprivate");
             if (cin)
-                sb_printf(&g->cin_pro, "  __builtin_memcpy(&%s, &__ompdsm_f->%s, sizeof __ompdsm_f->%s);\n",
-                          vn, m, m);
+                tr_sb_printf(&g->cin_pro, "  __builtin_memcpy(&%s, &__ompdsm_f->%s, sizeof __ompdsm_f->%s);\n",
+                             vn, m, m);
             else
-                sb_printf(&g->pro, "  __typeof__(__ompdsm_f->%s) %s; __builtin_memcpy(&%s, "
-                          "&__ompdsm_f->%s, sizeof %s);\n", m, vn, vn, m, vn);
+                tr_sb_printf(&g->pro, "  __typeof__(__ompdsm_f->%s) %s; __builtin_memcpy(&%s, "
+                             "&__ompdsm_f->%s, sizeof %s);\n", m, vn, vn, m, vn);
         }
-        sb_printf(&g->fill, "  __builtin_memcpy(&__ompdsm_fr.%s, &(%s), sizeof __ompdsm_fr.%s);\n",
-                  m, o, m);
+        tr_sb_printf(&g->fill,
+                     "  __builtin_memcpy(&__ompdsm_fr.%s, &(%s), sizeof __ompdsm_fr.%s);\n",
+                     m, o, m);
         free(ty);
         free(o);
     }
@@ -626,24 +629,26 @@ static void frame_reduction(tu *t, int k, region_gen *g)
     for (int i = 0; i < t->cons.v[k].red.n; i++) {
         int v = t->cons.v[k].red.v[i], op = t->cons.v[k].redop.v[i];
         const char *vn = t->vars.v[v].name;
-        const char *code = lower_type_code(t, t->vars.v[v].type, op,
-                                           t->cons.v[k].p->dir_off,
-                                           "reduction variable", vn);
+        const char *code = tr_lower_type_code(t, t->vars.v[v].type, op,
+                                              t->cons.v[k].p->dir_off,
+                                              "reduction variable", vn);
         char *m = member_name(&g->mn, vn), *o = outer(t, k, v), *ty;
         if (local_type(t, v)) {
             ty = in_type(t, &g->L, v);
-            sb_printf(&g->mem, "    void *%s; /* reduction(%s) */\n", m, pragma_redop_name(op));
-            sb_printf(&g->pro, "  %s %s; OMPDSM_reduce_init(&%s, %s, %s);\n", ty, vn, vn,
-                      code, lower_redop_abi(op));
+            tr_sb_printf(&g->mem, "    void *%s; /* reduction(%s) */\n", m,
+                         tr_pragma_redop_name(op));
+            tr_sb_printf(&g->pro, "  %s %s; OMPDSM_reduce_init(&%s, %s, %s);\n", ty, vn, vn,
+                         code, tr_lower_redop_abi(op));
         } else {
             ty = file_type(t, v, t->cons.v[k].p->dir_off);
-            sb_printf(&g->mem, "    %s *%s; /* reduction(%s) */\n", ty, m, pragma_redop_name(op));
-            sb_printf(&g->pro, "  __typeof__(*__ompdsm_f->%s) %s; OMPDSM_reduce_init(&%s, %s, %s);\n",
-                      m, vn, vn, code, lower_redop_abi(op));
+            tr_sb_printf(&g->mem, "    %s *%s; /* reduction(%s) */\n", ty, m,
+                         tr_pragma_redop_name(op));
+            tr_sb_printf(&g->pro, "  __typeof__(*__ompdsm_f->%s) %s; OMPDSM_reduce_init(&%s, %s, %s);\n",
+                         m, vn, vn, code, tr_lower_redop_abi(op));
         }
-        sb_printf(&g->fill, "  __ompdsm_fr.%s = &(%s);\n", m, o);
-        sb_printf(&g->epi, "%s{__ompdsm_f->%s, &%s, %s, %s}", g->nred ? ", " : "", m, vn,
-                  code, lower_redop_abi(op));
+        tr_sb_printf(&g->fill, "  __ompdsm_fr.%s = &(%s);\n", m, o);
+        tr_sb_printf(&g->epi, "%s{__ompdsm_f->%s, &%s, %s, %s}", g->nred ? ", " : "", m, vn,
+                     code, tr_lower_redop_abi(op));
         g->nred++;
         free(ty);
         free(o);
@@ -657,21 +662,21 @@ static void emit_descriptor(tu *t, int k, region_gen *g)
     construct *c = &t->cons.v[k];
     fninfo *f = &t->funcs.v[c->func];
     const char *file, *p;
-    sbuf site;
-    sb_init(&site);
+    tr_sbuf site;
+    tr_sb_init(&site);
     if (!g->mem.n)
-        sb_puts(&g->mem, "    char __ompdsm_unused;\n");
-    srcmap_presumed(&t->map, c->p->begin, &file, NULL, NULL);
+        tr_sb_puts(&g->mem, "    char __ompdsm_unused;\n");
+    tr_srcmap_presumed(&t->map, c->p->begin, &file, NULL, NULL);
     for (p = file; *p; p++) {
         if (*p == '"' || *p == '\\')
-            sb_putc(&site, '\\');
-        sb_putc(&site, *p);
+            tr_sb_putc(&site, '\\');
+        tr_sb_putc(&site, *p);
     }
-    sb_printf(&f->pre_decls, "struct %s {\n%s};\nstatic void %s(void *);\n"
-              "static OMPDSM_region %s_desc = {%s, \"%s:%d (%s)\", 0};\n",
-              g->frame, g->mem.s, g->fname, g->fname, g->fname, site.s, c->line,
-              f->name);
-    sb_free(&site);
+    tr_sb_printf(&f->pre_decls, "struct %s {\n%s};\nstatic void %s(void *);\n"
+                 "static OMPDSM_region %s_desc = {%s, \"%s:%d (%s)\", 0};\n",
+                 g->frame, g->mem.s, g->fname, g->fname, g->fname, site.s, c->line,
+                 f->name);
+    tr_sb_free(&site);
 }
 
 /* the outlined function, before the enclosing function */
@@ -679,59 +684,59 @@ static void emit_function(tu *t, int k, region_gen *g)
 {
     construct *c;
     char *body;
-    sbuf fn;
-    sb_init(&fn);
-    srcmap_sync(&t->map, t->cons.v[k].p->begin, &fn);
-    sb_printf(&fn, "static void %s(void *__ompdsm_fp)\n{\n"
+    tr_sbuf fn;
+    tr_sb_init(&fn);
+    tr_srcmap_sync(&t->map, t->cons.v[k].p->begin, &fn);
+    tr_sb_printf(&fn, "static void %s(void *__ompdsm_fp)\n{\n"
                    "  struct %s *__ompdsm_f = (struct %s *)__ompdsm_fp;\n",
-              g->fname, g->frame, g->frame);
+                 g->fname, g->frame, g->frame);
     replicate_decls(t, k, &fn);
     if (g->L.text.n) {
-        sb_puts(&fn, g->L.text.s);
-        srcmap_sync(&t->map, t->cons.v[k].p->begin, &fn);
+        tr_sb_puts(&fn, g->L.text.s);
+        tr_srcmap_sync(&t->map, t->cons.v[k].p->begin, &fn);
     }
-    sb_puts(&fn, g->pro.s ? g->pro.s : "");
-    sb_puts(&fn, g->cin_pro.s ? g->cin_pro.s : ""); /* copyin: statements last */
-    sb_puts(&fn, "  (void)__ompdsm_f;\n");
+    tr_sb_puts(&fn, g->pro.s ? g->pro.s : "");
+    tr_sb_puts(&fn, g->cin_pro.s ? g->cin_pro.s : ""); /* copyin: statements last */
+    tr_sb_puts(&fn, "  (void)__ompdsm_f;\n");
     for (int i = 0; i < t->cons.n; i++)
         if (t->cons.v[i].dir == DIR_TASK) {
             /* (its threads may create tasks, here or in functions of the
              * unit it calls) */
-            sb_puts(&fn, "  OMPDSM_task_region();\n");
+            tr_sb_puts(&fn, "  OMPDSM_task_region();\n");
             break;
         }
     c = &t->cons.v[k];
-    body = render_str(t, c->sb, c->se);
-    srcmap_sync(&t->map, c->sb, &fn);
-    sb_puts(&fn, body);
+    body = tr_render_str(t, c->sb, c->se);
+    tr_srcmap_sync(&t->map, c->sb, &fn);
+    tr_sb_puts(&fn, body);
     free(body);
     if (g->nred)
-        sb_printf(&fn, "\n  { OMPDSM_red __ompdsm_r[] = {%s}; OMPDSM_reduce(__ompdsm_r, %d); }",
-                  g->epi.s, g->nred);
-    sb_puts(&fn, "\n}\n");
+        tr_sb_printf(&fn, "\n  { OMPDSM_red __ompdsm_r[] = {%s}; OMPDSM_reduce(__ompdsm_r, %d); }",
+                     g->epi.s, g->nred);
+    tr_sb_puts(&fn, "\n}\n");
     c = &t->cons.v[k];
-    sb_puts(&t->funcs.v[c->func].pre, fn.s);
-    sb_free(&fn);
+    tr_sb_puts(&t->funcs.v[c->func].pre, fn.s);
+    tr_sb_free(&fn);
 }
 
 /* the call site: fill the frame, call OMPDSM_parallel */
 static void emit_call(tu *t, int k, region_gen *g)
 {
     construct *c = &t->cons.v[k];
-    char *nt = c->c_num_threads ? render_str(t, c->c_num_threads->args[0].b,
-                                             c->c_num_threads->args[0].e)
+    char *nt = c->c_num_threads ? tr_render_str(t, c->c_num_threads->args[0].b,
+                                                c->c_num_threads->args[0].e)
                                 : NULL;
-    char *ifx = c->c_if ? render_str(t, c->c_if->args[0].b, c->c_if->args[0].e) : NULL;
-    char *ntx = nt ? xasprintf("(int)(%s)", nt) : xstrdup("0");
-    char *ifs = ifx ? xasprintf("(%s) ? 1 : 0", ifx) : xstrdup("1");
-    sbuf o;
-    sb_init(&o);
-    lower_comment(t, k, &o);
-    sb_printf(&o, "\n{\n  struct %s __ompdsm_fr;\n%s"
+    char *ifx = c->c_if ? tr_render_str(t, c->c_if->args[0].b, c->c_if->args[0].e) : NULL;
+    char *ntx = nt ? tr_xasprintf("(int)(%s)", nt) : tr_xstrdup("0");
+    char *ifs = ifx ? tr_xasprintf("(%s) ? 1 : 0", ifx) : tr_xstrdup("1");
+    tr_sbuf o;
+    tr_sb_init(&o);
+    tr_lower_comment(t, k, &o);
+    tr_sb_printf(&o, "\n{\n  struct %s __ompdsm_fr;\n%s"
                   "  OMPDSM_parallel(&%s_desc, &__ompdsm_fr, sizeof __ompdsm_fr, %s, %s);\n}",
-              g->frame, g->fill.s ? g->fill.s : "", g->fname, ntx, ifs);
+                 g->frame, g->fill.s ? g->fill.s : "", g->fname, ntx, ifs);
     c = &t->cons.v[k];
-    edit_add(t, c->b, c->e, sb_take(&o), con_depth(t, k));
+    tr_edit_add(t, c->b, c->e, tr_sb_take(&o), tr_con_depth(t, k));
     free(ntx);
     free(ifs);
     free(nt);
@@ -745,27 +750,27 @@ static void region_gen_free(region_gen *g)
     for (i = 0; i < g->mn.names.n; i++)
         free(g->mn.names.v[i]);
     free(g->mn.names.v);
-    sb_free(&g->mem);
-    sb_free(&g->fill);
-    sb_free(&g->pro);
-    sb_free(&g->cin_pro);
-    sb_free(&g->epi);
-    sb_free(&g->L.text);
+    tr_sb_free(&g->mem);
+    tr_sb_free(&g->fill);
+    tr_sb_free(&g->pro);
+    tr_sb_free(&g->cin_pro);
+    tr_sb_free(&g->epi);
+    tr_sb_free(&g->L.text);
     for (i = 0; i < g->L.anon_name.n; i++)
         free(g->L.anon_name.v[i]);
     free(g->L.anon_name.v);
     free(g->L.anon_at.v);
 }
 
-void outline_region(tu *t, int k)
+void tr_outline_region(tu *t, int k)
 {
     region_gen g;
     memset(&g, 0, sizeof g);
-    sb_init(&g.mem);
-    sb_init(&g.fill);
-    sb_init(&g.pro);
-    sb_init(&g.cin_pro);
-    sb_init(&g.epi);
+    tr_sb_init(&g.mem);
+    tr_sb_init(&g.fill);
+    tr_sb_init(&g.pro);
+    tr_sb_init(&g.cin_pro);
+    tr_sb_init(&g.epi);
     region_names(t, k, &g);
     check_vla_typedefs(t, k);
     local_types(t, k, &g.L);
@@ -798,7 +803,7 @@ void outline_region(tu *t, int k)
 
 typedef struct task_gen {
     members mn;
-    sbuf mem, fill, pro;
+    tr_sbuf mem, fill, pro;
     VEC(int) seen;
     int ok;
 } task_gen;
@@ -806,7 +811,7 @@ typedef struct task_gen {
 static int task_local_type(tu *t, int v)
 {
     const char *why;
-    return ast_var_type_is_local(t, v, &why) || ast_var_vm(t, v) != VM_NONE;
+    return tr_ast_var_type_is_local(t, v, &why) || tr_ast_var_vm(t, v) != VM_NONE;
 }
 
 /* private and firstprivate variables of the task */
@@ -824,14 +829,14 @@ static void task_privates(tu *t, int k, task_gen *g)
         }
         ty = file_type(t, v, c->p->dir_off);
         c = &t->cons.v[k];
-        sb_printf(&g->pro, "  %s %s; /* private */\n", ty, t->vars.v[v].name);
+        tr_sb_printf(&g->pro, "  %s %s; /* private */\n", ty, t->vars.v[v].name);
         free(ty);
     }
     for (i = 0; i < c->fpriv.n + c->task_fp.n && g->ok; i++) {
         int v = i < c->fpriv.n ? c->fpriv.v[i] : c->task_fp.v[i - c->fpriv.n];
         const char *vn = t->vars.v[v].name;
         char *m, *o, *ty;
-        if (con_in_list(g->seen.v, g->seen.n, v))
+        if (tr_con_in_list(g->seen.v, g->seen.n, v))
             continue;
         VEC_PUSH(g->seen, v);
         if (task_local_type(t, v)) {
@@ -841,11 +846,12 @@ static void task_privates(tu *t, int k, task_gen *g)
         m = member_name(&g->mn, vn);
         o = outer(t, k, v);
         ty = file_type_q(t, v, t->cons.v[k].p->dir_off, 1);
-        sb_printf(&g->mem, "    %s %s; /* firstprivate */\n", ty, m);
-        sb_printf(&g->fill, "  __builtin_memcpy(&__ompdsm_fr.%s, &(%s), sizeof __ompdsm_fr.%s);\n",
-                  m, o, m);
-        sb_printf(&g->pro, "  __typeof__(__ompdsm_f->%s) %s; __builtin_memcpy(&%s, "
-                  "&__ompdsm_f->%s, sizeof %s);\n", m, vn, vn, m, vn);
+        tr_sb_printf(&g->mem, "    %s %s; /* firstprivate */\n", ty, m);
+        tr_sb_printf(&g->fill,
+                     "  __builtin_memcpy(&__ompdsm_fr.%s, &(%s), sizeof __ompdsm_fr.%s);\n",
+                     m, o, m);
+        tr_sb_printf(&g->pro, "  __typeof__(__ompdsm_f->%s) %s; __builtin_memcpy(&%s, "
+                     "&__ompdsm_f->%s, sizeof %s);\n", m, vn, vn, m, vn);
         free(ty);
         free(o);
         c = &t->cons.v[k];
@@ -859,16 +865,16 @@ static int task_shares(tu *t, int k, int v, int start)
     var *vv = &t->vars.v[v];
     int at;
     for (at = start; at >= 0 && at != k; at = t->cons.v[at].parent) {
-        if (vv->kind == VK_LOCAL && vv->decl_con >= 0 && con_contains(t, at, vv->decl_con))
+        if (vv->kind == VK_LOCAL && vv->decl_con >= 0 && tr_con_contains(t, at, vv->decl_con))
             return 0;
-        if (con_privatizes(&t->cons.v[at], v))
+        if (tr_con_privatizes(&t->cons.v[at], v))
             return 0;
     }
     if (at != k)
         return 0;
-    if (vv->kind == VK_LOCAL && vv->decl_con >= 0 && con_contains(t, k, vv->decl_con))
+    if (vv->kind == VK_LOCAL && vv->decl_con >= 0 && tr_con_contains(t, k, vv->decl_con))
         return 0;
-    return !con_privatizes(&t->cons.v[k], v);
+    return !tr_con_privatizes(&t->cons.v[k], v);
 }
 
 /* a shared variable the block names: what its name needs captured */
@@ -879,55 +885,46 @@ static void task_shared(tu *t, int k, int v, task_gen *g)
     int stop, at;
     if (vv->rewritten || vv->kind == VK_GLOBAL || vv->kind == VK_STATIC ||
         vv->kind == VK_SYSTEM || vv->threadprivate || vv->tls)
-        return; /* the same name on every node */
+        return; /* the same name on every tr_node */
     if (task_local_type(t, v)) {
         g->ok = 0;
         return;
     }
-    n = sharing_name(t, v, t->cons.v[k].parent, t->cons.v[k].b);
+    n = tr_sharing_name(t, v, t->cons.v[k].parent, t->cons.v[k].b);
     if (!n) {
         g->ok = 0;
         return;
     }
     if (!strncmp(n, "(*__ompdsm_sh_", 14) || !strncmp(n, "(*__ompdsm_l_", 13)) {
         /* a pointer into the shared heap, valid everywhere */
-        char *p = xstrdup(n + 2);
+        char *p = tr_xstrdup(n + 2);
         p[strlen(p) - 1] = 0;
         m = member_name(&g->mn, p);
         ty = file_type(t, v, t->cons.v[k].p->dir_off);
-        sb_printf(&g->mem, "    %s *%s; /* shared */\n", ty, m);
-        sb_printf(&g->fill, "  __ompdsm_fr.%s = %s;\n", m, p);
-        sb_printf(&g->pro, "  __typeof__(__ompdsm_f->%s) %s = __ompdsm_f->%s;\n", m, p, m);
+        tr_sb_printf(&g->mem, "    %s *%s; /* shared */\n", ty, m);
+        tr_sb_printf(&g->fill, "  __ompdsm_fr.%s = %s;\n", m, p);
+        tr_sb_printf(&g->pro, "  __typeof__(__ompdsm_f->%s) %s = __ompdsm_f->%s;\n", m, p, m);
         free(ty);
         free(p);
         free(n);
         return;
     }
-    at = sharing_walk(t, v, t->cons.v[k].parent, &stop);
-    if (stop == STOP_REGION && !strcmp(n, vv->name) && sharing_use(&t->cons.v[at], v) &&
-        sharing_use(&t->cons.v[at], v)->mode == MODE_VALUE) {
+    at = tr_sharing_walk(t, v, t->cons.v[k].parent, &stop);
+    if (stop == STOP_REGION && !strcmp(n, vv->name) && tr_sharing_use(&t->cons.v[at], v) &&
+        tr_sharing_use(&t->cons.v[at], v)->mode == MODE_VALUE) {
         /* read-only in the whole region: its value */
         m = member_name(&g->mn, vv->name);
         ty = file_type_q(t, v, t->cons.v[k].p->dir_off, 1);
-        sb_printf(&g->mem, "    %s %s; /* shared, read-only */\n", ty, m);
-        sb_printf(&g->fill, "  __ompdsm_fr.%s = %s;\n", m, n);
-        sb_printf(&g->pro, "  __typeof__(__ompdsm_f->%s) %s = __ompdsm_f->%s;\n", m,
-                  vv->name, m);
+        tr_sb_printf(&g->mem, "    %s %s; /* shared, read-only */\n", ty, m);
+        tr_sb_printf(&g->fill, "  __ompdsm_fr.%s = %s;\n", m, n);
+        tr_sb_printf(&g->pro, "  __typeof__(__ompdsm_f->%s) %s = __ompdsm_f->%s;\n", m,
+                     vv->name, m);
         free(ty);
         free(n);
         return;
     }
     free(n);
     g->ok = 0; /* on the encountering thread's stack */
-}
-
-static char *clause_expr(tu *t, int k, int kind)
-{
-    const omp_pragma *p = t->cons.v[k].p;
-    for (int i = 0; i < p->nclauses; i++)
-        if (p->clauses[i].kind == kind && p->clauses[i].args[0].e > p->clauses[i].args[0].b)
-            return render_str(t, p->clauses[i].args[0].b, p->clauses[i].args[0].e);
-    return NULL;
 }
 
 static int has_clause(tu *t, int k, int kind)
@@ -945,23 +942,23 @@ static void task_gen_free(task_gen *g)
         free(g->mn.names.v[i]);
     free(g->mn.names.v);
     free(g->seen.v);
-    sb_free(&g->mem);
-    sb_free(&g->fill);
-    sb_free(&g->pro);
+    tr_sb_free(&g->mem);
+    tr_sb_free(&g->fill);
+    tr_sb_free(&g->pro);
 }
 
-int outline_task(tu *t, int k)
+int tr_outline_task(tu *t, int k)
 {
     task_gen g;
     construct *c = &t->cons.v[k];
     fninfo *f;
     char *fname, *frame, *body, *ifx, *finx;
-    sbuf fn, o;
+    tr_sbuf fn, o;
     int i;
     memset(&g, 0, sizeof g);
-    sb_init(&g.mem);
-    sb_init(&g.fill);
-    sb_init(&g.pro);
+    tr_sb_init(&g.mem);
+    tr_sb_init(&g.fill);
+    tr_sb_init(&g.pro);
     g.ok = c->func >= 0;
     for (i = 0; i < t->vm_typerefs.n && g.ok; i++)
         if (t->vm_typerefs.v[i] >= c->sb && t->vm_typerefs.v[i] < c->se)
@@ -970,8 +967,8 @@ int outline_task(tu *t, int k)
         task_privates(t, k, &g);
     for (i = 0; i < t->refs.n && g.ok; i++) {
         ref r = t->refs.v[i];
-        if (r.start < 0 || !con_contains(t, k, r.start) ||
-            con_in_list(g.seen.v, g.seen.n, r.var) || !task_shares(t, k, r.var, r.start))
+        if (r.start < 0 || !tr_con_contains(t, k, r.start) ||
+            tr_con_in_list(g.seen.v, g.seen.n, r.var) || !task_shares(t, k, r.var, r.start))
             continue;
         VEC_PUSH(g.seen, r.var);
         task_shared(t, k, r.var, &g);
@@ -982,15 +979,15 @@ int outline_task(tu *t, int k)
     }
     c = &t->cons.v[k];
     f = &t->funcs.v[c->func];
-    fname = xasprintf("__ompdsm_task_%s_%d_%d", f->name, c->line, k);
-    frame = xasprintf("__ompdsm_tframe_%s_%d_%d", f->name, c->line, k);
+    fname = tr_xasprintf("__ompdsm_task_%s_%d_%d", f->name, c->line, k);
+    frame = tr_xasprintf("__ompdsm_tframe_%s_%d_%d", f->name, c->line, k);
     if (!g.mem.n)
-        sb_puts(&g.mem, "    char __ompdsm_unused;\n");
+        tr_sb_puts(&g.mem, "    char __ompdsm_unused;\n");
     if (!f->is_main && f->body >= 0 && (!f->pre_decls.s || !strstr(f->pre_decls.s,
                                                                    "/* for its tasks */"))) {
         /* the task may call the function itself (recursion) */
-        char *proto = render_str(t, f->b, t->nodes.v[f->body].b);
-        sb_printf(&f->pre_decls, "%s; /* for its tasks */\n", proto);
+        char *proto = tr_render_str(t, f->b, t->nodes.v[f->body].b);
+        tr_sb_printf(&f->pre_decls, "%s; /* for its tasks */\n", proto);
         free(proto);
         c = &t->cons.v[k];
     }
@@ -1002,48 +999,48 @@ int outline_task(tu *t, int k)
         /* the program creates tasks, maybe from a region of another unit:
          * tell the runtime at start-up, so that every region's barriers
          * take tasks while their creators create them */
-        sb_puts(&f->pre_decls, "__attribute__((constructor)) static void "
+        tr_sb_puts(&f->pre_decls, "__attribute__((constructor)) static void "
                                "__ompdsm_tasks_unit(void) { OMPDSM_task_region(); }\n");
         c = &t->cons.v[k];
         f = &t->funcs.v[c->func];
     }
-    sb_printf(&f->pre_decls, "struct %s {\n%s};\nstatic void %s(void *);\n", frame,
-              g.mem.s, fname);
+    tr_sb_printf(&f->pre_decls, "struct %s {\n%s};\nstatic void %s(void *);\n", frame,
+                 g.mem.s, fname);
     /* the function */
-    sb_init(&fn);
-    srcmap_sync(&t->map, c->p->begin, &fn);
-    sb_printf(&fn, "static void %s(void *__ompdsm_fp)\n{\n"
+    tr_sb_init(&fn);
+    tr_srcmap_sync(&t->map, c->p->begin, &fn);
+    tr_sb_printf(&fn, "static void %s(void *__ompdsm_fp)\n{\n"
                    "  struct %s *__ompdsm_f = (struct %s *)__ompdsm_fp;\n",
-              fname, frame, frame);
+                 fname, frame, frame);
     replicate_decls(t, k, &fn);
-    sb_puts(&fn, g.pro.s ? g.pro.s : "");
-    sb_puts(&fn, "  (void)__ompdsm_f;\n");
+    tr_sb_puts(&fn, g.pro.s ? g.pro.s : "");
+    tr_sb_puts(&fn, "  (void)__ompdsm_f;\n");
     c = &t->cons.v[k];
-    body = render_str(t, c->sb, c->se);
-    srcmap_sync(&t->map, c->sb, &fn);
-    sb_puts(&fn, body);
+    body = tr_render_str(t, c->sb, c->se);
+    tr_srcmap_sync(&t->map, c->sb, &fn);
+    tr_sb_puts(&fn, body);
     free(body);
-    sb_puts(&fn, "\n}\n");
+    tr_sb_puts(&fn, "\n}\n");
     c = &t->cons.v[k];
-    sb_puts(&t->funcs.v[c->func].pre, fn.s);
-    sb_free(&fn);
+    tr_sb_puts(&t->funcs.v[c->func].pre, fn.s);
+    tr_sb_free(&fn);
     /* the call site */
-    ifx = c->c_if ? render_str(t, c->c_if->args[0].b, c->c_if->args[0].e) : NULL;
-    finx = clause_expr(t, k, CL_FINAL);
-    sb_init(&o);
-    lower_comment(t, k, &o);
-    sb_printf(&o, "{\n  struct %s __ompdsm_fr;\n%s"
+    ifx = c->c_if ? tr_render_str(t, c->c_if->args[0].b, c->c_if->args[0].e) : NULL;
+    finx = c->c_final ? tr_render_str(t, c->c_final->args[0].b, c->c_final->args[0].e) : NULL;
+    tr_sb_init(&o);
+    tr_lower_comment(t, k, &o);
+    tr_sb_printf(&o, "{\n  struct %s __ompdsm_fr;\n%s"
                   "  OMPDSM_task(%s, &__ompdsm_fr, sizeof __ompdsm_fr, "
                   "__alignof__(__ompdsm_fr), ",
-              frame, g.fill.s ? g.fill.s : "", fname);
+                 frame, g.fill.s ? g.fill.s : "", fname);
     if (ifx)
-        sb_printf(&o, "((%s) ? 0 : OMPDSM_TASK_IF_FALSE) | ", ifx);
+        tr_sb_printf(&o, "((%s) ? 0 : OMPDSM_TASK_IF_FALSE) | ", ifx);
     if (finx)
-        sb_printf(&o, "((%s) ? OMPDSM_TASK_FINAL : 0) | ", finx);
-    sb_printf(&o, "%s%s0);\n}", has_clause(t, k, CL_UNTIED) ? "OMPDSM_TASK_UNTIED | " : "",
-              has_clause(t, k, CL_MERGEABLE) ? "OMPDSM_TASK_MERGEABLE | " : "");
+        tr_sb_printf(&o, "((%s) ? OMPDSM_TASK_FINAL : 0) | ", finx);
+    tr_sb_printf(&o, "%s%s0);\n}", has_clause(t, k, CL_UNTIED) ? "OMPDSM_TASK_UNTIED | " : "",
+                 has_clause(t, k, CL_MERGEABLE) ? "OMPDSM_TASK_MERGEABLE | " : "");
     c = &t->cons.v[k];
-    edit_add(t, c->b, c->e, sb_take(&o), con_depth(t, k));
+    tr_edit_add(t, c->b, c->e, tr_sb_take(&o), tr_con_depth(t, k));
     free(ifx);
     free(finx);
     free(fname);

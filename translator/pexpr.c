@@ -29,7 +29,7 @@ static int ident_char(char c)
     return ident_start(c) || isdigit((unsigned char)c);
 }
 
-int pragma_lex(const char *text, unsigned b, unsigned e, tok **out)
+int tr_pragma_lex(const char *text, unsigned b, unsigned e, tok **out)
 {
     VEC(tok) v = {0};
     unsigned i = b;
@@ -97,29 +97,29 @@ int pragma_lex(const char *text, unsigned b, unsigned e, tok **out)
  * Parser helpers
  * ------------------------------------------------------------------------ */
 
-tok *pp_cur(parser *p)
+tok *tr_pp_cur(parser *p)
 {
     return &p->t[p->i];
 }
 
-int pp_is(parser *p, int k, const char *s)
+int tr_pp_is(parser *p, int k, const char *s)
 {
     tok *t = &p->t[k];
     size_t n = strlen(s);
     return t->kind != T_EOF && t->e - t->b == n && !memcmp(p->text + t->b, s, n);
 }
 
-int pp_at(parser *p, const char *s)
+int tr_pp_at(parser *p, const char *s)
 {
-    return pp_is(p, p->i, s);
+    return tr_pp_is(p, p->i, s);
 }
 
-char *pp_tok_str(parser *p, tok *t)
+char *tr_pp_tok_str(parser *p, tok *t)
 {
-    return xstrndup(p->text + t->b, t->e - t->b);
+    return tr_xstrndup(p->text + t->b, t->e - t->b);
 }
 
-void pp_fail(parser *p, unsigned off, const char *fmt, ...)
+void tr_pp_fail(parser *p, unsigned off, const char *fmt, ...)
 {
     va_list ap;
     if (p->failed)
@@ -131,7 +131,7 @@ void pp_fail(parser *p, unsigned off, const char *fmt, ...)
     va_end(ap);
 }
 
-void pp_warn(parser *p, unsigned off, const char *fmt, ...)
+void tr_pp_warn(parser *p, unsigned off, const char *fmt, ...)
 {
     va_list ap;
     if (!p->warns || *p->nwarns >= p->maxwarns)
@@ -143,30 +143,30 @@ void pp_warn(parser *p, unsigned off, const char *fmt, ...)
     (*p->nwarns)++;
 }
 
-int pp_expect(parser *p, const char *s, const char *what)
+int tr_pp_expect(parser *p, const char *s, const char *what)
 {
-    if (pp_at(p, s)) {
+    if (tr_pp_at(p, s)) {
         p->i++;
         return 1;
     }
-    if (pp_cur(p)->kind == T_EOF)
-        pp_fail(p, pp_cur(p)->b, "expected '%s' %s", s, what);
+    if (tr_pp_cur(p)->kind == T_EOF)
+        tr_pp_fail(p, tr_pp_cur(p)->b, "expected '%s' %s", s, what);
     else
-        pp_fail(p, pp_cur(p)->b, "expected '%s' %s, found '%.*s'", s, what,
-             (int)(pp_cur(p)->e - pp_cur(p)->b), p->text + pp_cur(p)->b);
+        tr_pp_fail(p, tr_pp_cur(p)->b, "expected '%s' %s, found '%.*s'", s, what,
+             (int)(tr_pp_cur(p)->e - tr_pp_cur(p)->b), p->text + tr_pp_cur(p)->b);
     return 0;
 }
 
 /* Index of the token that closes the bracket at index k, or -1. */
-int pp_match_close(parser *p, int k)
+int tr_pp_match_close(parser *p, int k)
 {
     int depth = 0;
     for (; k < p->nt && p->t[k].kind != T_EOF; k++) {
         if (p->t[k].kind != T_PUNCT)
             continue;
-        if (pp_is(p, k, "(") || pp_is(p, k, "[") || pp_is(p, k, "{"))
+        if (tr_pp_is(p, k, "(") || tr_pp_is(p, k, "[") || tr_pp_is(p, k, "{"))
             depth++;
-        else if (pp_is(p, k, ")") || pp_is(p, k, "]") || pp_is(p, k, "}")) {
+        else if (tr_pp_is(p, k, ")") || tr_pp_is(p, k, "]") || tr_pp_is(p, k, "}")) {
             if (--depth == 0)
                 return k;
             if (depth < 0)
@@ -188,27 +188,27 @@ static int starts_unary(parser *p, int k)
     if (t->kind == T_IDENT || t->kind == T_NUM || t->kind == T_STR ||
         t->kind == T_CHAR)
         return 1;
-    return pp_is(p, k, "(") || pp_is(p, k, "++") || pp_is(p, k, "--") || pp_is(p, k, "&") ||
-           pp_is(p, k, "*") || pp_is(p, k, "+") || pp_is(p, k, "-") || pp_is(p, k, "~") ||
-           pp_is(p, k, "!");
+    return tr_pp_is(p, k, "(") || tr_pp_is(p, k, "++") || tr_pp_is(p, k, "--") ||
+           tr_pp_is(p, k, "&") || tr_pp_is(p, k, "*") || tr_pp_is(p, k, "+") ||
+           tr_pp_is(p, k, "-") || tr_pp_is(p, k, "~") || tr_pp_is(p, k, "!");
 }
 
 static int expr_fail(parser *p, int end)
 {
     if (p->i >= end)
-        pp_fail(p, p->t[end].b, "expected an expression");
+        tr_pp_fail(p, p->t[end].b, "expected an expression");
     else
-        pp_fail(p, pp_cur(p)->b, "unexpected '%.*s' in expression",
-             (int)(pp_cur(p)->e - pp_cur(p)->b), p->text + pp_cur(p)->b);
+        tr_pp_fail(p, tr_pp_cur(p)->b, "unexpected '%.*s' in expression",
+             (int)(tr_pp_cur(p)->e - tr_pp_cur(p)->b), p->text + tr_pp_cur(p)->b);
     return 0;
 }
 
 static int skip_group(parser *p, int end)
 {
-    int c = pp_match_close(p, p->i);
+    int c = tr_pp_match_close(p, p->i);
     if (c < 0 || c >= end) {
-        pp_fail(p, pp_cur(p)->b, "unbalanced '%.*s'", (int)(pp_cur(p)->e - pp_cur(p)->b),
-             p->text + pp_cur(p)->b);
+        tr_pp_fail(p, tr_pp_cur(p)->b, "unbalanced '%.*s'",
+                   (int)(tr_pp_cur(p)->e - tr_pp_cur(p)->b), p->text + tr_pp_cur(p)->b);
         return 0;
     }
     p->i = c + 1;
@@ -219,28 +219,28 @@ static int expr_unary(parser *p, int end)
 {
     if (p->i >= end)
         return expr_fail(p, end);
-    if (pp_at(p, "++") || pp_at(p, "--") || pp_at(p, "&") || pp_at(p, "*") || pp_at(p, "+") ||
-        pp_at(p, "-") || pp_at(p, "~") || pp_at(p, "!") || pp_at(p, "__extension__") ||
-        pp_at(p, "__real__") || pp_at(p, "__imag__")) {
+    if (tr_pp_at(p, "++") || tr_pp_at(p, "--") || tr_pp_at(p, "&") || tr_pp_at(p, "*") ||
+        tr_pp_at(p, "+") || tr_pp_at(p, "-") || tr_pp_at(p, "~") || tr_pp_at(p, "!") ||
+        tr_pp_at(p, "__extension__") || tr_pp_at(p, "__real__") || tr_pp_at(p, "__imag__")) {
         p->i++;
         return expr_unary(p, end);
     }
-    if (pp_at(p, "sizeof") || pp_at(p, "_Alignof") || pp_at(p, "__alignof__") ||
-        pp_at(p, "__alignof")) {
+    if (tr_pp_at(p, "sizeof") || tr_pp_at(p, "_Alignof") || tr_pp_at(p, "__alignof__") ||
+        tr_pp_at(p, "__alignof")) {
         p->i++;
-        if (p->i < end && pp_at(p, "("))
+        if (p->i < end && tr_pp_at(p, "("))
             return skip_group(p, end);
         return expr_unary(p, end);
     }
-    if (pp_at(p, "(")) {
-        int c = pp_match_close(p, p->i);
+    if (tr_pp_at(p, "(")) {
+        int c = tr_pp_match_close(p, p->i);
         if (c < 0 || c >= end)
             return skip_group(p, end);
-        if (c + 1 < end && (starts_unary(p, c + 1) || pp_is(p, c + 1, "{"))) {
+        if (c + 1 < end && (starts_unary(p, c + 1) || tr_pp_is(p, c + 1, "{"))) {
             /* a cast or a compound literal: the part in parentheses is a
              * type name, which only the backend can check */
             p->i = c + 1;
-            if (pp_at(p, "{")) {
+            if (tr_pp_at(p, "{")) {
                 if (!skip_group(p, end))
                     return 0;
                 goto postfix;
@@ -251,14 +251,14 @@ static int expr_unary(parser *p, int end)
             p->i++;
             return expr_fail(p, c);
         }
-        if (pp_is(p, p->i + 1, "{")) { /* GNU statement expression */
+        if (tr_pp_is(p, p->i + 1, "{")) { /* GNU statement expression */
             p->i = c + 1;
             goto postfix;
         }
         p->i++;
         if (!expr_assign(p, c))
             return 0;
-        while (p->i < c && pp_at(p, ",")) { /* comma expression in parentheses */
+        while (p->i < c && tr_pp_at(p, ",")) { /* comma expression in parentheses */
             p->i++;
             if (!expr_assign(p, c))
                 return 0;
@@ -268,19 +268,19 @@ static int expr_unary(parser *p, int end)
         p->i = c + 1;
         goto postfix;
     }
-    if (pp_cur(p)->kind == T_IDENT || pp_cur(p)->kind == T_NUM ||
-        pp_cur(p)->kind == T_CHAR) {
+    if (tr_pp_cur(p)->kind == T_IDENT || tr_pp_cur(p)->kind == T_NUM ||
+        tr_pp_cur(p)->kind == T_CHAR) {
         p->i++;
-    } else if (pp_cur(p)->kind == T_STR) {
-        while (p->i < end && pp_cur(p)->kind == T_STR)
+    } else if (tr_pp_cur(p)->kind == T_STR) {
+        while (p->i < end && tr_pp_cur(p)->kind == T_STR)
             p->i++;
     } else {
         return expr_fail(p, end);
     }
 postfix:
     while (p->i < end) {
-        if (pp_at(p, "[")) {
-            int c = pp_match_close(p, p->i);
+        if (tr_pp_at(p, "[")) {
+            int c = tr_pp_match_close(p, p->i);
             if (c < 0 || c >= end)
                 return skip_group(p, end);
             p->i++;
@@ -289,15 +289,15 @@ postfix:
             if (p->i != c)
                 return expr_fail(p, c);
             p->i = c + 1;
-        } else if (pp_at(p, "(")) {
+        } else if (tr_pp_at(p, "(")) {
             if (!skip_group(p, end)) /* call arguments may be type names */
                 return 0;
-        } else if (pp_at(p, ".") || pp_at(p, "->")) {
+        } else if (tr_pp_at(p, ".") || tr_pp_at(p, "->")) {
             p->i++;
-            if (p->i >= end || pp_cur(p)->kind != T_IDENT)
+            if (p->i >= end || tr_pp_cur(p)->kind != T_IDENT)
                 return expr_fail(p, end);
             p->i++;
-        } else if (pp_at(p, "++") || pp_at(p, "--")) {
+        } else if (tr_pp_at(p, "++") || tr_pp_at(p, "--")) {
             p->i++;
         } else {
             break;
@@ -316,7 +316,7 @@ static int at_any(parser *p, const char *const *ops)
 {
     int k;
     for (k = 0; ops[k]; k++)
-        if (pp_at(p, ops[k]))
+        if (tr_pp_at(p, ops[k]))
             return 1;
     return 0;
 }
@@ -330,11 +330,11 @@ static int expr_cond(parser *p, int end)
         if (!expr_unary(p, end))
             return 0;
     }
-    if (p->i < end && pp_at(p, "?")) {
+    if (p->i < end && tr_pp_at(p, "?")) {
         p->i++;
         if (!expr_assign(p, end))
             return 0;
-        if (p->i >= end || !pp_at(p, ":"))
+        if (p->i >= end || !tr_pp_at(p, ":"))
             return expr_fail(p, end);
         p->i++;
         return expr_cond(p, end);
@@ -354,11 +354,11 @@ static int expr_assign(parser *p, int end)
 }
 
 /* Validates tokens [p->i, end) as one expression and records its range. */
-int pp_parse_expr(parser *p, int end, prange *r)
+int tr_pp_parse_expr(parser *p, int end, prange *r)
 {
     int start = p->i;
     if (start >= end) {
-        pp_fail(p, p->t[end].b, "expected an expression");
+        tr_pp_fail(p, p->t[end].b, "expected an expression");
         return 0;
     }
     if (!expr_assign(p, end))
@@ -487,14 +487,14 @@ static long long ce_expr(ceval *c, int prec)
     }
 }
 
-int pragma_const_eval(const char *text, unsigned b, unsigned e, long long *val)
+int tr_pragma_const_eval(const char *text, unsigned b, unsigned e, long long *val)
 {
     ceval c;
     long long v;
     int k;
     memset(&c, 0, sizeof c);
     c.text = text;
-    c.n = pragma_lex(text, b, e, &c.t);
+    c.n = tr_pragma_lex(text, b, e, &c.t);
     for (k = 0; k < c.n; k++) { /* a floating literal anywhere: not integer */
         if (c.t[k].kind == T_NUM) {
             const char *s = text + c.t[k].b;

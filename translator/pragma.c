@@ -27,17 +27,12 @@ static const char *const redop_names[] = {"+", "-", "*", "&", "|", "^", "&&",
 static const char *const sched_names[] = {"", "static", "dynamic", "guided",
                                           "runtime", "auto", "profiled"};
 
-const char *pragma_dir_name(int dir)
+const char *tr_pragma_dir_name(int dir)
 {
     return dir >= 0 && dir < DIR_NDIRS ? dir_names[dir] : "?";
 }
 
-const char *pragma_clause_name(int kind)
-{
-    return kind >= 0 && kind < CL_NKINDS ? clause_names[kind] : "?";
-}
-
-const char *pragma_redop_name(int op)
+const char *tr_pragma_redop_name(int op)
 {
     return redop_names[op];
 }
@@ -97,25 +92,25 @@ static pname *parse_names_until(parser *p, int close, int *count,
     VEC(pname) v = {0};
     for (;;) {
         pname n;
-        if (p->i >= close || pp_cur(p)->kind != T_IDENT) {
+        if (p->i >= close || tr_pp_cur(p)->kind != T_IDENT) {
             if (p->i >= close)
-                pp_fail(p, pp_cur(p)->b, "expected a variable name %s", what);
+                tr_pp_fail(p, tr_pp_cur(p)->b, "expected a variable name %s", what);
             else
-                pp_fail(p, pp_cur(p)->b, "expected a variable name %s, found '%.*s'",
-                     what, (int)(pp_cur(p)->e - pp_cur(p)->b), p->text + pp_cur(p)->b);
+                tr_pp_fail(p, tr_pp_cur(p)->b, "expected a variable name %s, found '%.*s'",
+                     what, (int)(tr_pp_cur(p)->e - tr_pp_cur(p)->b), p->text + tr_pp_cur(p)->b);
             break;
         }
-        n.name = pp_tok_str(p, pp_cur(p));
-        n.off = pp_cur(p)->b;
+        n.name = tr_pp_tok_str(p, tr_pp_cur(p));
+        n.off = tr_pp_cur(p)->b;
         VEC_PUSH(v, n);
         p->i++;
-        if (p->i < close && pp_at(p, ",")) {
+        if (p->i < close && tr_pp_at(p, ",")) {
             p->i++;
             continue;
         }
         if (p->i != close)
-            pp_fail(p, pp_cur(p)->b, "expected ',' or ')' %s, found '%.*s'", what,
-                 (int)(pp_cur(p)->e - pp_cur(p)->b), p->text + pp_cur(p)->b);
+            tr_pp_fail(p, tr_pp_cur(p)->b, "expected ',' or ')' %s, found '%.*s'", what,
+                 (int)(tr_pp_cur(p)->e - tr_pp_cur(p)->b), p->text + tr_pp_cur(p)->b);
         break;
     }
     p->i = close + 1;
@@ -133,11 +128,11 @@ static pname *parse_names_until(parser *p, int close, int *count,
 static pname *parse_name_list(parser *p, int *count, const char *what)
 {
     int close;
-    if (!pp_expect(p, "(", what))
+    if (!tr_pp_expect(p, "(", what))
         return NULL;
-    close = pp_match_close(p, p->i - 1);
+    close = tr_pp_match_close(p, p->i - 1);
     if (close < 0) {
-        pp_fail(p, p->t[p->i - 1].b, "missing ')' %s", what);
+        tr_pp_fail(p, p->t[p->i - 1].b, "missing ')' %s", what);
         return NULL;
     }
     return parse_names_until(p, close, count, what);
@@ -150,13 +145,13 @@ static int split_args(parser *p, int open, int close, int *starts, int *ends,
 {
     int n = 0, k = open + 1, depth = 0, s = k;
     for (; k <= close; k++) {
-        if (k < close && (pp_is(p, k, "(") || pp_is(p, k, "[") || pp_is(p, k, "{")))
+        if (k < close && (tr_pp_is(p, k, "(") || tr_pp_is(p, k, "[") || tr_pp_is(p, k, "{")))
             depth++;
-        else if (k < close && (pp_is(p, k, ")") || pp_is(p, k, "]") || pp_is(p, k, "}")))
+        else if (k < close && (tr_pp_is(p, k, ")") || tr_pp_is(p, k, "]") || tr_pp_is(p, k, "}")))
             depth--;
-        else if (k == close || (depth == 0 && pp_is(p, k, ","))) {
+        else if (k == close || (depth == 0 && tr_pp_is(p, k, ","))) {
             if (n == max) {
-                pp_fail(p, p->t[k].b, "too many arguments");
+                tr_pp_fail(p, p->t[k].b, "too many arguments");
                 return -1;
             }
             starts[n] = s;
@@ -172,32 +167,32 @@ static int parse_schedule(parser *p, omp_clause *c)
 {
     int open = p->i, close, starts[5], ends[5], n, k, maxargs;
     char *kind;
-    if (!pp_expect(p, "(", "after 'schedule'"))
+    if (!tr_pp_expect(p, "(", "after 'schedule'"))
         return 0;
-    close = pp_match_close(p, open);
+    close = tr_pp_match_close(p, open);
     if (close < 0) {
-        pp_fail(p, p->t[open].b, "missing ')' after 'schedule('");
+        tr_pp_fail(p, p->t[open].b, "missing ')' after 'schedule('");
         return 0;
     }
-    if (pp_cur(p)->kind != T_IDENT) {
-        pp_fail(p, pp_cur(p)->b, "expected a schedule kind (static, dynamic, guided, "
+    if (tr_pp_cur(p)->kind != T_IDENT) {
+        tr_pp_fail(p, tr_pp_cur(p)->b, "expected a schedule kind (static, dynamic, guided, "
                            "runtime, auto or profiled)");
         return 0;
     }
-    kind = pp_tok_str(p, pp_cur(p));
+    kind = tr_pp_tok_str(p, tr_pp_cur(p));
     for (k = 1; k <= SCHED_PROFILED; k++)
         if (!strcmp(kind, sched_names[k]))
             break;
     if (k > SCHED_PROFILED) {
-        pp_fail(p, pp_cur(p)->b, "unknown schedule kind '%s' (expected static, "
+        tr_pp_fail(p, tr_pp_cur(p)->b, "unknown schedule kind '%s' (expected static, "
                            "dynamic, guided, runtime, auto or profiled)", kind);
         free(kind);
         return 0;
     }
     free(kind);
     c->sched = k;
-    if (p->i + 1 != close && !pp_is(p, p->i + 1, ",")) {
-        pp_fail(p, p->t[p->i + 1].b, "expected ',' or ')' after the schedule kind");
+    if (p->i + 1 != close && !tr_pp_is(p, p->i + 1, ",")) {
+        tr_pp_fail(p, p->t[p->i + 1].b, "expected ',' or ')' after the schedule kind");
         return 0;
     }
     n = split_args(p, open, close, starts, ends, 5);
@@ -207,13 +202,13 @@ static int parse_schedule(parser *p, omp_clause *c)
               : (c->sched == SCHED_RUNTIME || c->sched == SCHED_AUTO) ? 0 : 1;
     if (n - 1 > maxargs) {
         if (maxargs == 0)
-            pp_fail(p, p->t[starts[1]].b, "schedule(%s) takes no chunk size",
+            tr_pp_fail(p, p->t[starts[1]].b, "schedule(%s) takes no chunk size",
                  sched_names[c->sched]);
         else if (maxargs == 1)
-            pp_fail(p, p->t[starts[2]].b, "schedule(%s) takes at most a chunk "
+            tr_pp_fail(p, p->t[starts[2]].b, "schedule(%s) takes at most a chunk "
                  "size", sched_names[c->sched]);
         else
-            pp_fail(p, p->t[starts[4]].b, "schedule(profiled) takes at most "
+            tr_pp_fail(p, p->t[starts[4]].b, "schedule(profiled) takes at most "
                  "chunk_size, eval_size and eval_skip");
         return 0;
     }
@@ -221,23 +216,23 @@ static int parse_schedule(parser *p, omp_clause *c)
         long long v;
         int r;
         p->i = starts[k];
-        if (!pp_parse_expr(p, ends[k], &c->args[k - 1]))
+        if (!tr_pp_parse_expr(p, ends[k], &c->args[k - 1]))
             return 0;
-        r = pragma_const_eval(p->text, c->args[k - 1].b, c->args[k - 1].e, &v);
+        r = tr_pragma_const_eval(p->text, c->args[k - 1].b, c->args[k - 1].e, &v);
         if (r < 0) {
-            pp_fail(p, c->args[k - 1].b, "schedule argument must be an integer "
+            tr_pp_fail(p, c->args[k - 1].b, "schedule argument must be an integer "
                  "expression");
             return 0;
         }
         if (r == 1 && v < 0) {
             static const char *const what[] = {"chunk size", "eval_size",
                                                "eval_skip"};
-            pp_fail(p, c->args[k - 1].b, "schedule(%s) %s must not be negative "
+            tr_pp_fail(p, c->args[k - 1].b, "schedule(%s) %s must not be negative "
                  "(it is %lld)", sched_names[c->sched], what[k - 1], v);
             return 0;
         }
         if (r == 1 && v == 0 && k == 1 && c->sched != SCHED_PROFILED) {
-            pp_fail(p, c->args[0].b, "schedule(%s) chunk size must be positive",
+            tr_pp_fail(p, c->args[0].b, "schedule(%s) chunk size must be positive",
                  sched_names[c->sched]);
             return 0;
         }
@@ -250,25 +245,25 @@ static int parse_schedule(parser *p, omp_clause *c)
 static int parse_reduction(parser *p, omp_clause *c)
 {
     int k, close;
-    if (!pp_expect(p, "(", "after 'reduction'"))
+    if (!tr_pp_expect(p, "(", "after 'reduction'"))
         return 0;
-    close = pp_match_close(p, p->i - 1);
+    close = tr_pp_match_close(p, p->i - 1);
     if (close < 0) {
-        pp_fail(p, p->t[p->i - 1].b, "missing ')' after 'reduction('");
+        tr_pp_fail(p, p->t[p->i - 1].b, "missing ')' after 'reduction('");
         return 0;
     }
     for (k = 0; k <= RED_MIN; k++)
-        if (pp_at(p, redop_names[k]))
+        if (tr_pp_at(p, redop_names[k]))
             break;
     if (k > RED_MIN) {
-        pp_fail(p, pp_cur(p)->b, "expected a reduction operator (+ - * & | ^ && || "
+        tr_pp_fail(p, tr_pp_cur(p)->b, "expected a reduction operator (+ - * & | ^ && || "
                            "max min)");
         return 0;
     }
     c->redop = k;
     p->i++;
-    if (!pp_at(p, ":")) {
-        pp_fail(p, pp_cur(p)->b, "expected ':' after the reduction operator");
+    if (!tr_pp_at(p, ":")) {
+        tr_pp_fail(p, tr_pp_cur(p)->b, "expected ':' after the reduction operator");
         return 0;
     }
     p->i++;
@@ -281,18 +276,18 @@ static int parse_one_expr_arg(parser *p, omp_clause *c, const char *name)
     int open = p->i, close;
     char what[64];
     snprintf(what, sizeof what, "after '%s'", name);
-    if (!pp_expect(p, "(", what))
+    if (!tr_pp_expect(p, "(", what))
         return 0;
-    close = pp_match_close(p, open);
+    close = tr_pp_match_close(p, open);
     if (close < 0) {
-        pp_fail(p, p->t[open].b, "missing ')' after '%s('", name);
+        tr_pp_fail(p, p->t[open].b, "missing ')' after '%s('", name);
         return 0;
     }
     if (close == open + 1) {
-        pp_fail(p, p->t[close].b, "expected an expression in '%s()'", name);
+        tr_pp_fail(p, p->t[close].b, "expected an expression in '%s()'", name);
         return 0;
     }
-    if (!pp_parse_expr(p, close, &c->args[0]))
+    if (!tr_pp_parse_expr(p, close, &c->args[0]))
         return 0;
     c->nargs = 1;
     p->i = close + 1;
@@ -305,13 +300,13 @@ static void parse_clause(parser *p, omp_pragma *pr, unsigned allowed)
     char *name;
     int k;
     memset(&c, 0, sizeof c);
-    if (pp_cur(p)->kind != T_IDENT) {
-        pp_fail(p, pp_cur(p)->b, "expected an OpenMP clause, found '%.*s'",
-             (int)(pp_cur(p)->e - pp_cur(p)->b), p->text + pp_cur(p)->b);
+    if (tr_pp_cur(p)->kind != T_IDENT) {
+        tr_pp_fail(p, tr_pp_cur(p)->b, "expected an OpenMP clause, found '%.*s'",
+             (int)(tr_pp_cur(p)->e - tr_pp_cur(p)->b), p->text + tr_pp_cur(p)->b);
         return;
     }
-    name = pp_tok_str(p, pp_cur(p));
-    c.off = pp_cur(p)->b;
+    name = tr_pp_tok_str(p, tr_pp_cur(p));
+    c.off = tr_pp_cur(p)->b;
     c.spelling = name;
     for (k = 0; k < CL_IGNORED; k++)
         if (!strcmp(name, clause_names[k]))
@@ -320,12 +315,12 @@ static void parse_clause(parser *p, omp_pragma *pr, unsigned allowed)
         if ((pr->dir == DIR_IGNORED) ||
             (name_in(name, ignorable_clauses))) {
             int close;
-            pp_warn(p, c.off, "ignoring OpenMP clause '%s'", name);
+            tr_pp_warn(p, c.off, "ignoring OpenMP clause '%s'", name);
             p->i++;
-            if (pp_at(p, "(")) {
-                close = pp_match_close(p, p->i);
+            if (tr_pp_at(p, "(")) {
+                close = tr_pp_match_close(p, p->i);
                 if (close < 0) {
-                    pp_fail(p, pp_cur(p)->b, "missing ')' after '%s('", name);
+                    tr_pp_fail(p, tr_pp_cur(p)->b, "missing ')' after '%s('", name);
                     free(name);
                     return;
                 }
@@ -334,13 +329,13 @@ static void parse_clause(parser *p, omp_pragma *pr, unsigned allowed)
             free(name);
             return;
         }
-        pp_fail(p, c.off, "unknown OpenMP clause '%s'", name);
+        tr_pp_fail(p, c.off, "unknown OpenMP clause '%s'", name);
         free(name);
         return;
     }
     c.kind = k;
     if (!(allowed & B(k))) {
-        pp_fail(p, c.off, "clause '%s' is not valid on '#pragma omp %s'", name,
+        tr_pp_fail(p, c.off, "clause '%s' is not valid on '#pragma omp %s'", name,
              pr->dir_spelling);
         free(name);
         return;
@@ -351,7 +346,7 @@ static void parse_clause(parser *p, omp_pragma *pr, unsigned allowed)
                        k == CL_SCHEDULE || k == CL_COLLAPSE || k == CL_ORDERED ||
                        k == CL_NOWAIT || k == CL_UNTIED || k == CL_FINAL ||
                        k == CL_MERGEABLE)) {
-            pp_fail(p, c.off, "more than one '%s' clause", name);
+            tr_pp_fail(p, c.off, "more than one '%s' clause", name);
             free(name);
             return;
         }
@@ -368,25 +363,25 @@ static void parse_clause(parser *p, omp_pragma *pr, unsigned allowed)
         int r;
         if (!parse_one_expr_arg(p, &c, name))
             break;
-        r = pragma_const_eval(p->text, c.args[0].b, c.args[0].e, &v);
+        r = tr_pragma_const_eval(p->text, c.args[0].b, c.args[0].e, &v);
         if (r != 1 || v <= 0 || v > 16)
-            pp_fail(p, c.args[0].b, "collapse needs a positive integer constant");
+            tr_pp_fail(p, c.args[0].b, "collapse needs a positive integer constant");
         c.ival = v;
         break;
     }
     case CL_DEFAULT: {
-        if (!pp_expect(p, "(", "after 'default'"))
+        if (!tr_pp_expect(p, "(", "after 'default'"))
             break;
-        if (pp_at(p, "shared"))
+        if (tr_pp_at(p, "shared"))
             c.dflt = DEFAULT_SHARED;
-        else if (pp_at(p, "none"))
+        else if (tr_pp_at(p, "none"))
             c.dflt = DEFAULT_NONE;
         else {
-            pp_fail(p, pp_cur(p)->b, "expected 'shared' or 'none' in 'default'");
+            tr_pp_fail(p, tr_pp_cur(p)->b, "expected 'shared' or 'none' in 'default'");
             break;
         }
         p->i++;
-        pp_expect(p, ")", "after the default kind");
+        tr_pp_expect(p, ")", "after the default kind");
         break;
     }
     case CL_PRIVATE:
@@ -407,13 +402,13 @@ static void parse_clause(parser *p, omp_pragma *pr, unsigned allowed)
         parse_schedule(p, &c);
         break;
     case CL_ORDERED:
-        if (pp_at(p, "("))
-            pp_fail(p, pp_cur(p)->b, "ordered(n) (OpenMP 4.5 doacross loops) is "
+        if (tr_pp_at(p, "("))
+            tr_pp_fail(p, tr_pp_cur(p)->b, "ordered(n) (OpenMP 4.5 doacross loops) is "
                                "not supported");
         break;
     default: /* nowait, untied, mergeable */
-        if (pp_at(p, "("))
-            pp_fail(p, pp_cur(p)->b, "clause '%s' takes no arguments", name);
+        if (tr_pp_at(p, "("))
+            tr_pp_fail(p, tr_pp_cur(p)->b, "clause '%s' takes no arguments", name);
         break;
     }
     if (p->failed) {
@@ -423,7 +418,7 @@ static void parse_clause(parser *p, omp_pragma *pr, unsigned allowed)
         free(c.vars);
         return;
     }
-    pr->clauses = xrealloc(pr->clauses, (size_t)(pr->nclauses + 1) * sizeof c);
+    pr->clauses = tr_xrealloc(pr->clauses, (size_t)(pr->nclauses + 1) * sizeof c);
     pr->clauses[pr->nclauses++] = c;
 }
 
@@ -447,11 +442,11 @@ static void check_duplicates(parser *p, omp_pragma *pr)
                 for (j = (a == b ? i + 1 : 0); j < cb->nvars; j++) {
                     if (!strcmp(ca->vars[i].name, cb->vars[j].name)) {
                         if (a == b)
-                            pp_fail(p, cb->vars[j].off, "variable '%s' appears "
+                            tr_pp_fail(p, cb->vars[j].off, "variable '%s' appears "
                                  "more than once in '%s'", cb->vars[j].name,
                                  clause_names[cb->kind]);
                         else
-                            pp_fail(p, cb->vars[j].off, "variable '%s' appears in "
+                            tr_pp_fail(p, cb->vars[j].off, "variable '%s' appears in "
                                  "both '%s' and '%s'", cb->vars[j].name,
                                  clause_names[ca->kind], clause_names[cb->kind]);
                         return;
@@ -462,7 +457,7 @@ static void check_duplicates(parser *p, omp_pragma *pr)
     }
 }
 
-int pragma_is_omp(const char *line, size_t len)
+int tr_pragma_is_omp(const char *line, size_t len)
 {
     size_t i = 0;
     while (i < len && (line[i] == ' ' || line[i] == '\t'))
@@ -488,45 +483,45 @@ int pragma_is_omp(const char *line, size_t len)
 /* Reads the directive words; sets pr->dir and pr->dir_spelling. */
 static void parse_directive(parser *p, omp_pragma *pr)
 {
-    sbuf sp;
-    tok *t = pp_cur(p);
+    tr_sbuf sp;
+    tok *t = tr_pp_cur(p);
     char *w;
-    sb_init(&sp);
+    tr_sb_init(&sp);
     if (t->kind != T_IDENT) {
-        pp_fail(p, t->b, "expected an OpenMP directive after '#pragma omp'");
+        tr_pp_fail(p, t->b, "expected an OpenMP directive after '#pragma omp'");
         return;
     }
     pr->dir_off = t->b;
-    w = pp_tok_str(p, t);
+    w = tr_pp_tok_str(p, t);
     p->i++;
-    sb_puts(&sp, w);
+    tr_sb_puts(&sp, w);
     if (!strcmp(w, "parallel")) {
         pr->dir = DIR_PARALLEL;
-        if (pp_at(p, "for")) {
+        if (tr_pp_at(p, "for")) {
             pr->dir = DIR_PARALLEL_FOR;
-            sb_puts(&sp, " for");
+            tr_sb_puts(&sp, " for");
             p->i++;
-            if (pp_at(p, "simd")) {
-                pp_warn(p, pp_cur(p)->b, "ignoring 'simd' in '#pragma omp parallel "
+            if (tr_pp_at(p, "simd")) {
+                tr_pp_warn(p, tr_pp_cur(p)->b, "ignoring 'simd' in '#pragma omp parallel "
                                    "for simd'");
-                sb_puts(&sp, " simd");
+                tr_sb_puts(&sp, " simd");
                 p->i++;
             }
-        } else if (pp_at(p, "sections")) {
+        } else if (tr_pp_at(p, "sections")) {
             pr->dir = DIR_PARALLEL_SECTIONS;
-            sb_puts(&sp, " sections");
+            tr_sb_puts(&sp, " sections");
             p->i++;
-        } else if (pp_cur(p)->kind == T_IDENT &&
-                   (pp_at(p, "loop") || pp_at(p, "master") || pp_at(p, "masked") ||
-                    pp_at(p, "workshare"))) {
-            pp_fail(p, pp_cur(p)->b, "unsupported OpenMP directive 'parallel %.*s'",
-                 (int)(pp_cur(p)->e - pp_cur(p)->b), p->text + pp_cur(p)->b);
+        } else if (tr_pp_cur(p)->kind == T_IDENT &&
+                   (tr_pp_at(p, "loop") || tr_pp_at(p, "master") || tr_pp_at(p, "masked") ||
+                    tr_pp_at(p, "workshare"))) {
+            tr_pp_fail(p, tr_pp_cur(p)->b, "unsupported OpenMP directive 'parallel %.*s'",
+                 (int)(tr_pp_cur(p)->e - tr_pp_cur(p)->b), p->text + tr_pp_cur(p)->b);
         }
     } else if (!strcmp(w, "for")) {
         pr->dir = DIR_FOR;
-        if (pp_at(p, "simd")) {
-            pp_warn(p, pp_cur(p)->b, "ignoring 'simd' in '#pragma omp for simd'");
-            sb_puts(&sp, " simd");
+        if (tr_pp_at(p, "simd")) {
+            tr_pp_warn(p, tr_pp_cur(p)->b, "ignoring 'simd' in '#pragma omp for simd'");
+            tr_sb_puts(&sp, " simd");
             p->i++;
         }
     } else if (!strcmp(w, "sections")) {
@@ -539,14 +534,14 @@ static void parse_directive(parser *p, omp_pragma *pr)
         pr->dir = DIR_MASTER;
     } else if (!strcmp(w, "critical")) {
         pr->dir = DIR_CRITICAL;
-        if (pp_at(p, "(")) {
+        if (tr_pp_at(p, "(")) {
             p->i++;
-            if (pp_cur(p)->kind != T_IDENT) {
-                pp_fail(p, pp_cur(p)->b, "expected a name in 'critical(...)'");
+            if (tr_pp_cur(p)->kind != T_IDENT) {
+                tr_pp_fail(p, tr_pp_cur(p)->b, "expected a name in 'critical(...)'");
             } else {
-                pr->critical_name = pp_tok_str(p, pp_cur(p));
+                pr->critical_name = tr_pp_tok_str(p, tr_pp_cur(p));
                 p->i++;
-                pp_expect(p, ")", "after the critical section's name");
+                tr_pp_expect(p, ")", "after the critical section's name");
             }
         }
     } else if (!strcmp(w, "barrier")) {
@@ -554,39 +549,40 @@ static void parse_directive(parser *p, omp_pragma *pr)
     } else if (!strcmp(w, "atomic")) {
         pr->dir = DIR_ATOMIC;
         pr->atomic_kind = ATOMIC_UPDATE;
-        while (pp_cur(p)->kind == T_IDENT || pp_at(p, ",")) {
-            if (pp_at(p, ",")) {
+        while (tr_pp_cur(p)->kind == T_IDENT || tr_pp_at(p, ",")) {
+            if (tr_pp_at(p, ",")) {
                 p->i++;
                 continue;
             }
-            if (pp_at(p, "update"))
+            if (tr_pp_at(p, "update"))
                 pr->atomic_kind = ATOMIC_UPDATE;
-            else if (pp_at(p, "read") || pp_at(p, "write") || pp_at(p, "capture")) {
-                pp_fail(p, pp_cur(p)->b, "'#pragma omp atomic %.*s' (OpenMP 3.1) is "
-                     "not supported", (int)(pp_cur(p)->e - pp_cur(p)->b),
-                     p->text + pp_cur(p)->b);
+            else if (tr_pp_at(p, "read") || tr_pp_at(p, "write") || tr_pp_at(p, "capture")) {
+                tr_pp_fail(p, tr_pp_cur(p)->b, "'#pragma omp atomic %.*s' (OpenMP 3.1) is "
+                     "not supported", (int)(tr_pp_cur(p)->e - tr_pp_cur(p)->b),
+                     p->text + tr_pp_cur(p)->b);
                 break;
-            } else if (pp_at(p, "seq_cst") || pp_at(p, "relaxed") ||
-                       pp_at(p, "acq_rel") || pp_at(p, "release") ||
-                       pp_at(p, "acquire")) {
+            } else if (tr_pp_at(p, "seq_cst") || tr_pp_at(p, "relaxed") ||
+                       tr_pp_at(p, "acq_rel") || tr_pp_at(p, "release") ||
+                       tr_pp_at(p, "acquire")) {
                 /* every atomic is sequentially consistent here */
             } else {
-                pp_fail(p, pp_cur(p)->b, "unknown clause '%.*s' on '#pragma omp "
-                     "atomic'", (int)(pp_cur(p)->e - pp_cur(p)->b), p->text + pp_cur(p)->b);
+                tr_pp_fail(p, tr_pp_cur(p)->b, "unknown clause '%.*s' on '#pragma omp "
+                     "atomic'", (int)(tr_pp_cur(p)->e - tr_pp_cur(p)->b),
+                     p->text + tr_pp_cur(p)->b);
                 break;
             }
             p->i++;
         }
     } else if (!strcmp(w, "flush")) {
         pr->dir = DIR_FLUSH;
-        if (pp_at(p, "("))
+        if (tr_pp_at(p, "("))
             pr->vars = parse_name_list(p, &pr->nvars, "in 'flush'");
     } else if (!strcmp(w, "ordered")) {
         pr->dir = DIR_ORDERED;
     } else if (!strcmp(w, "threadprivate")) {
         pr->dir = DIR_THREADPRIVATE;
-        if (!pp_at(p, "("))
-            pp_fail(p, pp_cur(p)->b, "expected '(' after 'threadprivate'");
+        if (!tr_pp_at(p, "("))
+            tr_pp_fail(p, tr_pp_cur(p)->b, "expected '(' after 'threadprivate'");
         else
             pr->vars = parse_name_list(p, &pr->nvars, "in 'threadprivate'");
     } else if (!strcmp(w, "task")) {
@@ -597,34 +593,34 @@ static void parse_directive(parser *p, omp_pragma *pr)
         pr->dir = DIR_TASKYIELD;
     } else if (!strcmp(w, "taskgroup")) {
         pr->dir = DIR_TASKGROUP;
-        pp_warn(p, pr->dir_off, "'#pragma omp taskgroup' has no effect here "
+        tr_pp_warn(p, pr->dir_off, "'#pragma omp taskgroup' has no effect here "
                              "(tasks run undeferred)");
     } else if (!strcmp(w, "simd")) {
         pr->dir = DIR_IGNORED;
-        pp_warn(p, pr->dir_off, "ignoring '#pragma omp simd'");
-    } else if (!strcmp(w, "declare") && pp_at(p, "simd")) {
+        tr_pp_warn(p, pr->dir_off, "ignoring '#pragma omp simd'");
+    } else if (!strcmp(w, "declare") && tr_pp_at(p, "simd")) {
         pr->dir = DIR_IGNORED;
-        sb_puts(&sp, " simd");
+        tr_sb_puts(&sp, " simd");
         p->i++;
-        pp_warn(p, pr->dir_off, "ignoring '#pragma omp declare simd'");
-        if (pp_at(p, "(") && pp_match_close(p, p->i) > 0)
-            p->i = pp_match_close(p, p->i) + 1;
+        tr_pp_warn(p, pr->dir_off, "ignoring '#pragma omp declare simd'");
+        if (tr_pp_at(p, "(") && tr_pp_match_close(p, p->i) > 0)
+            p->i = tr_pp_match_close(p, p->i) + 1;
     } else if (name_in(w, unsupported_dirs)) {
-        if (pp_cur(p)->kind == T_IDENT && strcmp(w, "end") && strcmp(w, "begin"))
-            pp_fail(p, pr->dir_off, "unsupported OpenMP directive '%s %.*s'", w,
-                 (int)(pp_cur(p)->e - pp_cur(p)->b), p->text + pp_cur(p)->b);
+        if (tr_pp_cur(p)->kind == T_IDENT && strcmp(w, "end") && strcmp(w, "begin"))
+            tr_pp_fail(p, pr->dir_off, "unsupported OpenMP directive '%s %.*s'", w,
+                 (int)(tr_pp_cur(p)->e - tr_pp_cur(p)->b), p->text + tr_pp_cur(p)->b);
         else
-            pp_fail(p, pr->dir_off, "unsupported OpenMP directive '%s'", w);
+            tr_pp_fail(p, pr->dir_off, "unsupported OpenMP directive '%s'", w);
     } else {
-        pp_fail(p, pr->dir_off, "unknown OpenMP directive '%s'", w);
+        tr_pp_fail(p, pr->dir_off, "unknown OpenMP directive '%s'", w);
     }
     free(w);
-    pr->dir_spelling = sb_take(&sp);
+    pr->dir_spelling = tr_sb_take(&sp);
 }
 
-int pragma_parse(const char *text, unsigned begin, unsigned end,
-                 omp_pragma *pr, pragma_msg *err, pragma_msg *warns,
-                 int *nwarns, int maxwarns)
+int tr_pragma_parse(const char *text, unsigned begin, unsigned end,
+                    omp_pragma *pr, pragma_msg *err, pragma_msg *warns,
+                    int *nwarns, int maxwarns)
 {
     parser p;
     unsigned allowed;
@@ -638,9 +634,9 @@ int pragma_parse(const char *text, unsigned begin, unsigned end,
     p.warns = warns;
     p.nwarns = nwarns ? nwarns : &dummy;
     p.maxwarns = maxwarns;
-    p.nt = pragma_lex(text, begin, end, &p.t);
+    p.nt = tr_pragma_lex(text, begin, end, &p.t);
     /* "#", "pragma", "omp" */
-    if (!(pp_is(&p, 0, "#") && pp_is(&p, 1, "pragma") && pp_is(&p, 2, "omp"))) {
+    if (!(tr_pp_is(&p, 0, "#") && tr_pp_is(&p, 1, "pragma") && tr_pp_is(&p, 2, "omp"))) {
         free(p.t);
         err->off = begin;
         snprintf(err->msg, sizeof err->msg, "not an OpenMP pragma");
@@ -649,35 +645,35 @@ int pragma_parse(const char *text, unsigned begin, unsigned end,
     p.i = 3;
     parse_directive(&p, pr);
     allowed = allowed_clauses(pr->dir);
-    while (!p.failed && pp_cur(&p)->kind != T_EOF) {
-        if (pp_at(&p, ",")) {
+    while (!p.failed && tr_pp_cur(&p)->kind != T_EOF) {
+        if (tr_pp_at(&p, ",")) {
             p.i++;
             continue;
         }
         if (pr->dir == DIR_IGNORED || allowed ||
-            (pp_cur(&p)->kind == T_IDENT)) {
+            (tr_pp_cur(&p)->kind == T_IDENT)) {
             if (!allowed && pr->dir != DIR_IGNORED) {
-                char *n = pp_tok_str(&p, pp_cur(&p));
+                char *n = tr_pp_tok_str(&p, tr_pp_cur(&p));
                 int known = 0, k;
                 for (k = 0; k < CL_IGNORED; k++)
                     known |= !strcmp(n, clause_names[k]);
                 if (known)
-                    pp_fail(&p, pp_cur(&p)->b, "clause '%s' is not valid on "
+                    tr_pp_fail(&p, tr_pp_cur(&p)->b, "clause '%s' is not valid on "
                          "'#pragma omp %s'", n, pr->dir_spelling);
                 else if (name_in(n, ignorable_clauses)) {
                     free(n);
                     parse_clause(&p, pr, allowed);
                     continue;
                 } else
-                    pp_fail(&p, pp_cur(&p)->b, "unexpected '%s' after '#pragma omp "
+                    tr_pp_fail(&p, tr_pp_cur(&p)->b, "unexpected '%s' after '#pragma omp "
                          "%s'", n, pr->dir_spelling);
                 free(n);
                 break;
             }
             parse_clause(&p, pr, allowed);
         } else {
-            pp_fail(&p, pp_cur(&p)->b, "unexpected '%.*s' after '#pragma omp %s'",
-                 (int)(pp_cur(&p)->e - pp_cur(&p)->b), text + pp_cur(&p)->b,
+            tr_pp_fail(&p, tr_pp_cur(&p)->b, "unexpected '%.*s' after '#pragma omp %s'",
+                 (int)(tr_pp_cur(&p)->e - tr_pp_cur(&p)->b), text + tr_pp_cur(&p)->b,
                  pr->dir_spelling ? pr->dir_spelling : "");
         }
     }
@@ -685,13 +681,13 @@ int pragma_parse(const char *text, unsigned begin, unsigned end,
         check_duplicates(&p, pr);
     free(p.t);
     if (p.failed) {
-        pragma_free(pr);
+        tr_pragma_free(pr);
         return -1;
     }
     return 0;
 }
 
-void pragma_free(omp_pragma *p)
+void tr_pragma_free(omp_pragma *p)
 {
     int i, j;
     for (i = 0; i < p->nclauses; i++) {
@@ -709,7 +705,7 @@ void pragma_free(omp_pragma *p)
     memset(p, 0, sizeof *p);
 }
 
-const omp_clause *pragma_find_clause(const omp_pragma *p, int kind)
+const omp_clause *tr_pragma_find_clause(const omp_pragma *p, int kind)
 {
     int i;
     for (i = 0; i < p->nclauses; i++)
@@ -718,61 +714,61 @@ const omp_clause *pragma_find_clause(const omp_pragma *p, int kind)
     return NULL;
 }
 
-static void put_range(sbuf *out, const char *text, prange r)
+static void put_range(tr_sbuf *out, const char *text, prange r)
 {
-    sb_putn(out, text + r.b, r.e - r.b);
+    tr_sb_putn(out, text + r.b, r.e - r.b);
 }
 
-static void put_names(sbuf *out, const pname *v, int n)
+static void put_names(tr_sbuf *out, const pname *v, int n)
 {
     int i;
     for (i = 0; i < n; i++) {
         if (i)
-            sb_puts(out, ", ");
-        sb_puts(out, v[i].name);
+            tr_sb_puts(out, ", ");
+        tr_sb_puts(out, v[i].name);
     }
 }
 
-void pragma_format(const omp_pragma *p, const char *text, sbuf *out)
+void tr_pragma_format(const omp_pragma *p, const char *text, tr_sbuf *out)
 {
     int i, k;
-    sb_puts(out, pragma_dir_name(p->dir));
+    tr_sb_puts(out, tr_pragma_dir_name(p->dir));
     if (p->dir == DIR_CRITICAL && p->critical_name)
-        sb_printf(out, "(%s)", p->critical_name);
+        tr_sb_printf(out, "(%s)", p->critical_name);
     if ((p->dir == DIR_FLUSH || p->dir == DIR_THREADPRIVATE) && p->nvars) {
-        sb_putc(out, '(');
+        tr_sb_putc(out, '(');
         put_names(out, p->vars, p->nvars);
-        sb_putc(out, ')');
+        tr_sb_putc(out, ')');
     }
     for (i = 0; i < p->nclauses; i++) {
         const omp_clause *c = &p->clauses[i];
-        sb_printf(out, " %s", clause_names[c->kind]);
+        tr_sb_printf(out, " %s", clause_names[c->kind]);
         switch (c->kind) {
         case CL_DEFAULT:
-            sb_puts(out, c->dflt == DEFAULT_NONE ? "(none)" : "(shared)");
+            tr_sb_puts(out, c->dflt == DEFAULT_NONE ? "(none)" : "(shared)");
             break;
         case CL_REDUCTION:
-            sb_printf(out, "(%s: ", redop_names[c->redop]);
+            tr_sb_printf(out, "(%s: ", redop_names[c->redop]);
             put_names(out, c->vars, c->nvars);
-            sb_putc(out, ')');
+            tr_sb_putc(out, ')');
             break;
         case CL_SCHEDULE:
-            sb_printf(out, "(%s", sched_names[c->sched]);
+            tr_sb_printf(out, "(%s", sched_names[c->sched]);
             for (k = 0; k < c->nargs; k++) {
-                sb_puts(out, ", ");
+                tr_sb_puts(out, ", ");
                 put_range(out, text, c->args[k]);
             }
-            sb_putc(out, ')');
+            tr_sb_putc(out, ')');
             break;
         default:
             if (c->nvars || c->kind == CL_PRIVATE || c->kind == CL_SHARED) {
-                sb_putc(out, '(');
+                tr_sb_putc(out, '(');
                 put_names(out, c->vars, c->nvars);
-                sb_putc(out, ')');
+                tr_sb_putc(out, ')');
             } else if (c->nargs) {
-                sb_putc(out, '(');
+                tr_sb_putc(out, '(');
                 put_range(out, text, c->args[0]);
-                sb_putc(out, ')');
+                tr_sb_putc(out, ')');
             }
         }
     }

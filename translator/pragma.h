@@ -119,33 +119,32 @@ typedef struct pragma_msg {
 
 /* If line[0..len) is `# pragma omp ...` (blanks allowed around '#'),
  * returns 1. */
-int pragma_is_omp(const char *line, size_t len);
+int tr_pragma_is_omp(const char *line, size_t len);
 
 /* Parses text[begin, end), a `#pragma omp` line.  Returns 0 and fills *p,
  * or -1 with the first error in *err.  Warnings (ignored constructs and
  * clauses) are appended to warns (up to *nwarns < maxwarns). */
-int pragma_parse(const char *text, unsigned begin, unsigned end,
-                 omp_pragma *p, pragma_msg *err, pragma_msg *warns,
-                 int *nwarns, int maxwarns);
-void pragma_free(omp_pragma *p);
+int tr_pragma_parse(const char *text, unsigned begin, unsigned end,
+                    omp_pragma *p, pragma_msg *err, pragma_msg *warns,
+                    int *nwarns, int maxwarns);
+void tr_pragma_free(omp_pragma *p);
 
 /* Canonical one-line form of a parsed pragma, for --dump-pragmas and the
  * unit tests, e.g. "parallel for num_threads(4) schedule(profiled, 8, 2, 1)
  * reduction(+: s)". */
-void pragma_format(const omp_pragma *p, const char *text, sbuf *out);
+void tr_pragma_format(const omp_pragma *p, const char *text, tr_sbuf *out);
 
-const char *pragma_dir_name(int dir);
-const char *pragma_clause_name(int kind);
-const char *pragma_redop_name(int op);
+const char *tr_pragma_dir_name(int dir);
+const char *tr_pragma_redop_name(int op);
 
 /* The clause of the given kind, or NULL. */
-const omp_clause *pragma_find_clause(const omp_pragma *p, int kind);
+const omp_clause *tr_pragma_find_clause(const omp_pragma *p, int kind);
 
 /* Parses and evaluates an integer constant expression made of integer
  * literals, parentheses and + - * / % << >> ~ (unary and binary).
  * Returns 1 and *val when text[b, e) is one; 0 when it is not constant
  * (for example it names a variable); -1 when it is a floating constant. */
-int pragma_const_eval(const char *text, unsigned b, unsigned e,
-                      long long *val);
+int tr_pragma_const_eval(const char *text, unsigned b, unsigned e,
+                         long long *val);
 
 #endif

@@ -25,20 +25,20 @@ typedef struct parser {
 
 /* Splits text[b, e) into tokens ending with a T_EOF token; returns the
  * count (the caller frees *out). */
-int pragma_lex(const char *text, unsigned b, unsigned e, tok **out);
+int tr_pragma_lex(const char *text, unsigned b, unsigned e, tok **out);
 
-tok *pp_cur(parser *p);
-int pp_is(parser *p, int k, const char *s);  /* token k is the punctuator or word s */
-int pp_at(parser *p, const char *s);         /* the current token is s */
-char *pp_tok_str(parser *p, tok *t);
+tok *tr_pp_cur(parser *p);
+int tr_pp_is(parser *p, int k, const char *s);  /* token k is the punctuator or word s */
+int tr_pp_at(parser *p, const char *s);         /* the current token is s */
+char *tr_pp_tok_str(parser *p, tok *t);
 /* the first error wins; the parse stops at it */
-void pp_fail(parser *p, unsigned off, const char *fmt, ...) OMPCC_PRINTF(3, 4);
-void pp_warn(parser *p, unsigned off, const char *fmt, ...) OMPCC_PRINTF(3, 4);
-int pp_expect(parser *p, const char *s, const char *what);
+void tr_pp_fail(parser *p, unsigned off, const char *fmt, ...) OMPCC_PRINTF(3, 4);
+void tr_pp_warn(parser *p, unsigned off, const char *fmt, ...) OMPCC_PRINTF(3, 4);
+int tr_pp_expect(parser *p, const char *s, const char *what);
 /* index of the token closing the bracket at k, -1 */
-int pp_match_close(parser *p, int k);
+int tr_pp_match_close(parser *p, int k);
 /* Validates tokens [p->i, end) as one C expression and stores its text
- * range in *r; 0 (and pp_fail()) when it is not one. */
-int pp_parse_expr(parser *p, int end, prange *r);
+ * range in *r; 0 (and tr_pp_fail()) when it is not one. */
+int tr_pp_parse_expr(parser *p, int end, prange *r);
 
 #endif

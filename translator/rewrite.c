@@ -2,7 +2,7 @@
  *
  * Edits replace ranges [b, e) (b == e inserts).  They are either disjoint
  * or nested: a construct's replacement covers the edits inside it, whose
- * rendered text it embeds (render() of its block).  Rendering a range
+ * rendered text it embeds (tr_render() of its block).  Rendering a range
  * applies the outermost edits that lie inside it.  Edits that add or remove
  * line breaks are followed by a #line marker, so that the code after them
  * keeps the user's line numbers. */
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void edit_add(tu *t, unsigned b, unsigned e, char *text, int prio)
+void tr_edit_add(tu *t, unsigned b, unsigned e, char *text, int prio)
 {
     edit ed;
     ed.b = b;
@@ -53,18 +53,18 @@ static int first_at(tu *t, unsigned b)
     return lo;
 }
 
-static void put_user(tu *t, unsigned b, unsigned e, sbuf *out)
+static void put_user(tu *t, unsigned b, unsigned e, tr_sbuf *out)
 {
     if (b == e)
         return;
     if (t->mark_user)
-        sb_putc(out, TU_USER_BEGIN);
-    sb_putn(out, t->text + b, e - b);
+        tr_sb_putc(out, TU_USER_BEGIN);
+    tr_sb_putn(out, t->text + b, e - b);
     if (t->mark_user)
-        sb_putc(out, TU_USER_END);
+        tr_sb_putc(out, TU_USER_END);
 }
 
-void render(tu *t, unsigned b, unsigned e, sbuf *out)
+void tr_render(tu *t, unsigned b, unsigned e, tr_sbuf *out)
 {
     unsigned pos = b;
     int i;
@@ -80,22 +80,22 @@ void render(tu *t, unsigned b, unsigned e, sbuf *out)
         if (ed->e > e || ed->b < pos)
             continue;
         put_user(t, pos, ed->b, out);
-        sb_puts(out, ed->text);
+        tr_sb_puts(out, ed->text);
         lines = strchr(ed->text, '\n') != NULL ||
                 memchr(t->text + ed->b, '\n', ed->e - ed->b) != NULL;
         pos = ed->e;
         if (lines)
-            srcmap_sync(&t->map, pos, out);
+            tr_srcmap_sync(&t->map, pos, out);
     }
     put_user(t, pos, e, out);
 }
 
-char *render_str(tu *t, unsigned b, unsigned e)
+char *tr_render_str(tu *t, unsigned b, unsigned e)
 {
-    sbuf s;
-    sb_init(&s);
-    render(t, b, e, &s);
-    return sb_take(&s);
+    tr_sbuf s;
+    tr_sb_init(&s);
+    tr_render(t, b, e, &s);
+    return tr_sb_take(&s);
 }
 
 /* ---- volatile objects ----
@@ -117,30 +117,45 @@ static int is_volatile_var(tu *t, int v)
            ty.kind != CXType_IncompleteArray && ty.kind != CXType_VariableArray;
 }
 
-char *rewrite_volatile(tu *t, const ref *r, char *name)
+/* Is p, the assignment or increment that writes through reference r, the
+ * statement of an atomic construct?  OMPDSM_atomic takes the object's
+ * address and updates it at its home, which is what a refetch before and
+ * a write-through after would do; and the atomic's lowering embeds the
+ * operand's text where a wrapped one would not parse. */
+static int atomic_target(tu *t, const ref *r, int p)
 {
-    int child, p;
+    const construct *c;
+    if (r->start < 0)
+        return 0;
+    c = &t->cons.v[r->start];
+    return c->dir == DIR_ATOMIC && c->stmt >= 0 && tr_ast_strip(t, c->stmt) == p;
+}
+
+char *tr_rewrite_volatile(tu *t, const ref *r, char *name)
+{
+    int p;
     if (r->node < 0 || r->var < 0 || !is_volatile_var(t, r->var) ||
         (r->access & ACC_ADDR))
         return name;
     if (r->access & ACC_WRITE) {
-        child = r->node;
-        p = t->nodes.v[child].parent;
+        p = t->nodes.v[r->node].parent;
         while (p >= 0 && t->nodes.v[p].kind == CXCursor_ParenExpr)
             p = t->nodes.v[p].parent;
+        if (p >= 0 && atomic_target(t, r, p))
+            return name;
         if (p >= 0) {
-            edit_add(t, t->nodes.v[p].b, t->nodes.v[p].b,
-                     xasprintf("({ __typeof__(%s) __ompdsm_vv = (", name), 20);
-            edit_add(t, t->nodes.v[p].e, t->nodes.v[p].e,
-                     xasprintf("); OMPDSM_volatile_write(&%s, sizeof(%s)); "
-                               "__ompdsm_vv; })", name, name), 20);
+            tr_edit_add(t, t->nodes.v[p].b, t->nodes.v[p].b,
+                        tr_xasprintf("({ __typeof__(%s) __ompdsm_vv = (", name), 20);
+            tr_edit_add(t, t->nodes.v[p].e, t->nodes.v[p].e,
+                        tr_xasprintf("); OMPDSM_volatile_write(&%s, sizeof(%s)); "
+                                     "__ompdsm_vv; })", name, name), 20);
         }
     }
     if (!(r->access & ACC_READ))
         return name;
     {
-        char *w = xasprintf("(*(__typeof__(%s) *)OMPDSM_volatile_read(&%s, "
-                            "sizeof(%s)))", name, name, name);
+        char *w = tr_xasprintf("(*(__typeof__(%s) *)OMPDSM_volatile_read(&%s, "
+                               "sizeof(%s)))", name, name, name);
         free(name);
         return w;
     }

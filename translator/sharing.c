@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-usage *sharing_use(construct *c, int v)
+usage *tr_sharing_use(construct *c, int v)
 {
     int i;
     for (i = 0; i < c->uses.n; i++)
@@ -27,7 +27,7 @@ static int declared_inside(tu *t, int v, int k)
     var *vv = &t->vars.v[v];
     if (vv->kind != VK_LOCAL)
         return 0;
-    return vv->decl_con >= 0 && con_contains(t, k, vv->decl_con);
+    return vv->decl_con >= 0 && tr_con_contains(t, k, vv->decl_con);
 }
 
 static int is_globalish(const var *v)
@@ -73,7 +73,7 @@ static int listed(tu *t, const construct *c, int v)
         if (cl->kind == CL_COPYIN || cl->kind == CL_COPYPRIVATE)
             continue;
         for (j = 0; j < cl->nvars; j++)
-            if (analysis_lookup(t, cl->vars[j].name, cl->vars[j].off, c->func) == v)
+            if (tr_analysis_lookup(t, cl->vars[j].name, cl->vars[j].off, c->func) == v)
                 return 1;
     }
     return 0;
@@ -83,12 +83,12 @@ static void report_none(tu *t, construct *c, int v, unsigned off)
 {
     var *vv = &t->vars.v[v];
     if (c->dflt != DEFAULT_NONE || vv->threadprivate || vv->tls || vv->is_const ||
-        con_in_list(c->reported.v, c->reported.n, v) || listed(t, c, v))
+        tr_con_in_list(c->reported.v, c->reported.n, v) || listed(t, c, v))
         return;
     VEC_PUSH(c->reported, v);
-    tu_error(t, off, "variable '%s' must have its data sharing specified "
-             "explicitly: '#pragma omp %s' at line %d has default(none)",
-             vv->name, c->p->dir_spelling, c->line);
+    tr_tu_error(t, off, "variable '%s' must have its data sharing specified "
+                "explicitly: '#pragma omp %s' at line %d has default(none)",
+                vv->name, c->p->dir_spelling, c->line);
 }
 
 static int walk(tu *t, int v, int start, int *stop, unsigned report_off)
@@ -98,17 +98,17 @@ static int walk(tu *t, int v, int start, int *stop, unsigned report_off)
         construct *c = &t->cons.v[k];
         if (declared_inside(t, v, k))
             break;
-        if (con_privatizes(c, v)) {
+        if (tr_con_privatizes(c, v)) {
             *stop = STOP_PRIV;
             return k;
         }
-        if (con_is_region(c)) {
+        if (tr_con_is_region(c)) {
             if (report_off)
                 report_none(t, c, v, report_off);
             *stop = STOP_REGION;
             return k;
         }
-        if (c->dir == DIR_TASK && !con_in_list(c->shared.v, c->shared.n, v)) {
+        if (c->dir == DIR_TASK && !tr_con_in_list(c->shared.v, c->shared.n, v)) {
             if (report_off)
                 report_none(t, c, v, report_off);
             if (c->dflt != DEFAULT_SHARED && !shared_outside(t, v, c->parent)) {
@@ -125,7 +125,7 @@ static int walk(tu *t, int v, int start, int *stop, unsigned report_off)
     return k;
 }
 
-int sharing_walk(tu *t, int v, int start, int *stop)
+int tr_sharing_walk(tu *t, int v, int start, int *stop)
 {
     return walk(t, v, start, stop, 0);
 }
@@ -234,13 +234,13 @@ static void reaching_regions(tu *t, char *reach, int tasks_only)
 {
     int i, changed;
     for (i = 0; i < t->cons.n; i++)
-        if (t->cons.v[i].func >= 0 && ((!tasks_only && con_is_region(&t->cons.v[i])) ||
+        if (t->cons.v[i].func >= 0 && ((!tasks_only && tr_con_is_region(&t->cons.v[i])) ||
                                        t->cons.v[i].dir == DIR_TASK))
             reach[t->cons.v[i].func] = 1;
     do {
         changed = 0;
         for (i = 0; i < t->nodes.n; i++) {
-            node *n = &t->nodes.v[i];
+            tr_node *n = &t->nodes.v[i];
             CXCursor r;
             int g;
             if (n->kind != CXCursor_DeclRefExpr || n->var >= 0 || n->func < 0 ||
@@ -272,8 +272,8 @@ static void reaching_regions(tu *t, char *reach, int tasks_only)
  * run on another node. */
 static void promote_escaping(tu *t)
 {
-    char *reach = xcalloc((size_t)t->funcs.n + 1, 1);
-    char *tasks = xcalloc((size_t)t->funcs.n + 1, 1);
+    char *reach = tr_xcalloc((size_t)t->funcs.n + 1, 1);
+    char *tasks = tr_xcalloc((size_t)t->funcs.n + 1, 1);
     int i;
     reaching_regions(t, reach, 0);
     reaching_regions(t, tasks, 1);
@@ -287,7 +287,7 @@ static void promote_escaping(tu *t)
                                        CXCursor_CompoundStmt)
                 continue;
             for (k = v->decl_con; k >= 0; k = t->cons.v[k].parent)
-                if (con_is_region(&t->cons.v[k]))
+                if (tr_con_is_region(&t->cons.v[k]))
                     break;
             if (k >= 0 && !tasks[v->func])
                 continue; /* private to a region's thread, no task sees it */
@@ -303,7 +303,7 @@ static void promote_escaping(tu *t)
 }
 
 /* A local that a task shares lives in the shared heap, so that the task
- * can run on another node (outline_task captures its address). */
+ * can run on another node (tr_outline_task captures its address). */
 static void promote_task_shared(tu *t)
 {
     for (int i = 0; i < t->refs.n; i++) {
@@ -311,11 +311,11 @@ static void promote_task_shared(tu *t)
         var *v = &t->vars.v[r.var];
         int k, found = 0, stop;
         if (r.start < 0 || v->promoted || (v->kind != VK_LOCAL && v->kind != VK_PARAM) ||
-            v->threadprivate || v->tls || ast_var_vm(t, r.var) != VM_NONE)
+            v->threadprivate || v->tls || tr_ast_var_vm(t, r.var) != VM_NONE)
             continue;
         for (k = r.start; k >= 0; k = t->cons.v[k].parent) {
             construct *c = &t->cons.v[k];
-            if (declared_inside(t, r.var, k) || con_privatizes(c, r.var) || con_is_region(c))
+            if (declared_inside(t, r.var, k) || tr_con_privatizes(c, r.var) || tr_con_is_region(c))
                 break;
             if (c->dir == DIR_TASK)
                 found = 1;
@@ -353,10 +353,10 @@ static void clause_needs(tu *t, int k)
     /* a region's reduction stores into the original: it must be shared;
      * so must the original of a firstprivate array of variable size, which
      * the frame cannot carry by value */
-    if (con_is_region(c)) {
+    if (tr_con_is_region(c)) {
         for (i = 0; i < c->fpriv.n; i++) {
             int stop, v = c->fpriv.v[i];
-            if (ast_var_vm(t, v) != VM_ARRAY && ast_var_vm(t, v) != VM_OTHER)
+            if (tr_ast_var_vm(t, v) != VM_ARRAY && tr_ast_var_vm(t, v) != VM_OTHER)
                 continue;
             walk(t, v, c->parent, &stop, 0);
             if (stop == STOP_DECL && t->vars.v[v].kind == VK_LOCAL)
@@ -376,7 +376,7 @@ static void clause_needs(tu *t, int k)
 
 static void add_use(construct *c, int v, int access)
 {
-    usage *u = sharing_use(c, v);
+    usage *u = tr_sharing_use(c, v);
     if (u) {
         u->access |= access;
         return;
@@ -394,7 +394,7 @@ static void add_use(construct *c, int v, int access)
 static int inside_region(tu *t, int k)
 {
     for (; k >= 0; k = t->cons.v[k].parent)
-        if (con_is_region(&t->cons.v[k]))
+        if (tr_con_is_region(&t->cons.v[k]))
             return 1;
     return 0;
 }
@@ -411,18 +411,18 @@ static int decide_mode(tu *t, const usage *u)
     return MODE_POINTER;
 }
 
-int sharing_analyse(tu *t)
+int tr_sharing_analyse(tu *t)
 {
     int i, k;
     /* where locals are declared */
     for (i = 0; i < t->vars.n; i++) {
         var *v = &t->vars.v[i];
         if (v->kind == VK_LOCAL && v->decls.n)
-            v->decl_con = con_at(t, v->func, t->nodes.v[v->decls.v[0]].loc);
+            v->decl_con = tr_con_at(t, v->func, t->nodes.v[v->decls.v[0]].loc);
     }
     /* references in the code */
     for (i = 0; i < t->nodes.n; i++) {
-        node *n = &t->nodes.v[i];
+        tr_node *n = &t->nodes.v[i];
         ref r;
         if (n->kind != CXCursor_DeclRefExpr || n->var < 0)
             continue;
@@ -430,7 +430,7 @@ int sharing_analyse(tu *t)
         r.b = n->b;
         r.e = n->e;
         r.func = n->func;
-        r.start = con_at(t, n->func, n->b);
+        r.start = tr_con_at(t, n->func, n->b);
         r.access = access_of(t, i);
         r.node = i;
         if ((r.access & ACC_ADDR) && (t->vars.v[r.var].kind == VK_LOCAL ||
@@ -463,7 +463,7 @@ int sharing_analyse(tu *t)
     for (k = t->cons.n - 1; k >= 0; k--) {
         construct *c = &t->cons.v[k];
         int j;
-        if (c->func < 0 || !con_is_region(c))
+        if (c->func < 0 || !tr_con_is_region(c))
             continue;
         for (j = 0; j < c->uses.n; j++) {
             usage *u = &t->cons.v[k].uses.v[j];
@@ -480,11 +480,11 @@ int sharing_analyse(tu *t)
                 if (acc == ACC_ADDR)
                     t->vars.v[v].promoted = 1;
             } else if (acc == ACC_ADDR && !inside_region(t, at)) {
-                tu_error(t, t->cons.v[k].p->dir_off, "variable '%s' is private "
-                         "to the enclosing '#pragma omp %s' (line %d) but shared "
-                         "by this parallel region: not supported",
-                         t->vars.v[v].name, t->cons.v[at].p->dir_spelling,
-                         t->cons.v[at].line);
+                tr_tu_error(t, t->cons.v[k].p->dir_off, "variable '%s' is private "
+                            "to the enclosing '#pragma omp %s' (line %d) but shared "
+                            "by this parallel region: not supported",
+                            t->vars.v[v].name, t->cons.v[at].p->dir_spelling,
+                            t->cons.v[at].line);
             }
         }
     }
@@ -496,18 +496,18 @@ int sharing_analyse(tu *t)
         if (v->kind == VK_LOCAL && (v->declstmt < 0 ||
                                     t->nodes.v[t->nodes.v[v->declstmt].parent].kind !=
                                         CXCursor_CompoundStmt)) {
-            tu_error(t, t->nodes.v[v->decls.v[0]].loc, "variable '%s' is "
-                     "declared in a 'for' statement but a parallel region needs "
-                     "it in shared memory: declare it before the loop", v->name);
+            tr_tu_error(t, t->nodes.v[v->decls.v[0]].loc, "variable '%s' is "
+                        "declared in a 'for' statement but a parallel region needs "
+                        "it in shared memory: declare it before the loop", v->name);
             v->promoted = 0;
-        } else if (ast_var_vm(t, i) == VM_ARRAY && v->init >= 0) {
-            tu_error(t, t->nodes.v[v->decls.v[0]].loc, "variable '%s' is a "
-                     "variable-length array with an initializer and a parallel "
-                     "region needs it in shared memory: not supported", v->name);
+        } else if (tr_ast_var_vm(t, i) == VM_ARRAY && v->init >= 0) {
+            tr_tu_error(t, t->nodes.v[v->decls.v[0]].loc, "variable '%s' is a "
+                        "variable-length array with an initializer and a parallel "
+                        "region needs it in shared memory: not supported", v->name);
             v->promoted = 0;
         }
     }
-    return diag_errors ? -1 : 0;
+    return tr_diag_errors ? -1 : 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -518,62 +518,62 @@ static char *base_name(tu *t, int v, unsigned off)
 {
     var *vv = &t->vars.v[v];
     if (vv->rewritten)
-        return xasprintf("(*%s)", vv->ptr);
+        return tr_xasprintf("(*%s)", vv->ptr);
     if (vv->promoted) {
         /* (an array of variable size is allocated in its declarator) */
-        if (vv->kind == VK_LOCAL && vv->declstmt >= 0 && ast_var_vm(t, v) != VM_ARRAY &&
+        if (vv->kind == VK_LOCAL && vv->declstmt >= 0 && tr_ast_var_vm(t, v) != VM_ARRAY &&
             off >= t->nodes.v[vv->declstmt].b && off < t->nodes.v[vv->declstmt].e &&
             (!vv->split_e || off < vv->split_e))
-            return xasprintf("__ompdsm_i_%s", vv->name);
-        return xasprintf("(*__ompdsm_l_%s)", vv->name);
+            return tr_xasprintf("__ompdsm_i_%s", vv->name);
+        return tr_xasprintf("(*__ompdsm_l_%s)", vv->name);
     }
-    return xstrdup(vv->name);
+    return tr_xstrdup(vv->name);
 }
 
-char *sharing_name(tu *t, int v, int start, unsigned off)
+char *tr_sharing_name(tu *t, int v, int start, unsigned off)
 {
     int stop, at = walk(t, v, start, &stop, 0);
     var *vv = &t->vars.v[v];
     usage *u;
     if (stop == STOP_PRIV)
-        return xstrdup(vv->name);
+        return tr_xstrdup(vv->name);
     if (stop == STOP_DECL)
         return base_name(t, v, off);
-    u = sharing_use(&t->cons.v[at], v);
+    u = tr_sharing_use(&t->cons.v[at], v);
     if (!u)
         return NULL;
     switch (u->mode) {
     case MODE_GLOBAL:
-        return xasprintf("(*%s)", vv->ptr);
+        return tr_xasprintf("(*%s)", vv->ptr);
     case MODE_POINTER:
-        return xasprintf("(*__ompdsm_sh_%s)", vv->name);
+        return tr_xasprintf("(*__ompdsm_sh_%s)", vv->name);
     default:
-        return xstrdup(vv->name);
+        return tr_xstrdup(vv->name);
     }
 }
 
-char *sharing_type(tu *t, int v, int start, unsigned off)
+char *tr_sharing_type(tu *t, int v, int start, unsigned off)
 {
     var *vv = &t->vars.v[v];
     char *name, *r, *sp;
     const char *why;
     if (vv->rewritten)
-        return xasprintf("__typeof__(*%s)", vv->ptr);
+        return tr_xasprintf("__typeof__(*%s)", vv->ptr);
     if (vv->kind == VK_GLOBAL || vv->kind == VK_SYSTEM)
-        return xasprintf("__typeof__(%s)", vv->name);
-    name = sharing_name(t, v, start, off);
+        return tr_xasprintf("__typeof__(%s)", vv->name);
+    name = tr_sharing_name(t, v, start, off);
     if (name) {
-        r = xasprintf("__typeof__(%s)", name);
+        r = tr_xasprintf("__typeof__(%s)", name);
         free(name);
         return r;
     }
-    if (ast_var_type_is_local(t, v, &why)) {
-        tu_error(t, off, "variable '%s' has %s, which a parallel region cannot "
-                 "name: not supported", vv->name, why);
-        return xstrdup("int");
+    if (tr_ast_var_type_is_local(t, v, &why)) {
+        tr_tu_error(t, off, "variable '%s' has %s, which a parallel region cannot "
+                    "name: not supported", vv->name, why);
+        return tr_xstrdup("int");
     }
-    sp = ast_var_type_name(t, v, 0);
-    r = xasprintf("__typeof__(%s)", sp);
+    sp = tr_ast_var_type_name(t, v, 0);
+    r = tr_xasprintf("__typeof__(%s)", sp);
     free(sp);
     return r;
 }

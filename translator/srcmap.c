@@ -11,15 +11,15 @@ static int intern_file(srcmap *m, const char *name, size_t n)
     for (i = 0; i < m->nfiles; i++)
         if (strlen(m->files[i]) == n && !memcmp(m->files[i], name, n))
             return i;
-    m->files = xrealloc(m->files, (size_t)(m->nfiles + 1) * sizeof *m->files);
-    m->files[m->nfiles] = xstrndup(name, n);
+    m->files = tr_xrealloc(m->files, (size_t)(m->nfiles + 1) * sizeof *m->files);
+    m->files[m->nfiles] = tr_xstrndup(name, n);
     return m->nfiles++;
 }
 
 /* `# 12 "file.c" 2 3` or `#line 12 "file.c"`: returns 1 and fills *line,
  * *file (unescaped), *sys. */
 static int parse_marker(const char *s, const char *end, int *line,
-                        sbuf *file, int *sys)
+                        tr_sbuf *file, int *sys)
 {
     const char *p = s;
     while (p < end && (*p == ' ' || *p == '\t'))
@@ -46,7 +46,7 @@ static int parse_marker(const char *s, const char *end, int *line,
         while (p < end && *p != '"') {
             if (*p == '\\' && p + 1 < end)
                 p++;
-            sb_putc(file, *p++);
+            tr_sb_putc(file, *p++);
         }
         if (p < end)
             p++;
@@ -56,26 +56,26 @@ static int parse_marker(const char *s, const char *end, int *line,
             p++;
         }
     } else {
-        sb_puts(file, "");
+        tr_sb_puts(file, "");
         return 2; /* line number only: keep the file */
     }
     return 1;
 }
 
-void srcmap_init(srcmap *m, const char *text, unsigned len)
+void tr_srcmap_init(srcmap *m, const char *text, unsigned len)
 {
     unsigned off = 0;
     int curfile = -1, curline = 1, cursys = 0, n = 0, cap = 1024;
-    sbuf file;
+    tr_sbuf file;
     memset(m, 0, sizeof *m);
     m->text = text;
     m->len = len;
     m->main_file = -1;
-    m->line_off = xmalloc((size_t)cap * sizeof *m->line_off);
-    m->pfile = xmalloc((size_t)cap * sizeof *m->pfile);
-    m->pline = xmalloc((size_t)cap * sizeof *m->pline);
-    m->psys = xmalloc((size_t)cap);
-    sb_init(&file);
+    m->line_off = tr_xmalloc((size_t)cap * sizeof *m->line_off);
+    m->pfile = tr_xmalloc((size_t)cap * sizeof *m->pfile);
+    m->pline = tr_xmalloc((size_t)cap * sizeof *m->pline);
+    m->psys = tr_xmalloc((size_t)cap);
+    tr_sb_init(&file);
     while (off <= len) {
         const char *s = text + off;
         const char *nl = memchr(s, '\n', len - off);
@@ -83,10 +83,10 @@ void srcmap_init(srcmap *m, const char *text, unsigned len)
         int mline, msys, r;
         if (n == cap) {
             cap *= 2;
-            m->line_off = xrealloc(m->line_off, (size_t)cap * sizeof *m->line_off);
-            m->pfile = xrealloc(m->pfile, (size_t)cap * sizeof *m->pfile);
-            m->pline = xrealloc(m->pline, (size_t)cap * sizeof *m->pline);
-            m->psys = xrealloc(m->psys, (size_t)cap);
+            m->line_off = tr_xrealloc(m->line_off, (size_t)cap * sizeof *m->line_off);
+            m->pfile = tr_xrealloc(m->pfile, (size_t)cap * sizeof *m->pfile);
+            m->pline = tr_xrealloc(m->pline, (size_t)cap * sizeof *m->pline);
+            m->psys = tr_xrealloc(m->psys, (size_t)cap);
         }
         m->line_off[n] = off;
         m->pfile[n] = curfile;
@@ -109,7 +109,7 @@ void srcmap_init(srcmap *m, const char *text, unsigned len)
             break;
         off = (unsigned)(nl - text) + 1;
     }
-    sb_free(&file);
+    tr_sb_free(&file);
     m->nlines = n;
     if (m->main_file < 0)
         m->main_file = intern_file(m, "<stdin>", 7);
@@ -118,20 +118,7 @@ void srcmap_init(srcmap *m, const char *text, unsigned len)
             m->pfile[n] = m->main_file;
 }
 
-void srcmap_free(srcmap *m)
-{
-    int i;
-    for (i = 0; i < m->nfiles; i++)
-        free(m->files[i]);
-    free(m->files);
-    free(m->line_off);
-    free(m->pfile);
-    free(m->pline);
-    free(m->psys);
-    memset(m, 0, sizeof *m);
-}
-
-int srcmap_line_index(const srcmap *m, unsigned off)
+static int srcmap_line_index(const srcmap *m, unsigned off)
 {
     int lo = 0, hi = m->nlines - 1;
     while (lo < hi) {
@@ -144,8 +131,8 @@ int srcmap_line_index(const srcmap *m, unsigned off)
     return lo;
 }
 
-void srcmap_presumed(const srcmap *m, unsigned off, const char **file,
-                     int *line, int *col)
+void tr_srcmap_presumed(const srcmap *m, unsigned off, const char **file,
+                        int *line, int *col)
 {
     int k = srcmap_line_index(m, off);
     if (file)
@@ -156,32 +143,32 @@ void srcmap_presumed(const srcmap *m, unsigned off, const char **file,
         *col = (int)(off - m->line_off[k]) + 1;
 }
 
-int srcmap_is_system(const srcmap *m, unsigned off)
+int tr_srcmap_is_system(const srcmap *m, unsigned off)
 {
     return m->psys[srcmap_line_index(m, off)];
 }
 
-const char *srcmap_main_file(const srcmap *m)
+const char *tr_srcmap_main_file(const srcmap *m)
 {
     return m->files[m->main_file];
 }
 
 /* "#line N \"file\"" for the position off, followed by blanks up to its
  * column, so that what follows keeps its line and column. */
-void srcmap_sync(const srcmap *m, unsigned off, sbuf *out)
+void tr_srcmap_sync(const srcmap *m, unsigned off, tr_sbuf *out)
 {
     const char *file, *p;
     int line, col;
-    srcmap_presumed(m, off, &file, &line, &col);
+    tr_srcmap_presumed(m, off, &file, &line, &col);
     if (!out->n || out->s[out->n - 1] != '\n')
-        sb_putc(out, '\n');
-    sb_printf(out, "#line %d \"", line);
+        tr_sb_putc(out, '\n');
+    tr_sb_printf(out, "#line %d \"", line);
     for (p = file; *p; p++) {
         if (*p == '"' || *p == '\\')
-            sb_putc(out, '\\');
-        sb_putc(out, *p);
+            tr_sb_putc(out, '\\');
+        tr_sb_putc(out, *p);
     }
-    sb_puts(out, "\"\n");
+    tr_sb_puts(out, "\"\n");
     while (--col > 0)
-        sb_putc(out, ' ');
+        tr_sb_putc(out, ' ');
 }

@@ -8,25 +8,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-void tu_error(tu *t, unsigned off, const char *fmt, ...)
+void tr_tu_error(tu *t, unsigned off, const char *fmt, ...)
 {
     const char *file;
     int line, col;
     va_list ap;
-    srcmap_presumed(&t->map, off, &file, &line, &col);
+    tr_srcmap_presumed(&t->map, off, &file, &line, &col);
     va_start(ap, fmt);
-    diag_print(file, line, col, "error", fmt, ap);
+    tr_diag_print(file, line, col, "error", fmt, ap);
     va_end(ap);
 }
 
-void tu_warning(tu *t, unsigned off, const char *fmt, ...)
+void tr_tu_warning(tu *t, unsigned off, const char *fmt, ...)
 {
     const char *file;
     int line, col;
     va_list ap;
-    srcmap_presumed(&t->map, off, &file, &line, &col);
+    tr_srcmap_presumed(&t->map, off, &file, &line, &col);
     va_start(ap, fmt);
-    diag_print(file, line, col, "warning", fmt, ap);
+    tr_diag_print(file, line, col, "warning", fmt, ap);
     va_end(ap);
 }
 
@@ -41,7 +41,7 @@ static char *read_file(const char *path, size_t *len)
         fclose(f);
         return NULL;
     }
-    buf = xmalloc((size_t)n + 1);
+    buf = tr_xmalloc((size_t)n + 1);
     if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
         fclose(f);
         free(buf);
@@ -84,7 +84,7 @@ static int parse_diagnostics(tu *t, int gnu_text)
                 fprintf(stderr, "ompcc: error: %s\n", clang_getCString(msg));
             clang_disposeString(file);
             errors++;
-            diag_errors++;
+            tr_diag_errors++;
         }
         clang_disposeString(clang_getDiagnosticSpelling(d));
         clang_disposeDiagnostic(d);
@@ -92,7 +92,7 @@ static int parse_diagnostics(tu *t, int gnu_text)
     return errors;
 }
 
-int translate_file(const char *ipath, const translate_opts *o, char **out)
+int tr_translate_file(const char *ipath, const translate_opts *o, char **out)
 {
     static const char *const base_args[] = {
         "-x", "c", "-Wno-error=implicit-int",
@@ -125,13 +125,13 @@ int translate_file(const char *ipath, const translate_opts *o, char **out)
     t.mark_user = o->debug_lines && !o->dump_pragmas;
     text = read_file(ipath, &len);
     if (!text)
-        internal_error("cannot read %s", ipath);
+        tr_internal_error("cannot read %s", ipath);
     t.ipath = ipath;
     t.text = text;
     t.len = (unsigned)len;
-    srcmap_init(&t.map, text, t.len);
+    tr_srcmap_init(&t.map, text, t.len);
 
-    args = xmalloc((size_t)(nbase + ngnu + o->nclang_args) * sizeof *args);
+    args = tr_xmalloc((size_t)(nbase + ngnu + o->nclang_args) * sizeof *args);
     for (i = 0; i < nbase; i++)
         args[nargs++] = base_args[i];
     for (i = 0; i < ngnu; i++)
@@ -143,49 +143,49 @@ int translate_file(const char *ipath, const translate_opts *o, char **out)
                                       CXTranslationUnit_None, &t.ctu);
     free(args);
     if (err != CXError_Success)
-        internal_error("libclang could not parse %s (error %d)", ipath, (int)err);
+        tr_internal_error("libclang could not parse %s (error %d)", ipath, (int)err);
     if (parse_diagnostics(&t, o->gnu_text))
         return 1;
 
-    ast_build(&t);
-    rc = analysis_constructs(&t);
+    tr_ast_build(&t);
+    rc = tr_analysis_constructs(&t);
     if (o->dump_pragmas) {
-        sbuf s;
-        sb_init(&s);
-        emit_dump_pragmas(&t, &s);
-        *out = sb_take(&s);
-        return diag_errors ? 1 : 0;
+        tr_sbuf s;
+        tr_sb_init(&s);
+        tr_emit_dump_pragmas(&t, &s);
+        *out = tr_sb_take(&s);
+        return tr_diag_errors ? 1 : 0;
     }
     if (rc < 0)
         return 1;
-    globals_classify(&t);
-    if (diag_errors)
+    tr_globals_classify(&t);
+    if (tr_diag_errors)
         return 1;
-    if (sharing_analyse(&t) < 0)
+    if (tr_sharing_analyse(&t) < 0)
         return 1;
-    globals_rewrite(&t);
-    if (diag_errors)
+    tr_globals_rewrite(&t);
+    if (tr_diag_errors)
         return 1;
     /* innermost constructs first: each embeds the rendered text of the
      * constructs inside it */
     for (i = t.cons.n - 1; i >= 0; i--) {
         if (t.cons.v[i].dir == DIR_PARALLEL && t.cons.v[i].func >= 0)
-            outline_region(&t, i);
+            tr_outline_region(&t, i);
         else
-            lower_construct(&t, i);
+            tr_lower_construct(&t, i);
     }
-    globals_tables(&t);
-    if (diag_errors)
+    tr_globals_tables(&t);
+    if (tr_diag_errors)
         return 1;
     if (o->abi_header) {
         size_t alen;
         abi = read_file(o->abi_header, &alen);
         if (!abi)
-            internal_error("cannot read the ABI header %s", o->abi_header);
+            tr_internal_error("cannot read the ABI header %s", o->abi_header);
     }
-    *out = emit_unit(&t, abi, o->abi_header);
+    *out = tr_emit_unit(&t, abi, o->abi_header);
     free(abi);
-    if (diag_errors)
+    if (tr_diag_errors)
         return 1;
     /* the model is freed with the process: ompcc translates few files */
     return 0;

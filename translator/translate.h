@@ -17,6 +17,6 @@ typedef struct translate_opts {
 /* Translates the preprocessed file ipath.  Returns 0 and the translated
  * text (or the --dump-pragmas listing) in *out; 1 after printing
  * diagnostics about the program. */
-int translate_file(const char *ipath, const translate_opts *o, char **out);
+int tr_translate_file(const char *ipath, const translate_opts *o, char **out);
 
 #endif

@@ -29,23 +29,21 @@ typedef struct srcmap {
     int main_file;        /* the first file named by a marker */
 } srcmap;
 
-void srcmap_init(srcmap *m, const char *text, unsigned len);
-void srcmap_free(srcmap *m);
-int srcmap_line_index(const srcmap *m, unsigned off);
-void srcmap_presumed(const srcmap *m, unsigned off, const char **file,
-                     int *line, int *col);
-int srcmap_is_system(const srcmap *m, unsigned off);
-const char *srcmap_main_file(const srcmap *m);
+void tr_srcmap_init(srcmap *m, const char *text, unsigned len);
+void tr_srcmap_presumed(const srcmap *m, unsigned off, const char **file,
+                        int *line, int *col);
+int tr_srcmap_is_system(const srcmap *m, unsigned off);
+const char *tr_srcmap_main_file(const srcmap *m);
 /* Appends a #line marker for off (on a line of its own) and blanks up to
  * its column. */
-void srcmap_sync(const srcmap *m, unsigned off, sbuf *out);
+void tr_srcmap_sync(const srcmap *m, unsigned off, tr_sbuf *out);
 
 /* ------------------------------------------------------------------------
  * The model
  * ------------------------------------------------------------------------ */
 
 /* one libclang cursor of the user's code (system headers are skipped) */
-typedef struct node {
+typedef struct tr_node {
     CXCursor c;
     enum CXCursorKind kind;
     unsigned b, e;        /* extent */
@@ -54,7 +52,7 @@ typedef struct node {
     int func;             /* enclosing function definition, -1 = file scope */
     int var;              /* VarDecl/ParmDecl: its variable; DeclRefExpr to a
                              variable: the variable; else -1 */
-} node;
+} tr_node;
 
 enum var_kind {
     VK_GLOBAL,   /* file scope, or block-scope extern */
@@ -103,8 +101,8 @@ typedef struct func {
     int is_main;
     int nregions;         /* for unique names */
     VEC(int) cons;        /* constructs inside, in source order */
-    sbuf pre;             /* generated code placed before the definition */
-    sbuf pre_decls;       /* hoisted statics, sites, frames and prototypes */
+    tr_sbuf pre;             /* generated code placed before the definition */
+    tr_sbuf pre_decls;       /* hoisted statics, sites, frames and prototypes */
 } fninfo;
 
 /* data-sharing modes of a variable a parallel region uses */
@@ -133,7 +131,7 @@ typedef struct loopinfo {
     int step_neg;         /* -- or -= or i = i - s */
     char cmp;             /* '<', 'l' (<=), '>', 'g' (>=) */
     int is_ptr, is_unsigned;
-    int body;             /* the loop body node */
+    int body;             /* the loop body tr_node */
 } loopinfo;
 
 typedef struct construct {
@@ -154,7 +152,7 @@ typedef struct construct {
     VEC(int) redop;       /* enum omp_redop of each red entry */
     VEC(int) task_fp;     /* task: implicitly firstprivate variables */
     VEC(int) reported;    /* default(none) violations already reported */
-    const omp_clause *c_if, *c_num_threads, *c_schedule;
+    const omp_clause *c_if, *c_num_threads, *c_schedule, *c_final;
     loopinfo loops[16];   /* for: the collapsed loop nest */
     int nloops;
     VEC(prange) sections; /* sections: each section's statement */
@@ -189,26 +187,26 @@ typedef struct tu {
     srcmap map;
     CXIndex index;
     CXTranslationUnit ctu;
-    VEC(node) nodes;
+    VEC(tr_node) nodes;
     VEC(var) vars;
     VEC(fninfo) funcs;
     VEC(construct) cons;
     VEC(ref) refs;
     VEC(edit) edits;
     int edits_sorted;
-    /* -g: render() brackets the user's text with TU_USER_BEGIN/END, so that
-     * emit_unit can tell ompcc's own lines from the user's */
+    /* -g: tr_render() brackets the user's text with TU_USER_BEGIN/END, so that
+     * tr_emit_unit can tell ompcc's own lines from the user's */
     int mark_user;
     VEC(omp_pragma *) pragmas;
     VEC(int) defined_funcs; /* user function definitions (names) */
     int *vhash;           /* open addressing: canonical cursor -> var */
     int vhash_cap;
     /* per-TU generated pieces */
-    sbuf globals_tab;     /* OMPDSM_global entries */
-    sbuf global_decls;    /* OMPDSM_srcpos of each, in the same order */
+    tr_sbuf globals_tab;     /* OMPDSM_global entries */
+    tr_sbuf global_decls;    /* OMPDSM_srcpos of each, in the same order */
     int nglobals;
-    sbuf init_fn;         /* body of the initialiser */
-    sbuf tp_init_fn;      /* threadprivate initial values computed at run
+    tr_sbuf init_fn;         /* body of the initialiser */
+    tr_sbuf tp_init_fn;      /* threadprivate initial values computed at run
                              time, for each thread the runtime starts */
     VEC(char *) regions;  /* region descriptor names */
     VEC(char *) criticals;
@@ -220,34 +218,34 @@ typedef struct tu {
 } tu;
 
 /* diagnostics at an offset of the preprocessed text (presumed location) */
-void tu_error(tu *t, unsigned off, const char *fmt, ...) OMPCC_PRINTF(3, 4);
-void tu_warning(tu *t, unsigned off, const char *fmt, ...) OMPCC_PRINTF(3, 4);
+void tr_tu_error(tu *t, unsigned off, const char *fmt, ...) OMPCC_PRINTF(3, 4);
+void tr_tu_warning(tu *t, unsigned off, const char *fmt, ...) OMPCC_PRINTF(3, 4);
 
 /* ast.c */
-int ast_build(tu *t);
-int ast_var_of_cursor(tu *t, CXCursor c); /* -1 when unknown */
-int ast_child(const tu *t, int n, int k);  /* k-th child, -1 */
-int ast_nchildren(const tu *t, int n);
-int ast_strip(const tu *t, int n);          /* skips parens and implicit casts */
-char *ast_type_spelling(CXType ty);
+int tr_ast_build(tu *t);
+int tr_ast_child(const tu *t, int n, int k);  /* k-th child, -1 */
+int tr_ast_nchildren(const tu *t, int n);
+int tr_ast_strip(const tu *t, int n);          /* skips parens and implicit casts */
+char *tr_ast_type_spelling(CXType ty);
 /* a type name for variable v (parameters decayed), for __typeof__(...) */
-char *ast_var_type_name(tu *t, int v, int unqual);
-/* ast_type_is_local() of the variable's (decayed) type */
-int ast_var_type_is_local(tu *t, int v, const char **why);
-int ast_type_is_scalar(CXType ty);
+char *tr_ast_var_type_name(tu *t, int v, int unqual);
+/* tr_ast_type_is_local() of the variable's (decayed) type */
+int tr_ast_var_type_is_local(tu *t, int v, const char **why);
 /* The diff granule of an object of this type (OMPDSM_global.granule): the
  * largest of 8, 4, 2, 1 that divides the offset and the size of every
  * scalar inside it; 1 with a bit-field or anything unknown. */
-unsigned ast_type_granule(CXType ty);
-int ast_type_is_const_object(CXType ty);
+unsigned tr_ast_type_granule(CXType ty);
+/* 1 for a volatile object or an array of volatile elements: its address
+ * needs a cast to be passed as a plain const void * */
+int tr_ast_type_is_volatile_object(CXType ty);
 /* 1 when the type (or what it is built from) is declared inside a
  * function, or is variably modified; *why says which. */
-int ast_type_is_local(CXType ty, const char **why);
+int tr_ast_type_is_local(CXType ty, const char **why);
 /* 1 when the type is variably modified: a variable-length array, or
  * built from one (a pointer to a VLA, an array of them, ...) */
-int ast_type_is_vm(CXType ty);
+int tr_ast_type_is_vm(CXType ty);
 /* Skips the sugar libclang exposes (elaborated names, attributes). */
-CXType ast_type_desugar(CXType ty);
+CXType tr_ast_type_desugar(CXType ty);
 /* variably modified variables */
 enum vm_kind {
     VM_NONE,
@@ -255,70 +253,70 @@ enum vm_kind {
     VM_POINTER,  /* a pointer to a VLA, or a parameter `T a[][n]` */
     VM_OTHER,    /* anything else (an array of pointers to VLAs, ...) */
 };
-int ast_var_vm(tu *t, int v);
+int tr_ast_var_vm(tu *t, int v);
 /* OMPDSM_TY_* name of an arithmetic type, or NULL */
-const char *ast_type_code(CXType ty);
-int ast_func_at(const tu *t, unsigned off);  /* function containing off */
+const char *tr_ast_type_code(CXType ty);
+int tr_ast_func_at(const tu *t, unsigned off);  /* function containing off */
 
 /* analysis.c: constructs, loops, scopes */
-int analysis_constructs(tu *t);
-int analysis_lookup(tu *t, const char *name, unsigned off, int func);
-int con_contains(const tu *t, int outer, int inner); /* inner within outer */
-int con_at(const tu *t, int func, unsigned off);     /* innermost, -1 */
-int con_is_region(const construct *c);
-int con_privatizes(const construct *c, int var);
-int con_in_list(const int *list, int n, int var);
+int tr_analysis_constructs(tu *t);
+int tr_analysis_lookup(tu *t, const char *name, unsigned off, int func);
+int tr_con_contains(const tu *t, int outer, int inner); /* inner within outer */
+int tr_con_at(const tu *t, int func, unsigned off);     /* innermost, -1 */
+int tr_con_is_region(const construct *c);
+int tr_con_privatizes(const construct *c, int var);
+int tr_con_in_list(const int *list, int n, int var);
 /* end of statement n including a trailing ';' */
-unsigned analysis_stmt_end(tu *t, int n);
+unsigned tr_analysis_stmt_end(tu *t, int n);
 
 /* sharing.c: data sharing and naming */
-int sharing_analyse(tu *t);
-enum stop { STOP_DECL, STOP_PRIV, STOP_REGION };
-int sharing_walk(tu *t, int var, int start, int *stop_at);
+int tr_sharing_analyse(tu *t);
+enum tr_stop { STOP_DECL, STOP_PRIV, STOP_REGION };
+int tr_sharing_walk(tu *t, int var, int start, int *stop_at);
 /* the text that names var in code placed at construct `start` (or at
  * function level when start is -1) at offset off; NULL when the variable
  * is not available there */
-char *sharing_name(tu *t, int var, int start, unsigned off);
+char *tr_sharing_name(tu *t, int var, int start, unsigned off);
 /* a type expression usable anywhere in the function or the outlined
  * function around `start`: __typeof__(...) of the name or of clang's
  * spelling; reports an error (and returns "int") when impossible */
-char *sharing_type(tu *t, int var, int start, unsigned off);
-usage *sharing_use(construct *c, int var);
+char *tr_sharing_type(tu *t, int var, int start, unsigned off);
+usage *tr_sharing_use(construct *c, int var);
 
 /* rewrite.c: the edit list */
-void edit_add(tu *t, unsigned b, unsigned e, char *text, int prio);
+void tr_edit_add(tu *t, unsigned b, unsigned e, char *text, int prio);
 /* the text of [b, e) with every outermost edit inside applied; #line
  * markers follow edits that add or remove lines */
-void render(tu *t, unsigned b, unsigned e, sbuf *out);
-char *render_str(tu *t, unsigned b, unsigned e);
+void tr_render(tu *t, unsigned b, unsigned e, tr_sbuf *out);
+char *tr_render_str(tu *t, unsigned b, unsigned e);
 /* The text for reference r to a volatile variable (name: how the code
  * names it there; taken over): a read becomes a refetch from the home and
  * a write gets a write-through after its assignment (edits added here);
  * any other reference keeps name. */
-char *rewrite_volatile(tu *t, const ref *r, char *name);
+char *tr_rewrite_volatile(tu *t, const ref *r, char *name);
 
 /* globals.c */
-void globals_classify(tu *t);
-void globals_rewrite(tu *t);
-void globals_tables(tu *t);
+void tr_globals_classify(tu *t);
+void tr_globals_rewrite(tu *t);
+void tr_globals_tables(tu *t);
 
 /* outline.c */
-void outline_region(tu *t, int k);
+void tr_outline_region(tu *t, int k);
 /* Outlines a task so that any node can run it (OMPDSM_task); -1 when it
- * must run in place (lower_construct then lowers it as a block). */
-int outline_task(tu *t, int k);
+ * must run in place (tr_lower_construct then lowers it as a block). */
+int tr_outline_task(tu *t, int k);
 
 /* lower.c */
-void lower_construct(tu *t, int k);
-int con_depth(const tu *t, int k);
-void lower_comment(tu *t, int k, sbuf *o);
-const char *lower_redop_abi(int op);
-const char *lower_type_code(tu *t, CXType ty, int op, unsigned off,
-                            const char *what, const char *name);
+void tr_lower_construct(tu *t, int k);
+int tr_con_depth(const tu *t, int k);
+void tr_lower_comment(tu *t, int k, tr_sbuf *o);
+const char *tr_lower_redop_abi(int op);
+const char *tr_lower_type_code(tu *t, CXType ty, int op, unsigned off,
+                               const char *what, const char *name);
 
 /* emit.c */
 enum { TU_USER_BEGIN = 1, TU_USER_END = 2 };
-char *emit_unit(tu *t, const char *abi_header, const char *abi_path);
-void emit_dump_pragmas(tu *t, sbuf *out);
+char *tr_emit_unit(tu *t, const char *abi_header, const char *abi_path);
+void tr_emit_dump_pragmas(tu *t, tr_sbuf *out);
 
 #endif

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-int diag_errors;
+int tr_diag_errors;
 
-void internal_error(const char *fmt, ...)
+void tr_internal_error(const char *fmt, ...)
 {
     va_list ap;
     fputs("ompcc: internal error: ", stderr);
@@ -18,72 +18,74 @@ void internal_error(const char *fmt, ...)
     exit(1);
 }
 
-void *xmalloc(size_t n)
+void *tr_xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
     if (!p)
-        internal_error("out of memory (%zu bytes)", n);
+        tr_internal_error("out of memory (%zu bytes)", n);
     return p;
 }
 
-void *xcalloc(size_t n, size_t size)
+void *tr_xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size ? size : 1);
     if (!p)
-        internal_error("out of memory (%zu x %zu bytes)", n, size);
+        tr_internal_error("out of memory (%zu x %zu bytes)", n, size);
     return p;
 }
 
-void *xrealloc(void *p, size_t n)
+void *tr_xrealloc(void *p, size_t n)
 {
     p = realloc(p, n ? n : 1);
     if (!p)
-        internal_error("out of memory (%zu bytes)", n);
+        tr_internal_error("out of memory (%zu bytes)", n);
     return p;
 }
 
-char *xstrdup(const char *s)
+char *tr_xstrdup(const char *s)
 {
-    return xstrndup(s, strlen(s));
+    return tr_xstrndup(s, strlen(s));
 }
 
-char *xstrndup(const char *s, size_t n)
+char *tr_xstrndup(const char *s, size_t n)
 {
-    char *p = xmalloc(n + 1);
+    char *p = tr_xmalloc(n + 1);
     memcpy(p, s, n);
     p[n] = 0;
     return p;
 }
 
-char *xasprintf(const char *fmt, ...)
+static void sb_vprintf(tr_sbuf *b, const char *fmt, va_list ap);
+
+char *tr_xasprintf(const char *fmt, ...)
 {
-    sbuf b;
+    tr_sbuf b;
     va_list ap;
-    sb_init(&b);
+    tr_sb_init(&b);
     va_start(ap, fmt);
     sb_vprintf(&b, fmt, ap);
     va_end(ap);
-    return sb_take(&b);
+    return tr_sb_take(&b);
 }
 
-void sb_init(sbuf *b)
+void tr_sb_init(tr_sbuf *b)
 {
     b->s = NULL;
     b->n = b->cap = 0;
 }
 
-static void sb_reserve(sbuf *b, size_t extra)
+static void sb_reserve(tr_sbuf *b, size_t extra)
 {
     if (b->n + extra + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 64;
         while (cap < b->n + extra + 1)
             cap *= 2;
-        b->s = xrealloc(b->s, cap);
+        b->s = tr_xrealloc(b->s, cap);
         b->cap = cap;
     }
 }
 
-void sb_putn(sbuf *b, const char *s, size_t n)
+void tr_sb_putn(tr_sbuf *b, const char *s, size_t n)
 {
     sb_reserve(b, n);
     memcpy(b->s + b->n, s, n);
@@ -91,17 +93,17 @@ void sb_putn(sbuf *b, const char *s, size_t n)
     b->s[b->n] = 0;
 }
 
-void sb_puts(sbuf *b, const char *s)
+void tr_sb_puts(tr_sbuf *b, const char *s)
 {
-    sb_putn(b, s, strlen(s));
+    tr_sb_putn(b, s, strlen(s));
 }
 
-void sb_putc(sbuf *b, char c)
+void tr_sb_putc(tr_sbuf *b, char c)
 {
-    sb_putn(b, &c, 1);
+    tr_sb_putn(b, &c, 1);
 }
 
-void sb_vprintf(sbuf *b, const char *fmt, va_list ap)
+static void sb_vprintf(tr_sbuf *b, const char *fmt, va_list ap)
 {
     va_list ap2;
     int n;
@@ -109,13 +111,13 @@ void sb_vprintf(sbuf *b, const char *fmt, va_list ap)
     n = vsnprintf(NULL, 0, fmt, ap2);
     va_end(ap2);
     if (n < 0)
-        internal_error("bad format string '%s'", fmt);
+        tr_internal_error("bad format string '%s'", fmt);
     sb_reserve(b, (size_t)n);
     vsnprintf(b->s + b->n, (size_t)n + 1, fmt, ap);
     b->n += (size_t)n;
 }
 
-void sb_printf(sbuf *b, const char *fmt, ...)
+void tr_sb_printf(tr_sbuf *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -123,40 +125,40 @@ void sb_printf(sbuf *b, const char *fmt, ...)
     va_end(ap);
 }
 
-void sb_cstring(sbuf *b, const char *s)
+void tr_sb_cstring(tr_sbuf *b, const char *s)
 {
-    sb_putc(b, '"');
+    tr_sb_putc(b, '"');
     for (; *s; s++) {
         if (*s == '"' || *s == '\\')
-            sb_putc(b, '\\');
-        sb_putc(b, *s);
+            tr_sb_putc(b, '\\');
+        tr_sb_putc(b, *s);
     }
-    sb_putc(b, '"');
+    tr_sb_putc(b, '"');
 }
 
-char *sb_take(sbuf *b)
+char *tr_sb_take(tr_sbuf *b)
 {
-    char *s = b->s ? b->s : xstrdup("");
-    sb_init(b);
+    char *s = b->s ? b->s : tr_xstrdup("");
+    tr_sb_init(b);
     return s;
 }
 
-void sb_free(sbuf *b)
+void tr_sb_free(tr_sbuf *b)
 {
     free(b->s);
-    sb_init(b);
+    tr_sb_init(b);
 }
 
-int diag_no_warnings, diag_werror;
+int tr_diag_no_warnings, tr_diag_werror;
 
-void diag_print(const char *file, int line, int col, const char *severity,
-                const char *fmt, va_list ap)
+void tr_diag_print(const char *file, int line, int col, const char *severity,
+                   const char *fmt, va_list ap)
 {
     int werror = 0;
     if (!strcmp(severity, "warning")) {
-        if (diag_no_warnings)
+        if (tr_diag_no_warnings)
             return;
-        if (diag_werror) {
+        if (tr_diag_werror) {
             severity = "error";
             werror = 1;
         }
@@ -172,13 +174,13 @@ void diag_print(const char *file, int line, int col, const char *severity,
     vfprintf(stderr, fmt, ap);
     fputs(werror ? " [-Werror]\n" : "\n", stderr);
     if (severity[0] == 'e')
-        diag_errors++;
+        tr_diag_errors++;
 }
 
-void diag_warning(const char *fmt, ...)
+void tr_diag_warning(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    diag_print(NULL, 0, 0, "warning", fmt, ap);
+    tr_diag_print(NULL, 0, 0, "warning", fmt, ap);
     va_end(ap);
 }

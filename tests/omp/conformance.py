@@ -4,7 +4,10 @@
 Every program in this directory (tests/omp/*.c, and every tests/omp/mtu_*/
 directory holding several translation units) is a self-checking oracle: it
 prints a deterministic summary on stdout and exits 0 when all of its checks
-passed, 1 otherwise.
+passed, 1 otherwise.  A template (a .c file whose first comment holds
+`instance: NAME FLAGS...` lines, as LLVM's openmp tests hold RUN lines) is
+one program per line instead: NAME, built with FLAGS (-DTYPE=long ...) by
+both compilers.
 
 Modes
   --native-only   compile with the native compiler (gcc -fopenmp by default)
@@ -24,6 +27,7 @@ import argparse
 import concurrent.futures
 import difflib
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -42,23 +46,48 @@ _STRIP_PREFIXES = ("OMP_", "GOMP_", "KMP_", "OMPDSM_")
 
 
 class Program:
-    def __init__(self, name, sources, incdir):
+    def __init__(self, name, sources, incdir, cflags=()):
         self.name = name
         self.sources = sources
         self.incdir = incdir
+        self.cflags = list(cflags)  # a template's instance: for both compilers
 
 
-def program_from_path(path):
+INSTANCE = re.compile(r"^[\s*]*instance:\s*(\S+)(.*)$")
+
+
+def instances(path):
+    """[(name, flags)] of the instance lines in the first comment of a .c
+    file; [] for a program that is not a template."""
+    with open(path, errors="replace") as f:
+        head = f.read(8192)
+    if not head.lstrip().startswith("/*") or "*/" not in head:
+        return []
+    found = []
+    for line in head[:head.index("*/")].splitlines():
+        m = INSTANCE.match(line)
+        if m:
+            found.append((m.group(1), shlex.split(m.group(2))))
+    return found
+
+
+def programs_from_path(path):
+    """The programs of a .c file (one, or a template's instances) or of an
+    mtu_ directory."""
     path = os.path.abspath(path.rstrip(os.sep))
     if os.path.isdir(path):
         srcs = sorted(os.path.join(path, f) for f in os.listdir(path)
                       if f.endswith(".c"))
         if not srcs:
             raise ValueError("no .c files in %s" % path)
-        return Program(os.path.basename(path), srcs, path)
+        return [Program(os.path.basename(path), srcs, path)]
     if os.path.isfile(path) and path.endswith(".c"):
-        return Program(os.path.basename(path)[:-2], [path],
-                       os.path.dirname(path))
+        inst = instances(path)
+        if inst:
+            return [Program(name, [path], os.path.dirname(path), flags)
+                    for name, flags in inst]
+        return [Program(os.path.basename(path)[:-2], [path],
+                        os.path.dirname(path))]
     raise ValueError("%s is neither a .c file nor a directory" % path)
 
 
@@ -67,10 +96,14 @@ def discover(root):
     for entry in sorted(os.listdir(root)):
         full = os.path.join(root, entry)
         if entry.endswith(".c") and os.path.isfile(full):
-            progs.append(program_from_path(full))
+            progs.extend(programs_from_path(full))
         elif entry.startswith("mtu_") and os.path.isdir(full):
-            progs.append(program_from_path(full))
-    return progs
+            progs.extend(programs_from_path(full))
+    names = [p.name for p in progs]
+    dups = sorted({n for n in names if names.count(n) > 1})
+    if dups:
+        raise ValueError("programs named twice: %s" % " ".join(dups))
+    return sorted(progs, key=lambda p: p.name)
 
 
 def clean_env(extra):
@@ -173,8 +206,8 @@ class Runner:
                 for label, cmd in a.launchers]
 
     def compile(self, prog, cc, flags, out):
-        cmd = shlex.split(cc) + flags + ["-I", prog.incdir] + prog.sources + \
-            ["-o", out, "-lm"]
+        cmd = shlex.split(cc) + flags + prog.cflags + ["-I", prog.incdir] + \
+            prog.sources + ["-o", out, "-lm"]
         status, so, se, to = run_cmd(cmd, os.path.dirname(out), None,
                                      self.args.timeout)
         log = "    $ %s\n" % " ".join(shlex.quote(c) for c in cmd)
@@ -322,7 +355,8 @@ def main(argv=None):
     ap.add_argument("--native-only", action="store_true",
                     help="only compile natively and check exit status 0")
     ap.add_argument("--one", metavar="PATH",
-                    help="run only this program (.c file or mtu_ directory)")
+                    help="run only this program (.c file or mtu_ directory; "
+                    "a template: its instances)")
     ap.add_argument("--list", action="store_true",
                     help="print the program names and exit")
     ap.add_argument("--write-list", metavar="FILE",
@@ -398,13 +432,10 @@ def main(argv=None):
         launchers.append((label, cmd))
     a.launchers = launchers
 
-    if a.one:
-        try:
-            progs = [program_from_path(a.one)]
-        except ValueError as exc:
-            ap.error(str(exc))
-    else:
-        progs = discover(HERE)
+    try:
+        progs = programs_from_path(a.one) if a.one else discover(HERE)
+    except ValueError as exc:
+        ap.error(str(exc))
     if a.filter:
         progs = [p for p in progs if a.filter in p.name]
     if a.programs:

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Runs the OpenMP test programs (tests/omp/*.c and tests/omp/mtu_*/)
-compiled by ompcc and linked with the translator's mock runtime (pthreads,
-one process: tests the translation, not the DSM), and compares their
-output with the same programs built by `gcc -fopenmp`.
+"""Runs the OpenMP test programs (tests/omp/*.c and tests/omp/mtu_*/, a
+template's instances each with its flags: tests/omp/conformance.py finds
+them) compiled by ompcc and linked with the translator's mock runtime
+(pthreads, one process: tests the translation, not the DSM), and compares
+their output with the same programs built by `gcc -fopenmp`.
 
 usage: omp_mock.py --ompcc BUILD/ompcc --mock-libdir DIR [--threads N]
                    [--compile-only] [--xfail NAME] [-j JOBS] [-v] [PROGRAM ...]
@@ -24,24 +25,16 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OMP_DIR = os.path.normpath(os.path.join(HERE, "..", "omp"))
+sys.path.insert(0, OMP_DIR)
+import conformance  # noqa: E402  (the programs, as the omp suite sees them)
 
 
 def programs(paths):
-    progs = []
     if not paths:
-        if not os.path.isdir(OMP_DIR):
-            return progs
-        paths = [os.path.join(OMP_DIR, e) for e in sorted(os.listdir(OMP_DIR))
-                 if e.endswith(".c") or e.startswith("mtu_")]
+        return conformance.discover(OMP_DIR) if os.path.isdir(OMP_DIR) else []
+    progs = []
     for p in paths:
-        p = os.path.abspath(p.rstrip(os.sep))
-        if os.path.isdir(p):
-            srcs = sorted(os.path.join(p, f) for f in os.listdir(p)
-                          if f.endswith(".c"))
-            if srcs:
-                progs.append((os.path.basename(p), srcs, p))
-        elif p.endswith(".c"):
-            progs.append((os.path.basename(p)[:-2], [p], os.path.dirname(p)))
+        progs.extend(conformance.programs_from_path(p))
     return progs
 
 
@@ -63,12 +56,12 @@ def clean_env(extra):
 
 
 def check(prog, args, tmp):
-    name, srcs, incdir = prog
+    name, srcs, incdir, flags = prog.name, prog.sources, prog.incdir, prog.cflags
     d = tempfile.mkdtemp(prefix=name + "-", dir=tmp)
     if args.compile_only:
         for s in srcs:
-            rc, out, err = run([args.ompcc, "-c", "-Wall", "-Wextra", "-O1", "-I",
-                                incdir, s, "-o",
+            rc, out, err = run([args.ompcc, "-c", "-Wall", "-Wextra", "-O1"] + flags +
+                               ["-I", incdir, s, "-o",
                                 os.path.join(d, os.path.basename(s) + ".o")])
             if rc != 0:
                 return name, "FAIL", "ompcc -c %s:\n%s" % (s, err)
@@ -76,13 +69,13 @@ def check(prog, args, tmp):
                 return name, "FAIL", "warnings from ompcc -c %s:\n%s" % (s, err)
         return name, "PASS", ""
     native = os.path.join(d, "native")
-    rc, out, err = run(["gcc", "-fopenmp", "-O1", "-I", incdir] + srcs +
+    rc, out, err = run(["gcc", "-fopenmp", "-O1"] + flags + ["-I", incdir] + srcs +
                        ["-o", native, "-lm"])
     if rc != 0:
         return name, "SKIP", "gcc -fopenmp failed:\n" + err
     mine = os.path.join(d, "ompdsm")
     env = clean_env({"OMPDSM_LIBDIR": args.mock_libdir})
-    rc, out, err = run([args.ompcc, "-O1", "-I", incdir] + srcs +
+    rc, out, err = run([args.ompcc, "-O1"] + flags + ["-I", incdir] + srcs +
                        ["-o", mine, "-lm"], env=env)
     if rc != 0:
         return name, "FAIL", "ompcc failed:\n" + err

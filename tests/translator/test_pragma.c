@@ -19,15 +19,15 @@ static char *parse(const char *line, pragma_msg *err, int *nwarn)
     omp_pragma p;
     pragma_msg warns[8];
     int nw = 0;
-    sbuf b;
-    if (pragma_parse(line, 0, (unsigned)strlen(line), &p, err, warns, &nw, 8) < 0)
+    tr_sbuf b;
+    if (tr_pragma_parse(line, 0, (unsigned)strlen(line), &p, err, warns, &nw, 8) < 0)
         return NULL;
     if (nwarn)
         *nwarn = nw;
-    sb_init(&b);
-    pragma_format(&p, line, &b);
-    pragma_free(&p);
-    return sb_take(&b);
+    tr_sb_init(&b);
+    tr_pragma_format(&p, line, &b);
+    tr_pragma_free(&p);
+    return tr_sb_take(&b);
 }
 
 static void expect_form(const char *line, const char *form)
@@ -224,32 +224,32 @@ static void test_args_ranges(void **state)
     pragma_msg err;
     const omp_clause *c;
     (void)state;
-    assert_int_equal(pragma_parse(line, 0, (unsigned)strlen(line), &p, &err, NULL, NULL, 0), 0);
+    assert_int_equal(tr_pragma_parse(line, 0, (unsigned)strlen(line), &p, &err, NULL, NULL, 0), 0);
     assert_int_equal(p.dir, DIR_PARALLEL_FOR);
-    c = pragma_find_clause(&p, CL_NUM_THREADS);
+    c = tr_pragma_find_clause(&p, CL_NUM_THREADS);
     assert_non_null(c);
     assert_int_equal(c->nargs, 1);
     assert_int_equal(c->args[0].e - c->args[0].b, 3);
     assert_memory_equal(line + c->args[0].b, "n+1", 3);
-    c = pragma_find_clause(&p, CL_SCHEDULE);
+    c = tr_pragma_find_clause(&p, CL_SCHEDULE);
     assert_non_null(c);
     assert_int_equal(c->sched, SCHED_PROFILED);
     assert_int_equal(c->nargs, 3);
     assert_memory_equal(line + c->args[2].b, "s", 1);
-    assert_null(pragma_find_clause(&p, CL_IF));
-    pragma_free(&p);
+    assert_null(tr_pragma_find_clause(&p, CL_IF));
+    tr_pragma_free(&p);
 }
 
 static void test_is_omp(void **state)
 {
     (void)state;
-    assert_true(pragma_is_omp("#pragma omp parallel", 20));
-    assert_true(pragma_is_omp("  # pragma\tomp for", 19));
-    assert_true(pragma_is_omp("#pragma omp", 11));
-    assert_false(pragma_is_omp("#pragma ompx foo", 16));
-    assert_false(pragma_is_omp("#pragma once", 12));
-    assert_false(pragma_is_omp("#pragmaomp", 10));
-    assert_false(pragma_is_omp("x = 1; #pragma omp", 18));
+    assert_true(tr_pragma_is_omp("#pragma omp parallel", 20));
+    assert_true(tr_pragma_is_omp("  # pragma\tomp for", 19));
+    assert_true(tr_pragma_is_omp("#pragma omp", 11));
+    assert_false(tr_pragma_is_omp("#pragma ompx foo", 16));
+    assert_false(tr_pragma_is_omp("#pragma once", 12));
+    assert_false(tr_pragma_is_omp("#pragmaomp", 10));
+    assert_false(tr_pragma_is_omp("x = 1; #pragma omp", 18));
 }
 
 static void test_const_eval(void **state)
@@ -258,25 +258,25 @@ static void test_const_eval(void **state)
     const char *s;
     (void)state;
     s = "3 * (4 + 2) - 7";
-    assert_int_equal(pragma_const_eval(s, 0, (unsigned)strlen(s), &v), 1);
+    assert_int_equal(tr_pragma_const_eval(s, 0, (unsigned)strlen(s), &v), 1);
     assert_int_equal(v, 11);
     s = "-0x10 + 1";
-    assert_int_equal(pragma_const_eval(s, 0, (unsigned)strlen(s), &v), 1);
+    assert_int_equal(tr_pragma_const_eval(s, 0, (unsigned)strlen(s), &v), 1);
     assert_int_equal(v, -15);
     s = "1 << 4 >> 2";
-    assert_int_equal(pragma_const_eval(s, 0, (unsigned)strlen(s), &v), 1);
+    assert_int_equal(tr_pragma_const_eval(s, 0, (unsigned)strlen(s), &v), 1);
     assert_int_equal(v, 4);
     s = "100ULL / 7 % 5";
-    assert_int_equal(pragma_const_eval(s, 0, (unsigned)strlen(s), &v), 1);
+    assert_int_equal(tr_pragma_const_eval(s, 0, (unsigned)strlen(s), &v), 1);
     assert_int_equal(v, 4);
     s = "n - 1";
-    assert_int_equal(pragma_const_eval(s, 0, (unsigned)strlen(s), &v), 0);
+    assert_int_equal(tr_pragma_const_eval(s, 0, (unsigned)strlen(s), &v), 0);
     s = "1.5";
-    assert_int_equal(pragma_const_eval(s, 0, (unsigned)strlen(s), &v), -1);
+    assert_int_equal(tr_pragma_const_eval(s, 0, (unsigned)strlen(s), &v), -1);
     s = "2e3";
-    assert_int_equal(pragma_const_eval(s, 0, (unsigned)strlen(s), &v), -1);
+    assert_int_equal(tr_pragma_const_eval(s, 0, (unsigned)strlen(s), &v), -1);
     s = "4 / 0";
-    assert_int_equal(pragma_const_eval(s, 0, (unsigned)strlen(s), &v), 0);
+    assert_int_equal(tr_pragma_const_eval(s, 0, (unsigned)strlen(s), &v), 0);
 }
 
 int main(void)

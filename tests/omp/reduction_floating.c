@@ -1,8 +1,14 @@
-/* reduction on double with every operator OpenMP 3.0 allows for it
-   (+ * - && ||), on a combined parallel for and on a for inside a region;
-   the original values take part; expected values are recomputed serially.
-   The loops are long enough that threads overlap, so a missing reduction
-   clause shows up as lost updates. */
+/* reduction on a floating type with every operator OpenMP 3.0 allows for
+   it (+ * - && ||), on a combined parallel for and on a for inside a
+   region; the original values take part; expected values are recomputed
+   serially; every value is a multiple of SCALE, a power of two, so sums
+   are exact in any order.  The loops are long enough that threads
+   overlap, so a missing reduction clause shows up as lost updates.
+   One template built once per type, with the same flags for gcc and ompcc
+   (tests/omp/conformance.py reads the instance lines: a test name, then
+   the flags).
+   instance: reduction_float -DTYPE=float -DSCALE=0.5f
+   instance: reduction_double -DTYPE=double -DSCALE=0.25 */
 #include <stdio.h>
 #include <omp.h>
 
@@ -11,8 +17,11 @@ static int nfail;
 #define CHECK(c, what) do { if (!(c)) { if (nfail++ < 20) \
     printf("FAIL: %s (line %d)\n", (what), __LINE__); } } while (0)
 
-typedef double T;
-static T v(int i) { return (T)((T)(i % 5 + 1) * 0.25); }
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+typedef TYPE T;
+static T v(int i) { return (T)((T)(i % 5 + 1) * SCALE); }
 
 int main(void)
 {
@@ -50,8 +59,8 @@ int main(void)
     CHECK(d == e_d, "-");
     CHECK(land == 1 && land2 == 0, "&&");
     CHECK(lor == 1 && lor2 == 0, "||");
-    printf("+ %.2f * %.2f - %.2f\n", s, p, d);
+    printf("+ %.2f * %.2f - %.2f\n", (double)s, (double)p, (double)d);
     printf("&& %d %d || %d %d\n", (int)land, (int)land2, (int)lor, (int)lor2);
-    printf("reduction_double: %s\n", nfail ? "FAILED" : "ok");
+    printf("reduction on %s: %s\n", STR(TYPE), nfail ? "FAILED" : "ok");
     return nfail ? 1 : 0;
 }

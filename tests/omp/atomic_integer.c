@@ -1,7 +1,14 @@
-/* atomic on long: every OpenMP 3.0 form "x binop= expr" with binop + * - /
-   & ^ | << >>, executed concurrently by all threads; the expected values
-   come from the same operations done serially (each operation commutes with
-   itself, so the order does not matter). */
+/* atomic on an integer type: every OpenMP 3.0 form "x binop= expr" with
+   binop + * - / & ^ | << >>, executed concurrently by all threads; the
+   expected values come from the same operations done serially (each
+   operation commutes with itself, so the order does not matter).
+   One template built once per type (TYPE), with the same flags for gcc and
+   ompcc (tests/omp/conformance.py reads the instance lines: a test name,
+   then the flags).
+   instance: atomic_int -DTYPE=int
+   instance: atomic_long -DTYPE=long
+   instance: atomic_unsigned -DTYPE=unsigned
+   instance: atomic_longlong "-DTYPE=long long" */
 #include <stdio.h>
 #include <omp.h>
 
@@ -10,7 +17,10 @@ static int nfail;
 #define CHECK(c, what) do { if (!(c)) { if (nfail++ < 20) \
     printf("FAIL: %s (line %d)\n", (what), __LINE__); } } while (0)
 
-typedef long T;
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+typedef TYPE T;
 static T bump(int i) { return (T)(i % 7 + 1); }
 
 int main(void)
@@ -71,9 +81,10 @@ int main(void)
     CHECK(bxor == e_bxor, "^=");
     CHECK(shl == e_shl, "<<=");
     CHECK(shr == e_shr, ">>=");
-    printf("add " "%ld" " sub " "%ld" " mul " "%ld" " div " "%ld" "\n", add, sub, mul, dv);
-    printf("and " "%ld" " or " "%ld" " xor " "%ld" " shl " "%ld" " shr " "%ld" "\n",
-           band, bor, bxor, shl, shr);
-    printf("atomic_long: %s\n", nfail ? "FAILED" : "ok");
+    printf("add %lld sub %lld mul %lld div %lld\n", (long long)add, (long long)sub,
+           (long long)mul, (long long)dv);
+    printf("and %lld or %lld xor %lld shl %lld shr %lld\n", (long long)band,
+           (long long)bor, (long long)bxor, (long long)shl, (long long)shr);
+    printf("atomic on %s: %s\n", STR(TYPE), nfail ? "FAILED" : "ok");
     return nfail ? 1 : 0;
 }

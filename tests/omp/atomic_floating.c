@@ -1,7 +1,12 @@
-/* atomic on double: every OpenMP 3.0 form valid for a floating type
+/* atomic on a floating type: every OpenMP 3.0 form valid for it
    ("x += expr", "x -= expr", "x *= expr", "x /= expr"), executed
    concurrently; all values are integers or powers of two that are exactly
-   representable, so the result does not depend on the order. */
+   representable, so the result does not depend on the order.
+   One template built once per type (TYPE), with the same flags for gcc and
+   ompcc (tests/omp/conformance.py reads the instance lines: a test name,
+   then the flags).
+   instance: atomic_float -DTYPE=float
+   instance: atomic_double -DTYPE=double */
 #include <stdio.h>
 #include <omp.h>
 
@@ -10,7 +15,10 @@ static int nfail;
 #define CHECK(c, what) do { if (!(c)) { if (nfail++ < 20) \
     printf("FAIL: %s (line %d)\n", (what), __LINE__); } } while (0)
 
-typedef double T;
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+typedef TYPE T;
 
 int main(void)
 {
@@ -49,6 +57,6 @@ int main(void)
     CHECK(mixed == e_mixed, "+= double expression");
     printf("add %.2f sub %.2f mul %.1f div %.1f mixed %.2f\n",
            (double)add, (double)sub, (double)mul, (double)dv, (double)mixed);
-    printf("atomic_double: %s\n", nfail ? "FAILED" : "ok");
+    printf("atomic on %s: %s\n", STR(TYPE), nfail ? "FAILED" : "ok");
     return nfail ? 1 : 0;
 }

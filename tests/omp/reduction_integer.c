@@ -1,8 +1,19 @@
-/* reduction on int with every operator OpenMP 3.0 allows for it
-   (+ * - & | ^ && ||), on a combined parallel for and on a for inside a region;
-   the original values take part; expected values are recomputed serially.
-   The loops are long enough that threads overlap, so a missing reduction
-   clause shows up as lost updates. */
+/* reduction on an integer type with every operator OpenMP 3.0 allows for
+   it (+ * - & | ^ && ||), on a combined parallel for and on a for inside a
+   region; the original values take part; expected values are recomputed
+   serially.  The loops are long enough that threads overlap, so a missing
+   reduction clause shows up as lost updates.
+   One template built once per type, with the same flags for gcc and ompcc
+   (tests/omp/conformance.py reads the instance lines: a test name, then
+   the flags).  TYPE is the type; SCALE multiplies the summed values (sums
+   beyond 32 bits for the wide types), SMALL keeps them within a char.
+   instance: reduction_char -DTYPE=char -DSMALL
+   instance: reduction_short -DTYPE=short -DSMALL
+   instance: reduction_int -DTYPE=int -DSCALE=1
+   instance: reduction_long -DTYPE=long "-DSCALE=(1L << 33)"
+   instance: reduction_longlong "-DTYPE=long long" "-DSCALE=(1LL << 35)"
+   instance: reduction_unsigned -DTYPE=unsigned -DSCALE=3000000000u
+   instance: reduction_ulonglong "-DTYPE=unsigned long long" "-DSCALE=(3ULL << 40)" */
 #include <stdio.h>
 #include <omp.h>
 
@@ -11,8 +22,15 @@ static int nfail;
 #define CHECK(c, what) do { if (!(c)) { if (nfail++ < 20) \
     printf("FAIL: %s (line %d)\n", (what), __LINE__); } } while (0)
 
-typedef int T;
-static T v(int i) { return (T)((T)(i % 5 + 1) * 1); }
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+typedef TYPE T;
+#ifdef SMALL
+static T v(int i) { return (T)(i % 1000 == 0); }
+#else
+static T v(int i) { return (T)((T)(i % 5 + 1) * SCALE); }
+#endif
 
 int main(void)
 {
@@ -62,9 +80,9 @@ int main(void)
     CHECK(x == e_x, "^");
     CHECK(land == 1 && land2 == 0, "&&");
     CHECK(lor == 1 && lor2 == 0, "||");
-    printf("+ %d * %d - %d\n", s, p, d);
-    printf("& %d | %d ^ %d\n", a, o, x);
+    printf("+ %lld * %lld - %lld\n", (long long)s, (long long)p, (long long)d);
+    printf("& %lld | %lld ^ %lld\n", (long long)a, (long long)o, (long long)x);
     printf("&& %d %d || %d %d\n", (int)land, (int)land2, (int)lor, (int)lor2);
-    printf("reduction_int: %s\n", nfail ? "FAILED" : "ok");
+    printf("reduction on %s: %s\n", STR(TYPE), nfail ? "FAILED" : "ok");
     return nfail ? 1 : 0;
 }
