@@ -156,8 +156,8 @@ struct rt_area {
     volatile uint64_t ws[RT_WS_SLOTS];
     volatile uint64_t ordered[]; /* [RT_ORD_SLOTS][nodes] */
 };
-/* After them, schedule(profiled)'s checkpoint records (loop.c): their
- * offset in the area and their bytes. */
+/* After them, schedule(profiled)'s checkpoint records (profiled_ck.c):
+ * their offset in the area and their bytes. */
 static inline size_t rt_area_ck_off(int nodes)
 {
     return (sizeof(struct rt_area) + (size_t)RT_ORD_SLOTS * (size_t)nodes * 8 +
@@ -305,7 +305,7 @@ int rt_ext_append(struct comm_buf *b, uint32_t kind, const void *p,
 const void *rt_ext_find(const void *buf, size_t len, uint32_t kind,
                         size_t *outlen);
 
-/* ---- loop.c ---- */
+/* ---- loop.c: loops and sections, ordered, single ---- */
 struct rt_loop {
     unsigned long long n;
     unsigned long long chunk;
@@ -334,6 +334,7 @@ struct rt_loop {
 _Static_assert(sizeof(struct rt_loop) <= sizeof(OMPDSM_loop),
                "OMPDSM_loop too small for struct rt_loop");
 
+/* ---- profiled.c: the profiled schedule's driver ---- */
 /* A profiled loop's state on this node, kept across its executions (one
  * per loop site, hung on OMPDSM_loop_site.rt).  Every team node holds the
  * same weights and vector: they come from exchanged data only. */
@@ -466,6 +467,58 @@ extern struct rt_prof_site *rt_prof_sites;
  * the reason in rt_prof_counters_why. */
 extern int rt_prof_counters;
 extern const char *rt_prof_counters_why;
+/* The OMPDSM_PROFILED entry for the loop at site s whose clause says
+ * schedule kind sched, or NULL. */
+const struct rt_prof_override *rt_prof_override(const OMPDSM_loop_site *s,
+                                                int sched);
+/* A profiled loop's start, next range and end on this thread (loop.c's
+ * OMPDSM_loop_init, _next and _end). */
+void rt_prof_init(struct rt_loop *L, long long eval_size,
+                  long long eval_skip);
+int rt_prof_next(struct rt_loop *L, uint64_t *a, uint64_t *b);
+/* Wall time in ns: PAPI's real-time clock when it is up. */
+uint64_t rt_prof_now(void);
+/* This thread's part of the current execution. */
+struct rt_prof_thr *rt_prof_thr(const struct rt_loop *L);
+/* Whether this thread writes the node's shared state of the loop. */
+int rt_prof_leader(void);
+/* calloc that ends the job when memory is out. */
+void *rt_prof_alloc(size_t n);
+/* After a measurement, a checkpoint or a move of one of its loops: the
+ * group takes the site's weights. */
+void rt_prof_group_give(struct rt_prof_site *ps);
+/* A fraction from the environment, read once into *cache (negative until
+ * then); zero_ok: in [0, 1), else (0, 1]. */
+double rt_prof_fraction(double *cache, const char *name, double dflt,
+                        int zero_ok, const char *hint);
+/* OMPDSM_PROFILED_STEP. */
+double rt_prof_step(void);
+
+/* ---- profiled_ck.c: checkpoints of a measuring execution ---- */
+/* The shortest predicted rest of a measuring execution that gets a
+ * checkpoint: one more allgather is then well under 1% of it. */
+#define RT_PROF_CK_MIN_NS 20000000
+/* Right after the exchange: whether this execution gets checkpoints (and
+ * arms the first). */
+int rt_prof_ck_start(struct rt_loop *L);
+/* The checkpoint phase: 1 with the next range; 0 once the last part
+ * follows, which rt_prof_ck_range hands out (max: the most iterations in
+ * one range). */
+int rt_prof_ck_next(struct rt_loop *L, uint64_t *a, uint64_t *b);
+int rt_prof_ck_range(struct rt_loop *L, uint64_t max, uint64_t *a,
+                     uint64_t *b);
+
+/* ---- profiled_drift.c: loop-end records, stalls, drift, judging ---- */
+/* At the start of an execution (t0): the stalls since this thread's last
+ * profiled execution ended. */
+void rt_prof_stall_start(struct rt_prof_thr *th, uint64_t t0);
+/* OMPDSM_loop_end of a profiled loop: the barrier with every thread's
+ * record (none with nowait), and the drift check. */
+void rt_prof_end(struct rt_loop *L, int nowait);
+/* The executions' sums: forgotten (the weights just changed), and started
+ * again after the site's next execution (with stalls). */
+void rt_prof_acc_reset(struct rt_prof_site *ps, int nt);
+void rt_prof_acc_settle(struct rt_prof_site *ps);
 
 /* ---- diag.c: what each thread waits on (docs/diagnostics.md) ---- */
 enum rt_wait_kind {
