@@ -26,8 +26,6 @@
 #include <string.h>
 #include <unistd.h>
 
-uint64_t rt_nest_teams;
-
 struct rt_lteam {
     int n;                      /* threads */
     uint64_t spin;              /* how long its waits spin (ns) */
@@ -301,7 +299,6 @@ void rt_nest_run(OMPDSM_region *r, void *frame, size_t frame_size,
     T->spin = here > cpus || (long)here * host_nodes > host_cpus
                   ? 0 : rt_spin_ns();
     __atomic_store_n(&idle_spin, T->spin, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&rt_nest_teams, 1, __ATOMIC_RELAXED);
     for (int i = 1; i < nthreads; i++) {
         struct worker *w = worker_get();
         w->team = T;

@@ -1,5 +1,6 @@
 /* runtime/rt.h - libompdsm's internal interface: the ICVs, the team and
- * thread state, and the helpers the construct files share.  Grouped by the
+ * thread state, and the helpers the construct files share; only what one
+ * file uses of another (the rest is static in its file).  Grouped by the
  * file that defines each declaration.  The ABI ompcc emits is in
  * ompdsm_abi.h; the user API in omp.h. */
 #ifndef OMPDSM_RT_H
@@ -163,12 +164,11 @@ static inline size_t rt_area_ck_off(int nodes)
     return (sizeof(struct rt_area) + (size_t)RT_ORD_SLOTS * (size_t)nodes * 8 +
             63) & ~(size_t)63;
 }
-size_t rt_prof_ck_len(int nodes);
+size_t rt_prof_ck_len(int nodes); /* (profiled_ck.c) */
 static inline size_t rt_area_len(int nodes)
 {
     return rt_area_ck_off(nodes) + rt_prof_ck_len(nodes);
 }
-extern struct rt_area *rt_area;
 /* The node holding the claim word of work-share instance seq, and its offset. */
 void rt_ws_where(uint64_t seq, int *node, uint64_t *off);
 /* Generation tag of an instance, stored in a slot word's top 24 bits. */
@@ -234,8 +234,8 @@ void rt_thread_attr(pthread_attr_t *a);
 void rt_node_ordered_lock(int on);
 
 
-/* ---- nest.c: nested parallel regions with more than one thread ----
- * A parallel region met inside another (level >= 1) with active levels to
+/* ---- nest.c: nested parallel regions with more than one thread ---- */
+/* A parallel region met inside another (level >= 1) with active levels to
  * spare runs on the encountering thread's node, with threads of a pool of
  * this process: its barriers, reductions, copyprivate, claim words
  * (dynamic, guided, single, sections) and ordered words are process
@@ -253,26 +253,24 @@ uint64_t *rt_nest_ws_word(uint64_t seq);
  * `iter` iterations have passed; publishes that iter + 1 have. */
 void rt_nest_ordered_wait(uint64_t seq, uint64_t iter);
 void rt_nest_ordered_publish(uint64_t seq, uint64_t iter);
-/* Nested teams started (OMPDSM_STATS). */
-extern uint64_t rt_nest_teams;
 
-/* ---- main.c ---- */
+/* ---- main.c: start-up, registration, the fork, the workers' loop ---- */
 /* Maps a shared memfd region of len bytes (rounded to pages) and registers
  * it with comm as region reg; ends the job if it cannot. */
 void *rt_region_map(int reg, size_t len, const char *name, const char *what);
-extern int rt_started;
+/* The runtime area (RT_REG_AREA), mapped at start. */
+extern struct rt_area *rt_area;
 /* Node 0's side of a fork: sends the region, the team size, the
  * work-share counter, the ICVs the team inherits and the frame to every
  * node (team.c, OMPDSM_parallel). */
 void rt_fork_send(int region, int nthreads, uint64_t ws_base, const void *frame,
                   size_t frame_size);
-/* The other nodes' loop: runs each forked region until shutdown. */
-void rt_worker_loop(void);
 /* Lock id of a critical section (name NULL: the unnamed one). */
 uint32_t rt_critical_id(const char *name);
-OMPDSM_region *rt_region_by_id(int id);
+/* The registered translation units. */
+const OMPDSM_unit *rt_units(void);
 
-/* ---- reduction.c ---- */
+/* ---- reduction.c: reductions, and the barrier payload's records ---- */
 /* Bytes of a value of OMPDSM_TY_* type (atomic.c shares it). */
 size_t rt_type_size(int type);
 struct rt_red_item {
@@ -280,7 +278,6 @@ struct rt_red_item {
     int type, op;
     unsigned char value[16];
 };
-void rt_red_combine(int type, int op, void *acc, const void *in);
 /* The reductions several threads of one node hand over at a barrier,
  * combined item by item (hybrid.c's node, nest.c's nested teams). */
 struct rt_red_acc {
@@ -579,11 +576,8 @@ int rt_thrash_gather(struct rt_thrash *t);
 void rt_thrash_print(FILE *f, const struct rt_thrash *t);
 void rt_thrash_json(FILE *f, const struct rt_thrash *t);
 void rt_thrash_free(struct rt_thrash *t);
-/* main.c: the registered translation units. */
-const OMPDSM_unit *rt_units(void);
 
-/* ---- stats.c (the counters themselves live in team.c, which counts most
- * of them) ---- */
+/* ---- stats.c: the counters every construct adds to, and their report ---- */
 struct rt_stats {
     uint64_t regions, team_barriers, loops, singles, criticals;
     uint64_t region_ns;
@@ -597,7 +591,7 @@ void rt_stats_report(void);
 /* OMPDSM_STATS: a node ended by a signal prints its own counters */
 void rt_stats_install(void);
 
-/* ---- task.c ---- */
+/* ---- task.c: explicit tasks ---- */
 /* Creates and registers this node's task region (before comm_connect). */
 void rt_task_setup(void);
 /* Adds this node's counts of deferred tasks to a barrier's payload. */
