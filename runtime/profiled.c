@@ -494,9 +494,9 @@ static void prof_exchange(struct rt_loop *L, uint64_t timed_ns,
          * splits only the rest of its own execution; the executions after
          * it start from static's split and the sums move it from there.
          * Such a measurement of a loop's first execution is its page
-         * faults (CG A: one node 3-15x slower, 0.89-0.97 : 0.03-0.11 in
-         * every run, homogeneous or not), and trying it for a window
-         * before static's cost CG A homogeneous 2-3%. */
+         * faults, and trying it for a window before static's cost more
+         * than it gained (docs/design.md, "Moves judged by their
+         * result"). */
         int shortm = 0;
         for (int i = 0; i < nt; i++)
             shortm |= all[i].ns < RT_PROF_CK_MIN_NS;

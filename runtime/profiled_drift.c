@@ -16,7 +16,8 @@
 /* The executions' sums decide once every thread's reach this (loop time
  * and stalls, prof_acc_split): 5 periods of a cgroup quota's 10 ms, and
  * long enough that another job's bursts on a shared machine average out;
- * 20 ms windows chased them (CG A: 20-30 re-partitions a run, loaded). */
+ * 20 ms windows chased them (docs/design.md, "Stalls outside the loop
+ * body"). */
 #define PROF_ACC_MIN_NS 50000000
 /* With OMPDSM_PROFILED_STALLS, a window also has at least this many of
  * the site's executions: a move is judged by one window against the one
@@ -29,8 +30,8 @@
  * accumulates it wherever the stall lands: in a loop body, whose wall
  * time shows it anyway, or outside, in the barrier's release work, its
  * page faults before the loop or its spinning, which a loop timer never
- * sees (CG's 0.2 ms row loops measured a node at half speed as nearly
- * full speed).  0 where the file is missing or OMPDSM_PROFILED_STALLS is
+ * sees (a loop of short bodies measured a node at half speed as nearly
+ * full speed: docs/design.md, "Stalls outside the loop body").  0 where the file is missing or OMPDSM_PROFILED_STALLS is
  * off. */
 static __thread int stall_fd = -1; /* -2: not available */
 static __thread uint64_t stall_mark, stall_mark_t; /* at the last end */
@@ -198,9 +199,9 @@ static int prof_judge(struct rt_prof_site *ps, int nt, double cost,
 }
 
 /* The two windows that judge a measured split against static's are
- * 20 ms each, not 50: the measured split may be far off (CG A's first
- * execution, paying its page faults, measured one node 10-15 times
- * slower), and every execution of the first window runs at it. */
+ * 20 ms each, not 50: the measured split may be far off (a first
+ * execution pays its page faults: docs/design.md, "Moves judged by
+ * their result"), and every execution of the first window runs at it. */
 static int prof_first_windows(const struct rt_prof_site *ps)
 {
     return (!ps->eq_judged && ps->measured) || ps->trial == 2;
@@ -211,7 +212,7 @@ static int prof_first_windows(const struct rt_prof_site *ps)
  * every time the executions' costs add up to PROF_ACC_MIN_NS, over
  * PROF_ACC_MIN_EXECS executions or more), re-partition by those
  * speeds instead of measuring again.  A loop whose executions are short
- * (CG's rows: 0.2 ms) measures a node throttled in bursts of milliseconds
+ * (CG's rows) measures a node throttled in bursts of milliseconds
  * as fast whenever its eval_size iterations fall inside a burst, so a new
  * measurement would be as wrong as the last; the executions' sum is not.
  * Each execution's time counts the thread's stalls outside the loop body
@@ -225,9 +226,9 @@ static int prof_acc_split(struct rt_prof_site *ps, int nt)
     double sp[nt], cur[nt], w[nt], ssp = 0, scur = 0;
     /* With stalls, the window is 50 ms of the executions' own time (the
      * sum of their longest threads'): a thread given a small share (a
-     * measurement's first execution pays its page faults, and CG A's gave
-     * one node 6% of the rows) would take hundreds of executions to add
-     * up 50 ms of its own, all of them at the split on trial. */
+     * measurement's first execution pays its page faults: docs/design.md,
+     * "Moves judged by their result") would take hundreds of executions
+     * to add up 50 ms of its own, all of them at the split on trial. */
     if (rt_icv.prof_stalls &&
         (ps->acc_execs < PROF_ACC_MIN_EXECS ||
          ps->acc_cost < (double)(prof_first_windows(ps) ? RT_PROF_CK_MIN_NS
@@ -259,8 +260,9 @@ static int prof_acc_split(struct rt_prof_site *ps, int nt)
      * thread's time, and a window that short on a shared machine is
      * noisy (another job's burst, a fixed cost per execution); half a
      * step each averages the windows (weights 1/2, 1/4, ...) instead of
-     * following the last one (seen: a stalled node's share jumping
-     * between 22 and 144 of 200 over 16 executions with full steps). */
+     * following the last one (with full steps a stalled node's share
+     * jumped back and forth: docs/design.md, "Stalls outside the loop
+     * body"). */
     double step = rt_prof_step() / 2, t_cur = 0, t_new = 0, sw = 0;
     for (int t = 0; t < nt; t++) {
         double c = scur > 0 ? cur[t] / scur : 1.0 / nt;
@@ -352,8 +354,8 @@ static void prof_drift(struct rt_prof_site *ps, const struct prof_rec *r,
      * thread's wait there (its time in it less the shortest time of any
      * thread, the last to arrive): a thread that finished early and was
      * preempted while it waited delayed nobody, and counting that made a
-     * small share look slower still on a loaded machine (seen: CG A
-     * homogeneous, 74 rows of 14,000 left on one node). */
+     * small share look slower still on a loaded machine (docs/design.md,
+     * "Stalls outside the loop body"). */
     struct prof_rec x[nt];
     memcpy(x, r, sizeof x);
     uint64_t minb = UINT64_MAX, mino = UINT64_MAX;
@@ -407,7 +409,7 @@ static void prof_drift(struct rt_prof_site *ps, const struct prof_rec *r,
      * them: another loop's iterations may cost differently per node (CG's
      * copy rows against its matrix rows), so its times stray from them for
      * ever, and each re-measurement would re-partition the whole group
-     * (seen: CG A re-measured every other execution, 2x slower). */
+     * (docs/design.md, "Loops that share data"). */
     if (ps->grp && ps->grp->owner && ps->grp->owner != ps)
         return;
     int stray = prof_stray(ps, r, nt, rt_icv.prof_stalls);
