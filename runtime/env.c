@@ -336,9 +336,9 @@ void rt_env_init(int nodes)
     rt_icv.prof_share = ompdsm_env_choice("OMPDSM_PROFILED_SHARE", onoff, 2,
                                           0) == 0;
     /* off by default: under load, counting stalls chased the DSM's own
-     * per-node costs and other jobs (CG A homogeneous 0.75 s against
-     * static's 0.51 s); on for a node throttled by a quota (CG A slowed
-     * 1.20x static at load 2) until a quiet run decides */
+     * per-node costs and other jobs; on, it balances a node throttled by
+     * a quota; a quiet run is to decide (docs/design.md, "Stalls outside
+     * the loop body") */
     rt_icv.prof_stalls = ompdsm_env_choice("OMPDSM_PROFILED_STALLS", onoff,
                                            2, 1) == 0;
     v = getenv("OMPDSM_PROFILED");

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-int rt_started;
+static int rt_started;
 struct rt_area *rt_area;
 
 static OMPDSM_unit *units, **units_tail = &units;
@@ -64,7 +64,7 @@ RT_API void OMPDSM_register_unit(OMPDSM_unit *unit)
     units_tail = &unit->next;
 }
 
-OMPDSM_region *rt_region_by_id(int id)
+static OMPDSM_region *rt_region_by_id(int id)
 {
     if (id < 0 || id >= nregions)
         ompdsm_fatal("asked to run parallel region %d, but only %d exist: do "
@@ -236,7 +236,7 @@ static void on_exit_handler(int status, void *arg)
     _exit(status);
 }
 
-void rt_worker_loop(void)
+static void rt_worker_loop(void)
 {
     struct comm_buf b = {0};
     for (;;) {

@@ -26,8 +26,6 @@
 #include <string.h>
 #include <unistd.h>
 
-uint64_t rt_nest_teams;
-
 struct rt_lteam {
     int n;                      /* threads */
     uint64_t spin;              /* how long its waits spin (ns) */
@@ -283,9 +281,8 @@ void rt_nest_run(OMPDSM_region *r, void *frame, size_t frame_size,
     /* A waiter that spins takes the CPU of the thread it waits for when
      * the node's threads (the enclosing team's on this node, less the
      * encountering one, and this team's) outnumber its CPUs: the node
-     * bound to one CPU, as ompdsmrun binds by default, spun away 50 us a
-     * wait (2,000 nested regions of 2 threads: 0.32 s against 0.02 s
-     * without the spin) */
+     * bound to one CPU, as ompdsmrun binds by default, spun away its spin
+     * at every wait (docs/design.md, "Nested regions") */
     static int cpus, host_cpus, host_nodes;
     if (!cpus) {
         cpus = rt_node_ncpus();
@@ -301,7 +298,6 @@ void rt_nest_run(OMPDSM_region *r, void *frame, size_t frame_size,
     T->spin = here > cpus || (long)here * host_nodes > host_cpus
                   ? 0 : rt_spin_ns();
     __atomic_store_n(&idle_spin, T->spin, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&rt_nest_teams, 1, __ATOMIC_RELAXED);
     for (int i = 1; i < nthreads; i++) {
         struct worker *w = worker_get();
         w->team = T;

@@ -67,7 +67,7 @@ size_t rt_type_size(int type)
         }                                                                      \
     } while (0)
 
-void rt_red_combine(int type, int op, void *acc, const void *in)
+static void rt_red_combine(int type, int op, void *acc, const void *in)
 {
     switch (type) {
 #define X(code, T) case code: COMBINE_INT(T, op, acc, in); return;

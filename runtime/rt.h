@@ -1,5 +1,6 @@
 /* runtime/rt.h - libompdsm's internal interface: the ICVs, the team and
- * thread state, and the helpers the construct files share.  Grouped by the
+ * thread state, and the helpers the construct files share; only what one
+ * file uses of another (the rest is static in its file).  Grouped by the
  * file that defines each declaration.  The ABI ompcc emits is in
  * ompdsm_abi.h; the user API in omp.h. */
 #ifndef OMPDSM_RT_H
@@ -156,19 +157,18 @@ struct rt_area {
     volatile uint64_t ws[RT_WS_SLOTS];
     volatile uint64_t ordered[]; /* [RT_ORD_SLOTS][nodes] */
 };
-/* After them, schedule(profiled)'s checkpoint records (loop.c): their
- * offset in the area and their bytes. */
+/* After them, schedule(profiled)'s checkpoint records (profiled_ck.c):
+ * their offset in the area and their bytes. */
 static inline size_t rt_area_ck_off(int nodes)
 {
     return (sizeof(struct rt_area) + (size_t)RT_ORD_SLOTS * (size_t)nodes * 8 +
             63) & ~(size_t)63;
 }
-size_t rt_prof_ck_len(int nodes);
+size_t rt_prof_ck_len(int nodes); /* (profiled_ck.c) */
 static inline size_t rt_area_len(int nodes)
 {
     return rt_area_ck_off(nodes) + rt_prof_ck_len(nodes);
 }
-extern struct rt_area *rt_area;
 /* The node holding the claim word of work-share instance seq, and its offset. */
 void rt_ws_where(uint64_t seq, int *node, uint64_t *off);
 /* Generation tag of an instance, stored in a slot word's top 24 bits. */
@@ -234,8 +234,8 @@ void rt_thread_attr(pthread_attr_t *a);
 void rt_node_ordered_lock(int on);
 
 
-/* ---- nest.c: nested parallel regions with more than one thread ----
- * A parallel region met inside another (level >= 1) with active levels to
+/* ---- nest.c: nested parallel regions with more than one thread ---- */
+/* A parallel region met inside another (level >= 1) with active levels to
  * spare runs on the encountering thread's node, with threads of a pool of
  * this process: its barriers, reductions, copyprivate, claim words
  * (dynamic, guided, single, sections) and ordered words are process
@@ -253,26 +253,24 @@ uint64_t *rt_nest_ws_word(uint64_t seq);
  * `iter` iterations have passed; publishes that iter + 1 have. */
 void rt_nest_ordered_wait(uint64_t seq, uint64_t iter);
 void rt_nest_ordered_publish(uint64_t seq, uint64_t iter);
-/* Nested teams started (OMPDSM_STATS). */
-extern uint64_t rt_nest_teams;
 
-/* ---- main.c ---- */
+/* ---- main.c: start-up, registration, the fork, the workers' loop ---- */
 /* Maps a shared memfd region of len bytes (rounded to pages) and registers
  * it with comm as region reg; ends the job if it cannot. */
 void *rt_region_map(int reg, size_t len, const char *name, const char *what);
-extern int rt_started;
+/* The runtime area (RT_REG_AREA), mapped at start. */
+extern struct rt_area *rt_area;
 /* Node 0's side of a fork: sends the region, the team size, the
  * work-share counter, the ICVs the team inherits and the frame to every
  * node (team.c, OMPDSM_parallel). */
 void rt_fork_send(int region, int nthreads, uint64_t ws_base, const void *frame,
                   size_t frame_size);
-/* The other nodes' loop: runs each forked region until shutdown. */
-void rt_worker_loop(void);
 /* Lock id of a critical section (name NULL: the unnamed one). */
 uint32_t rt_critical_id(const char *name);
-OMPDSM_region *rt_region_by_id(int id);
+/* The registered translation units. */
+const OMPDSM_unit *rt_units(void);
 
-/* ---- reduction.c ---- */
+/* ---- reduction.c: reductions, and the barrier payload's records ---- */
 /* Bytes of a value of OMPDSM_TY_* type (atomic.c shares it). */
 size_t rt_type_size(int type);
 struct rt_red_item {
@@ -280,7 +278,6 @@ struct rt_red_item {
     int type, op;
     unsigned char value[16];
 };
-void rt_red_combine(int type, int op, void *acc, const void *in);
 /* The reductions several threads of one node hand over at a barrier,
  * combined item by item (hybrid.c's node, nest.c's nested teams). */
 struct rt_red_acc {
@@ -305,7 +302,7 @@ int rt_ext_append(struct comm_buf *b, uint32_t kind, const void *p,
 const void *rt_ext_find(const void *buf, size_t len, uint32_t kind,
                         size_t *outlen);
 
-/* ---- loop.c ---- */
+/* ---- loop.c: loops and sections, ordered, single ---- */
 struct rt_loop {
     unsigned long long n;
     unsigned long long chunk;
@@ -334,6 +331,7 @@ struct rt_loop {
 _Static_assert(sizeof(struct rt_loop) <= sizeof(OMPDSM_loop),
                "OMPDSM_loop too small for struct rt_loop");
 
+/* ---- profiled.c: the profiled schedule's driver ---- */
 /* A profiled loop's state on this node, kept across its executions (one
  * per loop site, hung on OMPDSM_loop_site.rt).  Every team node holds the
  * same weights and vector: they come from exchanged data only. */
@@ -466,6 +464,58 @@ extern struct rt_prof_site *rt_prof_sites;
  * the reason in rt_prof_counters_why. */
 extern int rt_prof_counters;
 extern const char *rt_prof_counters_why;
+/* The OMPDSM_PROFILED entry for the loop at site s whose clause says
+ * schedule kind sched, or NULL. */
+const struct rt_prof_override *rt_prof_override(const OMPDSM_loop_site *s,
+                                                int sched);
+/* A profiled loop's start, next range and end on this thread (loop.c's
+ * OMPDSM_loop_init, _next and _end). */
+void rt_prof_init(struct rt_loop *L, long long eval_size,
+                  long long eval_skip);
+int rt_prof_next(struct rt_loop *L, uint64_t *a, uint64_t *b);
+/* Wall time in ns: PAPI's real-time clock when it is up. */
+uint64_t rt_prof_now(void);
+/* This thread's part of the current execution. */
+struct rt_prof_thr *rt_prof_thr(const struct rt_loop *L);
+/* Whether this thread writes the node's shared state of the loop. */
+int rt_prof_leader(void);
+/* calloc that ends the job when memory is out. */
+void *rt_prof_alloc(size_t n);
+/* After a measurement, a checkpoint or a move of one of its loops: the
+ * group takes the site's weights. */
+void rt_prof_group_give(struct rt_prof_site *ps);
+/* A fraction from the environment, read once into *cache (negative until
+ * then); zero_ok: in [0, 1), else (0, 1]. */
+double rt_prof_fraction(double *cache, const char *name, double dflt,
+                        int zero_ok, const char *hint);
+/* OMPDSM_PROFILED_STEP. */
+double rt_prof_step(void);
+
+/* ---- profiled_ck.c: checkpoints of a measuring execution ---- */
+/* The shortest predicted rest of a measuring execution that gets a
+ * checkpoint: one more allgather is then well under 1% of it. */
+#define RT_PROF_CK_MIN_NS 20000000
+/* Right after the exchange: whether this execution gets checkpoints (and
+ * arms the first). */
+int rt_prof_ck_start(struct rt_loop *L);
+/* The checkpoint phase: 1 with the next range; 0 once the last part
+ * follows, which rt_prof_ck_range hands out (max: the most iterations in
+ * one range). */
+int rt_prof_ck_next(struct rt_loop *L, uint64_t *a, uint64_t *b);
+int rt_prof_ck_range(struct rt_loop *L, uint64_t max, uint64_t *a,
+                     uint64_t *b);
+
+/* ---- profiled_drift.c: loop-end records, stalls, drift, judging ---- */
+/* At the start of an execution (t0): the stalls since this thread's last
+ * profiled execution ended. */
+void rt_prof_stall_start(struct rt_prof_thr *th, uint64_t t0);
+/* OMPDSM_loop_end of a profiled loop: the barrier with every thread's
+ * record (none with nowait), and the drift check. */
+void rt_prof_end(struct rt_loop *L, int nowait);
+/* The executions' sums: forgotten (the weights just changed), and started
+ * again after the site's next execution (with stalls). */
+void rt_prof_acc_reset(struct rt_prof_site *ps, int nt);
+void rt_prof_acc_settle(struct rt_prof_site *ps);
 
 /* ---- diag.c: what each thread waits on (docs/diagnostics.md) ---- */
 enum rt_wait_kind {
@@ -526,11 +576,8 @@ int rt_thrash_gather(struct rt_thrash *t);
 void rt_thrash_print(FILE *f, const struct rt_thrash *t);
 void rt_thrash_json(FILE *f, const struct rt_thrash *t);
 void rt_thrash_free(struct rt_thrash *t);
-/* main.c: the registered translation units. */
-const OMPDSM_unit *rt_units(void);
 
-/* ---- stats.c (the counters themselves live in team.c, which counts most
- * of them) ---- */
+/* ---- stats.c: the counters every construct adds to, and their report ---- */
 struct rt_stats {
     uint64_t regions, team_barriers, loops, singles, criticals;
     uint64_t region_ns;
@@ -544,7 +591,7 @@ void rt_stats_report(void);
 /* OMPDSM_STATS: a node ended by a signal prints its own counters */
 void rt_stats_install(void);
 
-/* ---- task.c ---- */
+/* ---- task.c: explicit tasks ---- */
 /* Creates and registers this node's task region (before comm_connect). */
 void rt_task_setup(void);
 /* Adds this node's counts of deferred tasks to a barrier's payload. */

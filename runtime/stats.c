@@ -1,4 +1,5 @@
-/* runtime/stats.c - the per-node statistics report at the end of a job:
+/* runtime/stats.c - the runtime's counters (rt_st, which the constructs
+ * add to) and the per-node statistics report at the end of a job:
  * OMPDSM_STATS=1 prints a table on stderr (node 0 gathers every node's
  * row), OMPDSM_STATS=<file>.json writes them as JSON for plots.  Both end
  * with the profiled loops: per loop site, its executions, the speeds and
@@ -12,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+struct rt_stats rt_st;
 
 struct row {
     struct rt_stats rt;

@@ -14,7 +14,6 @@
 
 __thread struct rt_thread rt_self = {.nthreads = 1};
 uint64_t rt_world_barriers;
-struct rt_stats rt_st;
 
 long long rt_thread_owner(void)
 {

@@ -2,8 +2,8 @@
  * left after the measurement are split by the threads' measured speeds, and
  * whether re-partitioning pays.  Pure and deterministic: every node computes
  * the same vector from the same exchanged speeds, so no iteration is lost
- * or run twice.  The runtime (runtime/loop.c) measures, exchanges and
- * persists; nothing here communicates or reads a clock.
+ * or run twice.  The runtime (runtime/profiled*.c) measures, exchanges
+ * and persists; nothing here communicates or reads a clock.
  *
  * The algorithm is the one of "Implementation and Evaluation of Dynamic
  * Load Balancing Using Loop Re-partitioning on Omni/SCASH" (Sakae et al.),

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+/* ---- static.c: static schedules ---- */
 /* static without chunk: the block of thread tid of nthreads, as libgomp
  * splits it (the first n % nthreads threads get one more). */
 void sched_static_block(uint64_t n, int tid, int nthreads, uint64_t *lo,
@@ -17,6 +18,7 @@ void sched_static_block(uint64_t n, int tid, int nthreads, uint64_t *lo,
 int sched_static_chunk(uint64_t n, uint64_t chunk, int tid, int nthreads,
                        uint64_t round, uint64_t *lo, uint64_t *hi);
 
+/* ---- dynamic.c: claims of dynamic, guided and single ---- */
 /* A claim word: an instance's generation in the top 24 bits, a value (the
  * next chunk or iteration, or iterations completed) in the low 40.  The one
  * encoding of the dynamic, guided, single and ordered words. */
@@ -65,8 +67,8 @@ int sched_guided_next(const struct sched_claim *c, uint64_t n,
 /* single: 1 for the first thread to claim the instance. */
 int sched_single_claim(const struct sched_claim *c);
 
-/* ---- profiled (sched/profiled.c) ----
- * The iterations [base, n) split among nthreads by a vector: with chunk 0
+/* ---- profiled.c: the profiled schedule's arithmetic ---- */
+/* The iterations [base, n) split among nthreads by a vector: with chunk 0
  * one block per thread in thread order, vec[t] iterations each (they sum
  * to n - base); with a chunk, cyclic rounds in which thread t takes the
  * next vec[t] iterations (0: none at all). */
