@@ -68,9 +68,11 @@ struct Group {
   SmallVector<Member, 4> Members;
 };
 
-// One mark after the loop: [Lowest, Lowest + Len).
+// One mark after the loop: [Lowest, Lowest + Len), aligned to A (that of
+// the store whose bytes start there).
 struct LoopMark {
   const SCEV *Lowest, *Len;
+  Align A;
   SmallVector<StoreInst *, 4> Stores;
 };
 
@@ -103,6 +105,7 @@ static void groupMarks(ScalarEvolution &SE, const SCEV *BTC64, Group &G,
       if (G.Stride < 0) // the last iteration's
         Lowest = SE.getAddExpr(Lowest, SE.getMulExpr(BTC64, SE.getConstant(I64, uint64_t(G.Stride), true)));
       M.Lowest = Lowest;
+      M.A = G.Members[First].S->getAlign();
       M.Len = SE.getAddExpr(SE.getMulExpr(BTC64, SE.getConstant(I64, AbsStride)),
                             SE.getConstant(I64, uint64_t(Hi - Lo)));
       for (size_t K = First; K < End; K++)
@@ -202,6 +205,7 @@ void markLoops(Function &F, FunctionAnalysisManager &FAM, const Runtime &R,
   struct Expanded {
     Instruction *At;
     Value *P, *Len;
+    Align A;
     Value *Fails; // the assumptions do not hold (null: there are none)
   };
   SmallVector<Expanded, 8> Marks;
@@ -217,7 +221,7 @@ void markLoops(Function &F, FunctionAnalysisManager &FAM, const Runtime &R,
                                            P.L->getLoopPredecessor()->getTerminator());
       Value *Lowest = Exp.expandCodeFor(M.Lowest, R.Ptr, At[K]);
       Value *Len = Exp.expandCodeFor(M.Len, R.I64, At[K]);
-      Marks.push_back({At[K], Lowest, Len, Fails});
+      Marks.push_back({At[K], Lowest, Len, M.A, Fails});
       for (StoreInst *S : M.Stores)
         Done[S] = Fails;
       C.LoopStores += unsigned(M.Stores.size());
@@ -225,8 +229,8 @@ void markLoops(Function &F, FunctionAnalysisManager &FAM, const Runtime &R,
   }
   for (Expanded &M : Marks) {
     IRBuilder<> B(M.At);
-    emitMark(B, R, E, M.P, M.Len, Align(1), M.Fails ? B.CreateNot(M.Fails) : nullptr,
-             C, false);
+    emitMark(B, R, E, M.P, M.Len, M.A, M.Fails ? B.CreateNot(M.Fails) : nullptr, C,
+             false);
     C.LoopMarks++;
   }
 }

@@ -113,9 +113,11 @@ static Entry loadEntry(Function &F, const Runtime &R)
 // Marks
 // ---------------------------------------------------------------------------
 
+// Whole shadow bytes, few enough to store inline: a constant trip count's
+// mark after a loop (BT's five components) is as cheap as a store's.
 static bool inlineWidth(uint64_t W)
 {
-  return W == 4 || W == 8 || W == 16 || W == 32 || W == 64;
+  return W && W % 4 == 0 && W <= 64;
 }
 
 void emitMark(IRBuilder<> &B, const Runtime &R, const Entry &E, Value *P,
@@ -135,11 +137,15 @@ void emitMark(IRBuilder<> &B, const Runtime &R, const Entry &E, Value *P,
   B.SetInsertPoint(Then);
   uint64_t W = CLen ? CLen->getZExtValue() : 0;
   if (CLen && inlineWidth(W) && A.value() >= 4) {
-    unsigned Bits = unsigned(W / 4 * 8);
     Value *Sh = B.CreateGEP(R.I8, E.Shadow, B.CreateLShr(D, 2), "wd.sh");
-    B.CreateAlignedStore(
-        ConstantInt::get(B.getIntNTy(Bits), APInt::getSplat(Bits, APInt(8, 0x0F))),
-        Sh, Align(1));
+    if (isPowerOf2_64(W)) {
+      unsigned Bits = unsigned(W / 4 * 8);
+      B.CreateAlignedStore(
+          ConstantInt::get(B.getIntNTy(Bits), APInt::getSplat(Bits, APInt(8, 0x0F))),
+          Sh, Align(1));
+    } else { // a few stores, as codegen expands a small memset
+      B.CreateMemSet(Sh, B.getInt8(0x0F), W / 4, Align(1));
+    }
     if (CountAsStore)
       C.StoresInline++;
   } else {

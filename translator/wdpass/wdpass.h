@@ -45,9 +45,9 @@ struct Entry {
 };
 
 // Emits at B's insertion point (which must be followed by an instruction
-// of its block) "if p is in the heap, mark len bytes at p": an inline
-// store into the shadow map when len is a constant 4, 8, 16, 32 or 64 at
-// an alignment of 4 or more, else a call to OMPDSM_wd_mark.  A constant
+// of its block) "if p is in the heap, mark len bytes at p": inline stores
+// of 0x0F into the shadow map when len is a constant multiple of 4 up to
+// 64 at an alignment of 4 or more, else a call to OMPDSM_wd_mark.  A constant
 // length also sets the page's byte (OMPDSM_wd_mark does it for the others).
 // Cond, when given, must also hold (it is tested first).  B is left after
 // the marks.

@@ -169,6 +169,21 @@ NOINLINE static void overlapping(int *a, int n)
         a[i + 1] = -i;
     }
 }
+/* BT's shape: five components per point, a constant trip count */
+NOINLINE static void five(double *u, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int m = 0; m < 5; m++)
+            u[i * 7 + m] = i + m * 0.5;
+}
+struct vec3 {
+    float x, y, z;
+};
+NOINLINE static void copy_vec3(struct vec3 *d, const struct vec3 *s, int n)
+{
+    for (int i = 0; i < n; i++)
+        d[2 * i] = s[i];
+}
 NOINLINE static void stencil(double *un, const double *u, int n, int m)
 {
     for (int i = 1; i < n - 1; i++)
@@ -399,6 +414,23 @@ int main(void)
     wdrt_expect(da + 5, 8 * (size_t)(n - 7));
     wdrt_expect(ia + 1, 4 * (size_t)(n + 2));
     wdrt_end(WDRT_CHANGES);
+
+    wdrt_begin("five components of seven");
+    five(da, n / 7);
+    for (i = 0; i < n / 7; i++)
+        wdrt_expect(&da[i * 7], 5 * 8);
+    wdrt_end(WDRT_CHANGES);
+
+    {
+        struct vec3 *v = wdrt_alloc(sizeof *v * 64, 4), s3[16];
+        for (i = 0; i < 16; i++)
+            s3[i] = (struct vec3){i, -i, 2.0f * i};
+        wdrt_begin("12-byte structs");
+        copy_vec3(v + 1, s3, 16);
+        for (i = 0; i < 16; i++)
+            wdrt_expect(&v[1 + 2 * i], sizeof *v);
+        wdrt_end(WDRT_CHANGES);
+    }
 
     wdrt_begin("stride 2");
     strided(da, n / 2);
