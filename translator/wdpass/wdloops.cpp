@@ -68,7 +68,7 @@ struct Group {
   SmallVector<Member, 4> Members;
 };
 
-// One mark after the loop: [Lowest, Lowest + Len), aligned to A (that of
+// One mark before the loop and one after it: [Lowest, Lowest + Len), aligned to A (that of
 // the store whose bytes start there).
 struct LoopMark {
   const SCEV *Lowest, *Len;
@@ -186,8 +186,8 @@ void markLoops(Function &F, FunctionAnalysisManager &FAM, const Runtime &R,
   for (Loop *L : LI.getLoopsInPreorder()) {
     Plan P = {L, nullptr, {}};
     planLoop(SE, DT, LI, DL, Stores, R.I64, P);
-    if (!P.Marks.empty() &&
-        (P.PSE->getPredicate().isAlwaysTrue() || L->getLoopPredecessor()))
+    // (one block entering it: the range is marked before the loop too)
+    if (!P.Marks.empty() && L->getLoopPredecessor())
       Plans.push_back(std::move(P));
   }
   // The edges out of the loops first (with LoopInfo and the dominator tree
@@ -208,17 +208,32 @@ void markLoops(Function &F, FunctionAnalysisManager &FAM, const Runtime &R,
     Align A;
     Value *Fails; // the assumptions do not hold (null: there are none)
   };
+  // Before the loop: the same range, marked in the block entering it (see
+  // instrument in wdpass.cpp: a mark before every store and one after).
+  SmallVector<Instruction *, 8> Pre;
+  for (Plan &P : Plans) {
+    // (a block that only enters the loop: one that may branch past it
+    // would mark a range the loop never stores)
+    BasicBlock *Ph = P.L->getLoopPreheader();
+    if (!Ph)
+      Ph = SplitEdge(P.L->getLoopPredecessor(), P.L->getHeader(), &DT, &LI);
+    Pre.push_back(Ph->getTerminator());
+  }
   SmallVector<Expanded, 8> Marks;
   for (size_t K = 0; K < Plans.size(); K++) {
     Plan &P = Plans[K];
     Value *Fails = nullptr;
     for (LoopMark &M : P.Marks) {
-      if (!Exp.isSafeToExpandAt(M.Lowest, At[K]) || !Exp.isSafeToExpandAt(M.Len, At[K]))
+      if (!Exp.isSafeToExpandAt(M.Lowest, At[K]) || !Exp.isSafeToExpandAt(M.Len, At[K]) ||
+          !Exp.isSafeToExpandAt(M.Lowest, Pre[K]) || !Exp.isSafeToExpandAt(M.Len, Pre[K]))
         continue;
       // (checked before the loop is entered or not: a few compares)
       if (!Fails && !P.PSE->getPredicate().isAlwaysTrue())
         Fails = Exp.expandCodeForPredicate(&P.PSE->getPredicate(),
                                            P.L->getLoopPredecessor()->getTerminator());
+      Value *PLowest = Exp.expandCodeFor(M.Lowest, R.Ptr, Pre[K]);
+      Value *PLen = Exp.expandCodeFor(M.Len, R.I64, Pre[K]);
+      Marks.push_back({Pre[K], PLowest, PLen, M.A, Fails});
       Value *Lowest = Exp.expandCodeFor(M.Lowest, R.Ptr, At[K]);
       Value *Len = Exp.expandCodeFor(M.Len, R.I64, At[K]);
       Marks.push_back({At[K], Lowest, Len, M.A, Fails});
@@ -227,11 +242,13 @@ void markLoops(Function &F, FunctionAnalysisManager &FAM, const Runtime &R,
       C.LoopStores += unsigned(M.Stores.size());
     }
   }
-  for (Expanded &M : Marks) {
+  for (size_t K = 0; K < Marks.size(); K++) {
+    Expanded &M = Marks[K];
     IRBuilder<> B(M.At);
     emitMark(B, R, E, M.P, M.Len, M.A, M.Fails ? B.CreateNot(M.Fails) : nullptr, C,
              false);
-    C.LoopMarks++;
+    if (K & 1) // (each range twice: before the loop and after it)
+      C.LoopMarks++;
   }
 }
 

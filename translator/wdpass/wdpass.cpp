@@ -1,10 +1,10 @@
 // wdpass.cpp - ompdsm-wd.so, the LLVM pass plugin ompcc's clang backend
-// loads (-fpass-plugin=) for software write detection: after every store,
+// loads (-fpass-plugin=) for software write detection: around every store,
 // atomic, memory intrinsic and masked store that may reach the shared heap
 // it marks the stored bytes in libompdsm's shadow map; around calls to
 // functions compiled without it, it calls the runtime's guard; each module
 // gets a constructor that registers its functions with the runtime.  The
-// loop optimisation (one mark after a loop) is wdloops.cpp.  C++ because
+// loop optimisation (one mark before and one after a loop) is wdloops.cpp.  C++ because
 // LLVM's pass API is C++ only.  What the code looks like after the pass,
 // and the contract with libompdsm: docs/ompcc.md, "Write detection".
 #include "wdpass.h"
@@ -27,7 +27,7 @@ namespace ompdsm_wd {
 // Options: with -fpass-plugin alone clang parses -mllvm before it loads
 // the plugin, so they need the plugin loaded early too (-fplugin=).
 static cl::opt<bool> LoopOpt("ompdsm-wd-loops", cl::init(true),
-    cl::desc("ompdsm-wd: one mark after a loop for its contiguous stores"));
+    cl::desc("ompdsm-wd: one mark before and after a loop for its contiguous stores"));
 static cl::opt<bool> Report("ompdsm-wd-report", cl::init(false),
     cl::desc("ompdsm-wd: print per module what the pass instrumented"));
 
@@ -393,11 +393,36 @@ static void emitGuard(CallBase *CB, Value *Callee, const Runtime &R,
 // ---------------------------------------------------------------------------
 
 // Cond, when not null: an i1 that must also hold (plain stores only).
+static void instrumentAt(Item &It, const Runtime &R, const Entry &E,
+                         const DataLayout &DL, Value *Cond, Counts &C, bool Before);
+
+// Marks go after the instruction and, for every kind but a compare-
+// exchange (which may store nothing), also before it: the runtime clears a
+// mark before it reads the data, so the mark after is never lost to a
+// concurrent release; a thread that write-protects a page and then reads
+// its marks (an acquire making stale a page another thread of the node
+// writes) finds, by the mark before, every store already in memory.
 static void instrument(Item &It, const Runtime &R, const Entry &E,
                        const DataLayout &DL, Value *Cond, Counts &C)
 {
+  instrumentAt(It, R, E, DL, Cond, C, false);
+  switch (It.K) {
+  case KStore: case KRMW: case KMem: case KMasked: case KScatter:
+  case KX86Mask: case KCompress:
+    instrumentAt(It, R, E, DL, Cond, C, true);
+    break;
+  default:
+    break;
+  }
+}
+
+static void instrumentAt(Item &It, const Runtime &R, const Entry &E,
+                         const DataLayout &DL, Value *Cond, Counts &C, bool Before)
+{
   Instruction *I = It.I;
-  IRBuilder<> B(I->getParent(), std::next(I->getIterator()));
+  IRBuilder<> B(I->getParent(), Before ? I->getIterator() : std::next(I->getIterator()));
+  Counts Ignored;
+  Counts &Cnt = Before ? Ignored : C; // (counted once)
   B.SetCurrentDebugLocation(I->getDebugLoc());
   auto size = [&](Type *T) -> Value * {
     return B.CreateTypeSize(R.I64, DL.getTypeStoreSize(T));
@@ -406,28 +431,28 @@ static void instrument(Item &It, const Runtime &R, const Entry &E,
   case KStore: {
     auto *S = cast<StoreInst>(I);
     emitMark(B, R, E, S->getPointerOperand(), size(S->getValueOperand()->getType()),
-             S->getAlign(), Cond, C, true);
+             S->getAlign(), Cond, Cnt, true);
     break;
   }
   case KRMW: {
     auto *A = cast<AtomicRMWInst>(I);
     emitMark(B, R, E, A->getPointerOperand(), size(A->getValOperand()->getType()),
-             A->getAlign(), nullptr, C, false);
-    C.Atomics++;
+             A->getAlign(), nullptr, Cnt, false);
+    Cnt.Atomics++;
     break;
   }
   case KCmpXchg: { // a failed exchange stored nothing
     auto *X = cast<AtomicCmpXchgInst>(I);
     emitMark(B, R, E, X->getPointerOperand(), size(X->getNewValOperand()->getType()),
-             X->getAlign(), B.CreateExtractValue(X, 1), C, false);
-    C.Atomics++;
+             X->getAlign(), B.CreateExtractValue(X, 1), Cnt, false);
+    Cnt.Atomics++;
     break;
   }
   case KMem: {
     auto *MI = cast<AnyMemIntrinsic>(I);
     emitMark(B, R, E, MI->getRawDest(), B.CreateZExtOrTrunc(MI->getLength(), R.I64),
-             MI->getDestAlign().valueOrOne(), nullptr, C, false);
-    C.MemIntrinsics++;
+             MI->getDestAlign().valueOrOne(), nullptr, Cnt, false);
+    Cnt.MemIntrinsics++;
     break;
   }
   case KMasked: case KScatter: case KX86Mask: {
@@ -445,8 +470,8 @@ static void instrument(Item &It, const Runtime &R, const Entry &E,
       A = Align(cast<ConstantInt>(II->getArgOperand(2))->getZExtValue());
       Mask = II->getArgOperand(3);
     }
-    markMasked(B, R, E, DL, cast<FixedVectorType>(Val->getType()), P, Ptrs, Mask, A, C);
-    C.Masked++;
+    markMasked(B, R, E, DL, cast<FixedVectorType>(Val->getType()), P, Ptrs, Mask, A, Cnt);
+    Cnt.Masked++;
     break;
   }
   case KCompress: { // the enabled lanes, packed at ptr
@@ -455,17 +480,17 @@ static void instrument(Item &It, const Runtime &R, const Entry &E,
     Value *MInt = B.CreateBitCast(II->getArgOperand(2), B.getIntNTy(VT->getNumElements()));
     Value *Lanes = B.CreateZExtOrTrunc(B.CreateUnaryIntrinsic(Intrinsic::ctpop, MInt), R.I64);
     Value *Len = B.CreateMul(Lanes, size(VT->getElementType()));
-    emitMark(B, R, E, II->getArgOperand(1), Len, Align(1), nullptr, C, false);
-    C.Masked++;
+    emitMark(B, R, E, II->getArgOperand(1), Len, Align(1), nullptr, Cnt, false);
+    Cnt.Masked++;
     break;
   }
   case KIntrinsic: // no callee to name: the runtime treats it as unknown code
     emitGuard(cast<CallBase>(I), ConstantPointerNull::get(cast<PointerType>(R.Ptr)), R, E);
-    C.Intrinsics++;
+    Cnt.Intrinsics++;
     break;
   case KCall:
     emitGuard(cast<CallBase>(I), guardedCallee(*cast<CallBase>(I)), R, E);
-    C.Guards++;
+    Cnt.Guards++;
     break;
   }
 }

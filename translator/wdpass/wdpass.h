@@ -24,7 +24,7 @@ struct Counts {
   unsigned Masked = 0;         // masked stores, scatters, compress stores
   unsigned Guards = 0;         // calls to external functions guarded
   unsigned Intrinsics = 0;     // target intrinsics that write: guarded
-  unsigned LoopMarks = 0;      // marks after a loop (wdloops.cpp)
+  unsigned LoopMarks = 0;      // ranges marked around a loop (wdloops.cpp)
   unsigned LoopStores = 0;     // stores whose per-iteration mark they replace
   unsigned Skipped = 0;        // stores to the stack or to globals
 };

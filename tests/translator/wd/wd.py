@@ -35,7 +35,7 @@ import tempfile
 # The bounds of the overhead part: extra instructions per stored element at
 # -O2 (docs/ompcc.md has the measured numbers).
 MAX_PER_STORE_LOOPS = 1.0    # loop optimisation on
-MAX_PER_STORE_EACH = 20.0    # a mark after every store
+MAX_PER_STORE_EACH = 30.0    # a mark before and after every store
 
 
 def run(cmd, **kw):
