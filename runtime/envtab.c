@@ -238,6 +238,8 @@ static const struct rt_env_var vars[] = {
     {"OMPDSM_CC", RT_ENV_OMPCC, "clang-19", "command", "ompcc's backend compiler", NULL},
     {"OMPDSM_LIBDIR", RT_ENV_OMPCC, "where ompcc found libompdsm", "directory",
      "libompdsm.so ompcc links against", NULL},
+    {"OMPDSM_WD_COMPILE", RT_ENV_OMPCC, "on", "on|off",
+     "ompcc compiles with the write-detection pass", NULL},
 };
 
 /* ---- OMP_DISPLAY_ENV ---- */

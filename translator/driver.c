@@ -11,7 +11,11 @@
  * Options are sorted by the step that needs them: preprocessing (-I -D -U
  * -include, dependency generation -M*), libclang's parse (-std, -m, a few
  * -f), the backend compile (-O -g -W -f -m and anything unknown) and the
- * link (-L -l -Wl, objects, in their order). */
+ * link (-L -l -Wl, objects, in their order).
+ *
+ * With clang as the backend every compile loads the write-detection pass
+ * (translator/wdpass/ompdsm-wd.so) unless --no-write-detection or
+ * OMPDSM_WD_COMPILE=off say not to. */
 #include "driver.h"
 #include "translate.h"
 #include "util.h"
@@ -54,6 +58,15 @@
 #ifndef OMPCC_INCDIR
 #define OMPCC_INCDIR "include/ompdsm"
 #endif
+#ifndef OMPCC_BUILD_WDPASS
+#define OMPCC_BUILD_WDPASS ""
+#endif
+#ifndef OMPCC_WDPASS
+#define OMPCC_WDPASS "ompdsm-wd.so"
+#endif
+#ifndef OMPCC_LLVM_MAJOR
+#define OMPCC_LLVM_MAJOR 19
+#endif
 
 extern char **environ;
 
@@ -76,6 +89,7 @@ typedef struct opts {
     char *mf;
     int have_mt;
     int keep, verbose, dump, version;
+    int no_wd;           /* --no-write-detection */
     char *backend;       /* --backend=CMD (NULL: OMPDSM_CC) */
     int debug; /* -g (not -g0): the translation keeps the user's lines */
     int debug_given;     /* any -g option: else line tables are added */
@@ -90,10 +104,12 @@ typedef struct opts {
 typedef struct paths {
     char *incdir;        /* omp.h and ompdsm_abi.h */
     char *libdir;        /* libompdsm.so */
+    char *wdpass;        /* the write-detection pass plugin (NULL: none) */
     char *clang;         /* preprocessor, and the default backend */
     strvec cc;           /* the backend command (OMPDSM_CC split at blanks) */
     int named;           /* by OMPDSM_CC or --backend= */
     int gnu;             /* the backend is GNU C (gcc): it preprocesses */
+    int clang_major;     /* the backend's __clang_major__ (0: not clang) */
 } paths;
 
 /* ------------------------------------------------------------------------
@@ -270,6 +286,7 @@ static void find_paths(paths *p)
     if (exe && build && !strcmp(exe, build)) {
         p->incdir = tr_xstrdup(OMPCC_BUILD_INCDIR);
         p->libdir = tr_xstrdup(OMPCC_BUILD_LIBDIR);
+        p->wdpass = tr_xstrdup(OMPCC_BUILD_WDPASS);
     } else if (exe && OMPCC_BINDIR[0] != '/') {
         /* relocatable installation: <prefix>/<bindir>/ompcc */
         static const char bindir[] = OMPCC_BINDIR;
@@ -296,6 +313,14 @@ static void find_paths(paths *p)
         p->libdir = OMPCC_LIBDIR[0] == '/' ? tr_xstrdup(OMPCC_LIBDIR)
                                            : tr_xasprintf("%s/%s", OMPCC_PREFIX, OMPCC_LIBDIR);
     }
+    /* installed beside libompdsm; OMPDSM_LIBDIR (a stand-in runtime for
+     * the link) does not move it */
+    if (!p->wdpass)
+        p->wdpass = tr_xasprintf("%s/%s", p->libdir, OMPCC_WDPASS);
+    if (!file_exists(p->wdpass)) {
+        free(p->wdpass);
+        p->wdpass = NULL;
+    }
     if ((env = getenv("OMPDSM_LIBDIR")) && *env) {
         free(p->libdir);
         p->libdir = tr_xstrdup(env);
@@ -312,12 +337,13 @@ static void backend(strvec *v, const paths *p)
 /* Whether the backend is GNU C: its predefined macros (cc -dM -E) have
  * __GNUC__ and not __clang__.  By what it is, not by its name: cc, gcc-12,
  * x86_64-linux-gnu-gcc and "ccache gcc" are all gcc.  -1 when it cannot
- * be run. */
-static int backend_is_gnu(const paths *p, int verbose)
+ * be run.  Sets p->clang_major to its __clang_major__ (0 without). */
+static int backend_is_gnu(paths *p, int verbose)
 {
     strvec cmd = {0};
     char *out = tmpfile_named("predefined", ".h"), line[512];
     int gnuc = 0, clang = 0;
+    static const char major[] = "#define __clang_major__ ";
     FILE *f;
     backend(&cmd, p);
     push(&cmd, "-dM");
@@ -334,6 +360,8 @@ static int backend_is_gnu(const paths *p, int verbose)
             gnuc = 1;
         else if (starts(line, "#define __clang__ "))
             clang = 1;
+        else if (starts(line, major))
+            p->clang_major = atoi(line + sizeof major - 1);
     }
     fclose(f);
     return gnuc && !clang;
@@ -355,6 +383,7 @@ static int find_backend(paths *p, const char *cmd, int verbose)
     }
     if (!p->cc.n) {
         push(&p->cc, p->clang);
+        p->clang_major = OMPCC_LLVM_MAJOR;
         return 0;
     }
     p->named = 1;
@@ -384,11 +413,14 @@ static void usage(FILE *f)
           "  -v                        print the commands ompcc runs\n"
           "  --backend=CC              the backend compiler (as OMPDSM_CC; empty:\n"
           "                            the default clang)\n"
+          "  --no-write-detection      compile without the write-detection pass\n"
+          "                            (as OMPDSM_WD_COMPILE=off)\n"
           "  --version, --help\n"
           "\n"
           "Environment: OMPDSM_CC selects the backend compiler (default: the\n"
           "clang ompcc parses with; a gcc also preprocesses); OMPDSM_LIBDIR\n"
-          "overrides where libompdsm is.\n"
+          "overrides where libompdsm is; OMPDSM_WD_COMPILE=off leaves out the\n"
+          "write-detection pass.\n"
           "See docs/ompcc.md.\n",
           f);
 }
@@ -425,7 +457,7 @@ static void add_input(opts *o, const char *path, const char *lang)
 /* What an option does (apply_option). */
 enum opt_act {
     A_HELP, A_VERSION, A_COMPILE, A_ASM, A_PREPROCESS, A_IGNORE, A_OUT,
-    A_KEEP, A_DUMP, A_VERBOSE, A_LANG, A_BACKEND,
+    A_KEEP, A_DUMP, A_VERBOSE, A_LANG, A_BACKEND, A_NO_WD,
     A_DEPS_ONLY, /* -M -MM: clang -E does it all */
     A_DEPS_MD,   /* -MD -MMD: dependencies beside the compile */
     A_DEPS,      /* other dependency flags, passed on */
@@ -456,6 +488,7 @@ static const struct optdef options[] = {
     {"-k", 0, 0, A_KEEP}, {"--keep", 0, 0, A_KEEP},
     {"--dump-pragmas", 0, 0, A_DUMP}, {"-v", 0, 0, A_VERBOSE},
     {"--backend=", 1, 0, A_BACKEND},
+    {"--no-write-detection", 0, 0, A_NO_WD},
     {"-x", 1, 1, A_LANG},
     {"-M", 0, 0, A_DEPS_ONLY}, {"-MM", 0, 0, A_DEPS_ONLY},
     {"-MD", 0, 0, A_DEPS_MD}, {"-MMD", 0, 0, A_DEPS_MD},
@@ -475,6 +508,8 @@ static const struct optdef options[] = {
     {"-nodefaultlibs", 0, 0, A_LINK}, {"-s", 0, 0, A_LINK},
     {"-static-", 1, 0, A_LINK},
     {"-std=", 1, 0, A_STD}, {"-ansi", 0, 0, A_STD},
+    /* LLVM's options (the write-detection pass's among them): compile only */
+    {"-mllvm", 0, 1, A_CC},
     {"-O", 1, 0, A_CODEGEN}, {"-pthread", 0, 0, A_CODEGEN}, {"-f", 1, 0, A_CODEGEN},
     {"-m", 1, 0, A_CODEGEN}, {"--target=", 1, 0, A_CODEGEN},
     {"-target", 0, 1, A_CODEGEN}, {"-isysroot", 0, 1, A_CODEGEN},
@@ -527,6 +562,7 @@ static int apply_option(opts *o, const struct optdef *d, char *a, char *arg,
     case A_KEEP: o->keep = 1; break;
     case A_DUMP: o->dump = 1; break;
     case A_VERBOSE: o->verbose = 1; break;
+    case A_NO_WD: o->no_wd = 1; break;
     case A_BACKEND:
         free(o->backend);
         o->backend = tr_xstrdup(a + nl);
@@ -682,6 +718,34 @@ static int write_file(const char *path, const char *text)
     return 0;
 }
 
+/* The write-detection pass for the backend compile: with a clang of the
+ * LLVM it was built for, unless turned off.  -fplugin= loads it before
+ * clang parses -mllvm, so that its options (-mllvm -ompdsm-wd-...) are
+ * known; -fpass-plugin= runs it. */
+static void wd_args(strvec *cmd, const opts *o, const paths *p)
+{
+    if (!p->wdpass || o->no_wd || p->gnu || p->clang_major != OMPCC_LLVM_MAJOR)
+        return;
+    VEC_PUSH(*cmd, tr_xasprintf("-fplugin=%s", p->wdpass));
+    VEC_PUSH(*cmd, tr_xasprintf("-fpass-plugin=%s", p->wdpass));
+}
+
+/* OMPDSM_WD_COMPILE: on (or unset, or empty) or off.  0, or -1 after an
+ * error message. */
+static int wd_env(opts *o)
+{
+    const char *v = getenv("OMPDSM_WD_COMPILE");
+    if (!v || !*v || !strcmp(v, "on"))
+        return 0;
+    if (!strcmp(v, "off")) {
+        o->no_wd = 1;
+        return 0;
+    }
+    fprintf(stderr, "ompcc: error: OMPDSM_WD_COMPILE='%s' is not valid: "
+                    "expected on or off\n", v);
+    return -1;
+}
+
 /* Preprocesses, translates and compiles one C (or .i) input to in->obj. */
 static int compile_one(opts *o, const paths *p, input *in, const char *obj)
 {
@@ -777,6 +841,7 @@ static int compile_one(opts *o, const paths *p, input *in, const char *obj)
      * named by OMPDSM_CC) spells it -g1. */
     if (!o->debug_given)
         push(&cmd, p->named ? "-g1" : "-gline-tables-only");
+    wd_args(&cmd, o, p);
     push_all(&cmd, &o->cc);
     push(&cmd, cpath);
     push(&cmd, "-o");
@@ -815,7 +880,8 @@ int tr_driver_main(int argc, char **argv)
     int i, r, nsrc = 0;
     memset(&o, 0, sizeof o);
     r = parse_args(&o, argc, argv);
-    if (r < 0 || tr_diag_errors) /* tr_diag_errors: a warning under -Werror */
+    /* tr_diag_errors: a warning under -Werror */
+    if (r < 0 || tr_diag_errors || wd_env(&o) < 0)
         return 1;
     if (r > 0)
         return 0;

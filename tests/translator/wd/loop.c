@@ -1,0 +1,46 @@
+/* loop.c - FileCheck test of the write-detection pass's loop optimisation
+ * (wd.py runs clang-19 -O2 -fno-vectorize -fno-unroll-loops -S -emit-llvm
+ * with the pass, with the optimisation (prefix LOOP) and without it
+ * (prefix EACH), and FileCheck with this file).
+ *
+ * fill: a contiguous store every iteration; one OMPDSM_wd_mark after the
+ * loop over n doubles, nothing in the loop.  Without the optimisation the
+ * loop marks each store in place (the inline shadow store of 8 bytes,
+ * 0x0F0F).  every_other: a stride of two elements is not contiguous: the
+ * mark stays in the loop either way. */
+
+void fill(double *a, long n)
+{
+    for (long i = 0; i < n; i++)
+        a[i] = 1.0;
+}
+
+void every_other(double *a, long n)
+{
+    for (long i = 0; i < n; i++)
+        a[2 * i] = 2.0;
+}
+
+// LOOP-LABEL: define{{.*}} void @fill(
+// LOOP:       [[HEAD:[0-9]+]]:{{.*}}preds = {{.*}}%[[HEAD]]
+// LOOP-NOT:   OMPDSM_wd_mark
+// LOOP-NOT:   store i16 3855
+// LOOP:       store double 1.0{{.*}}
+// LOOP-NOT:   OMPDSM_wd_mark
+// LOOP-NOT:   store i16 3855
+// LOOP:       br i1 %{{[0-9]+}}, label %{{[0-9]+}}, label %[[HEAD]]
+// LOOP:       [[LEN:%[0-9]+]] = shl i64 %1, 3
+// LOOP:       call void @OMPDSM_wd_mark(ptr %0, i64 [[LEN]])
+// LOOP-NOT:   OMPDSM_wd_mark
+// LOOP:       {{^}}}
+// LOOP-LABEL: define{{.*}} void @every_other(
+// LOOP:       store double 2.0{{.*}}
+// LOOP:       store i16 3855
+// LOOP-NOT:   OMPDSM_wd_mark
+// LOOP:       {{^}}}
+
+// EACH-LABEL: define{{.*}} void @fill(
+// EACH:       store double 1.0{{.*}}
+// EACH:       store i16 3855
+// EACH-NOT:   OMPDSM_wd_mark
+// EACH:       {{^}}}
