@@ -2,7 +2,9 @@
  * view at the same address on every node, whose protections drive the
  * protocol, and an always-writable system view for installing pages and
  * applying diffs), the per-page state and twin arrays, and the dsm region
- * (locks, chunk table, notice log).  Homes are in home.c. */
+ * (locks, chunk table, notice logs); and the page helpers the protocol's
+ * files share (protection changes, per-page tables, page lists).  Homes
+ * are in home.c. */
 #include "dsm_int.h"
 
 #include <errno.h>
@@ -122,7 +124,7 @@ int dsm_init(void)
     dsm_g.excl_on = ompdsm_env_choice("OMPDSM_HOME_EXCLUSIVE", onoff, 2, 0) == 0 &&
                     !dsm_g.update_protocol;
     dsm_g.keep_on = ompdsm_env_choice("OMPDSM_KEEP_WRITABLE", onoff, 2, 0) == 0;
-    /* 0: the gap is measured (release.c, keep_gap); 15 is its largest. */
+    /* 0: the gap is measured (keep.c, keep_gap); 15 is its largest. */
     dsm_g.keep_gap = (unsigned)ompdsm_env_u64("OMPDSM_KEEP_GAP", 0, 0, 15, 0);
 
     dsm_g.fd = memfd_create("ompdsm-heap", MFD_CLOEXEC);
@@ -240,4 +242,52 @@ void dsm_protect(uint32_t pg, uint32_t n, int prot)
         ompdsm_fatal("mprotect of %u pages at %p: %s", n, (void *)page_app(pg),
                      strerror(e));
     }
+}
+
+void dsm_protect_marked(uint32_t pg, uint32_t n, const uint8_t *mark)
+{
+    for (uint32_t k = 0; k < n;) {
+        uint32_t m = 0;
+        while (k + m < n && mark[k + m])
+            m++;
+        if (m)
+            dsm_protect(pg + k, m, PROT_READ);
+        k += m ? m : 1;
+    }
+}
+
+void dsm_page_list_push(uint32_t **v, size_t *n, size_t *cap, uint32_t pg)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 256;
+        uint32_t *d = realloc(*v, c * sizeof *d);
+        if (!d)
+            ompdsm_fatal("out of memory for a page list of %zu", c);
+        *v = d;
+        *cap = c;
+    }
+    (*v)[(*n)++] = pg;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+void dsm_page_list_sort(uint32_t *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_u32);
+}
+
+void dsm_page_list_sort_unique(uint32_t *v, size_t *n)
+{
+    if (*n < 2)
+        return;
+    dsm_page_list_sort(v, *n);
+    size_t w = 1;
+    for (size_t i = 1; i < *n; i++)
+        if (v[i] != v[w - 1])
+            v[w++] = v[i];
+    *n = w;
 }
