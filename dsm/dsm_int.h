@@ -159,8 +159,6 @@ struct dsm_state {
     uint32_t global_chunks;  /* chunks used by program globals */
     size_t global_bump;      /* next free byte of the globals area */
     int started;
-
-    /* Diff buffers per node thread (see release.c). */
 };
 extern struct dsm_state dsm_g;
 
@@ -225,6 +223,71 @@ void dsm_page_list_push(uint32_t **v, size_t *n, size_t *cap, uint32_t pg);
 /* Sorts a page list (v not NULL); the second form also drops repeats. */
 void dsm_page_list_sort(uint32_t *v, size_t n);
 void dsm_page_list_sort_unique(uint32_t *v, size_t *n);
+
+/* Layout of DSM_REG_AREA (offsets, same on every node). */
+enum {
+    DSM_LOG_CAP = 1 << 16,      /* notice log entries (of each node) */
+    DSM_LOCK_SLOTS = 1 << 18,   /* lock tails per manager node */
+    DSM_QNODES = 32768,         /* lock queue nodes per node */
+};
+struct dsm_area_hdr {
+    volatile uint64_t chunk_next; /* node 0: next unclaimed chunk */
+    char pad0[56];
+    volatile uint64_t lock_next;  /* next lock id: each node's own count
+                                   * before dsm_start, node 0's after */
+    char pad1[56];
+    volatile uint64_t lazy_state; /* lazy release (lazy.c): skipped
+                                   * releases << 32 | those covered */
+    char pad3[56];
+    volatile uint64_t lazy_bell;  /* rung by a lazy release request */
+    char pad4[56];
+};
+/* An entry of a node's notice log (a ring of DSM_LOG_CAP in its own
+ * DSM_REG_AREA at dsm_off_log, written only by that node's releases). */
+struct dsm_log_entry {
+    uint64_t seq;     /* index + 1, written last */
+    uint32_t page;
+    uint32_t npages;
+    int32_t writer;
+    uint32_t pad;
+    uint64_t pad2;
+};
+/* A lock's queue node, in its waiter's DSM_REG_AREA. */
+struct dsm_qnode {
+    volatile uint64_t next;  /* successor's lock word, 0 while none, or a
+                              * lock-caching state (lock.c) */
+    volatile uint64_t grant; /* set to 1 by the predecessor */
+    volatile uint64_t want;  /* a hint from a waiter behind a cached lock:
+                              * its node must not re-take it from the cache */
+    char pad[40];
+};
+extern size_t dsm_off_chunks, dsm_off_log, dsm_off_locks, dsm_off_qnodes;
+/* A node's log positions (noticelog.c), size + 1 words at dsm_off_vpos,
+ * written only by that node: word 0, the entries of its own log written
+ * (their diffs possibly still on their way); word 1 + j, how far into
+ * node j's log it acquired (j = itself: its entries complete, diffs at
+ * their homes).  Every position it claims names complete entries, so a
+ * node acquiring from it reads them without waiting. */
+extern size_t dsm_off_vpos;
+/* After them, a copy of the node's last release's entries when there are
+ * at most DSM_LOG_MIRROR (noticelog.c): 2 words, 2 per entry, 1. */
+enum { DSM_LOG_MIRROR = 16 };
+#define DSM_VPOS_WORDS(nodes) ((size_t)(nodes) + 1 + 2 + 2 * DSM_LOG_MIRROR + 1)
+/* Per node h, at dsm_off_mbox + h * DSM_VPOS_WORDS(size) * 8: a copy of
+ * node h's positions and mirror that h pushed before a grant or a lazy
+ * release ack to this node (noticelog.c, dsm_push_positions). */
+extern size_t dsm_off_mbox;
+/* At a page's home, the byte at dsm_off_fetched + page: 0 = another node
+ * may have fetched the page since the home last published a notice for it
+ * (the initial state: every node starts with a copy of every page), 1 = no
+ * node has.  A node stores 0 there before every fetch (dsm_mark_fetch);
+ * the home exchanges it with 1 when it decides at a release whether the
+ * page needs a notice. */
+extern size_t dsm_off_fetched;
+/* Lazy release (lazy.c): at dsm_off_lazy_ask + 8 * r, requests from
+ * node r that this node release (a count, bumped by r); at dsm_off_lazy_ack
+ * + 8 * h, the count of this node's requests node h has served. */
+extern size_t dsm_off_lazy_ask, dsm_off_lazy_ack;
 
 /* ---- page homes (home.c) ----
  * The home map: per page, home_encode(node), or DSM_HOME_UNKNOWN while
@@ -301,83 +364,6 @@ static inline struct dsm_chunk_ent chunk_ent_decode(const uint64_t w[2])
     return e;
 }
 
-/* Layout of DSM_REG_AREA (offsets, same on every node). */
-enum {
-    DSM_LOG_CAP = 1 << 16,      /* notice log entries (of each node) */
-    DSM_LOCK_SLOTS = 1 << 18,   /* lock tails per manager node */
-    DSM_QNODES = 32768,         /* lock queue nodes per node */
-};
-struct dsm_area_hdr {
-    volatile uint64_t chunk_next; /* node 0: next unclaimed chunk */
-    char pad0[56];
-    volatile uint64_t lock_next;  /* next lock id: each node's own count
-                                   * before dsm_start, node 0's after */
-    char pad1[56];
-    volatile uint64_t lazy_state; /* lazy release (lazy.c): skipped
-                                   * releases << 32 | those covered */
-    char pad3[56];
-    volatile uint64_t lazy_bell;  /* rung by a lazy release request */
-    char pad4[56];
-};
-/* An entry of a node's notice log (a ring of DSM_LOG_CAP in its own
- * DSM_REG_AREA at dsm_off_log, written only by that node's releases). */
-struct dsm_log_entry {
-    uint64_t seq;     /* index + 1, written last */
-    uint32_t page;
-    uint32_t npages;
-    int32_t writer;
-    uint32_t pad;
-    uint64_t pad2;
-};
-/* A lock's queue node, in its waiter's DSM_REG_AREA. */
-struct dsm_qnode {
-    volatile uint64_t next;  /* successor's lock word, 0 while none, or a
-                              * lock-caching state (lock.c) */
-    volatile uint64_t grant; /* set to 1 by the predecessor */
-    volatile uint64_t want;  /* a hint from a waiter behind a cached lock:
-                              * its node must not re-take it from the cache */
-    char pad[40];
-};
-/* Lock word (lock.c): names a waiter's queue node, as a lock's tail at its
- * manager and as a queue node's successor: (node + 1) << 32 | qnode index;
- * 0 means none (a free lock, no successor yet). */
-enum { DSM_LOCKWORD_NONE = 0 };
-static inline uint64_t lockword_encode(int node, uint32_t q)
-{
-    return ((uint64_t)(uint32_t)(node + 1) << 32) | q;
-}
-static inline void lockword_decode(uint64_t w, int *node, uint32_t *q)
-{
-    *node = (int)(w >> 32) - 1;
-    *q = (uint32_t)w;
-}
-extern size_t dsm_off_chunks, dsm_off_log, dsm_off_locks, dsm_off_qnodes;
-/* A node's log positions (noticelog.c), size + 1 words at dsm_off_vpos,
- * written only by that node: word 0, the entries of its own log written
- * (their diffs possibly still on their way); word 1 + j, how far into
- * node j's log it acquired (j = itself: its entries complete, diffs at
- * their homes).  Every position it claims names complete entries, so a
- * node acquiring from it reads them without waiting. */
-extern size_t dsm_off_vpos;
-/* After them, a copy of the node's last release's entries when there are
- * at most DSM_LOG_MIRROR (noticelog.c): 2 words, 2 per entry, 1. */
-enum { DSM_LOG_MIRROR = 16 };
-#define DSM_VPOS_WORDS(nodes) ((size_t)(nodes) + 1 + 2 + 2 * DSM_LOG_MIRROR + 1)
-/* Per node h, at dsm_off_mbox + h * DSM_VPOS_WORDS(size) * 8: a copy of
- * node h's positions and mirror that h pushed before a grant or a lazy
- * release ack to this node (noticelog.c, dsm_push_positions). */
-extern size_t dsm_off_mbox;
-/* At a page's home, the byte at dsm_off_fetched + page: 0 = another node
- * may have fetched the page since the home last published a notice for it
- * (the initial state: every node starts with a copy of every page), 1 = no
- * node has.  A node stores 0 there before every fetch (dsm_mark_fetch);
- * the home exchanges it with 1 when it decides at a release whether the
- * page needs a notice. */
-extern size_t dsm_off_fetched;
-/* Lazy release (lazy.c): at dsm_off_lazy_ask + 8 * r, requests from
- * node r that this node release (a count, bumped by r); at dsm_off_lazy_ack
- * + 8 * h, the count of this node's requests node h has served. */
-extern size_t dsm_off_lazy_ask, dsm_off_lazy_ack;
 
 /* ---- faults (fault.c) ---- */
 int dsm_fault_install(void);
@@ -386,9 +372,6 @@ void dsm_twin_free(void *t);
 /* Brings page pg into the state an access needs (the fault handler's work,
  * callable directly). */
 void dsm_page_access(uint32_t pg, int write);
-/* Fetches page pg from its home into the system view (caller holds the
- * page lock). */
-void dsm_fetch_page(uint32_t pg, int home);
 /* Tells home that this node is about to fetch pages [pg, pg+n) (all homed
  * there, within one stripe block); call before the get: the transports
  * order a get after earlier puts to the same peer. */
@@ -397,8 +380,6 @@ void dsm_mark_fetch(uint32_t pg, uint32_t n, int home);
 int dsm_heap_pages(const void *p, size_t len, uint32_t *first, uint32_t *last);
 /* A new twin holding page pg's current bytes. */
 void *dsm_twin_copy(uint32_t pg);
-/* Pages a write fault makes writable after the faulting one, at most. */
-enum { DSM_WRITEAHEAD = 15 };
 
 /* ---- pages kept writable (keep.c, OMPDSM_KEEP_WRITABLE) ----
  * The fault path reports write-fault times and asks which pages to make
@@ -516,8 +497,6 @@ void dsm_lazy_stop(void);
 /* Returns whether it waited for the holder's ack (which comes after the
  * holder pushed its positions). */
 int dsm_lazy_request(int holder);
-/* Whether this node's releases of cached locks are lazy. */
-int dsm_lazy_on(void);
 /* An unlock is about to leave its lock cached and skip its release
  * (before its compare-swap: a taker must find the skip counted), and did
  * (after it); also an unlock that hands its lock to a thread of the same
@@ -596,15 +575,34 @@ int dsm_mig_decide(const struct mig_rec *r, size_t n, struct comm_buf *out);
 void dsm_mig_apply(const struct mig_move *m, size_t n);
 
 /* ---- allocation (alloc.c) ---- */
+/* Sets up the size classes and settings (dsm_init). */
 void dsm_alloc_init(void);
 /* Frees queued by other nodes become reusable at a barrier. */
 void dsm_alloc_at_barrier(void);
-/* pagestat.c: counts a fault or a diff of page pg (no-ops unless enabled). */
+
+/* ---- per-page counters for the thrashing report (pagestat.c) ---- */
+/* Counts a fault or a diff of page pg (no-ops unless enabled). */
 void dsm_pagestat_fault(uint32_t pg, int write);
 void dsm_pagestat_diff(uint32_t pg, const struct comm_run *runs, size_t n);
-/* lock.c: locks the calling thread holds. */
+
+/* ---- locks (lock.c) ---- */
+/* Locks the calling thread holds. */
 int dsm_lock_depth(void);
-int dsm_chunk_claim(uint32_t n, uint32_t *first);
+/* Whether this node's releases of cached locks are lazy (lazy.c). */
+int dsm_lazy_on(void);
+/* Lock word (lock.c): names a waiter's queue node, as a lock's tail at its
+ * manager and as a queue node's successor: (node + 1) << 32 | qnode index;
+ * 0 means none (a free lock, no successor yet). */
+enum { DSM_LOCKWORD_NONE = 0 };
+static inline uint64_t lockword_encode(int node, uint32_t q)
+{
+    return ((uint64_t)(uint32_t)(node + 1) << 32) | q;
+}
+static inline void lockword_decode(uint64_t w, int *node, uint32_t *q)
+{
+    *node = (int)(w >> 32) - 1;
+    *q = (uint32_t)w;
+}
 
 /* ---- statistics (stats.c) ---- */
 extern struct dsm_stats dsm_st;

@@ -37,6 +37,9 @@ static struct sigaction old_segv;
 /* x86 page-fault error code (REG_ERR): set when the access was a write. */
 #define X86_PF_WRITE 0x2
 
+/* Pages a write fault makes writable after the faulting one, at most. */
+enum { WRITEAHEAD_MAX = 15 };
+
 /* Twins come from a private pool of page buffers. */
 static pthread_mutex_t twin_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *twin_free;
@@ -87,7 +90,8 @@ void dsm_mark_fetch(uint32_t pg, uint32_t n, int home)
     COMM_CHECK(comm_put(home, DSM_REG_AREA, dsm_off_fetched + pg, zeros, n));
 }
 
-void dsm_fetch_page(uint32_t pg, int home)
+/* Fetches page pg from its home into the system view (page lock held). */
+static void fetch_page(uint32_t pg, int home)
 {
     dsm_mark_fetch(pg, 1, home);
     int rc = comm_get(home, DSM_REG_HEAP, page_off(pg), page_sys(pg),
@@ -196,7 +200,7 @@ void dsm_page_access(uint32_t pg, int write)
         }
     } else if (st != PG_DIRTY) {
         if (st == PG_INVALID && home != dsm_g.rank) {
-            dsm_fetch_page(pg, home);
+            fetch_page(pg, home);
             dsm_mig_fault(pg, 1); /* the fetch; the write counts below */
         }
         make_dirty(pg, home);
@@ -212,7 +216,7 @@ void dsm_page_access(uint32_t pg, int write)
          * to tell, so none is written ahead).  Their locks are only tried,
          * within one stripe block. */
         uint32_t n = 1;
-        while (n <= DSM_WRITEAHEAD && !starts_stripe_block(pg + n) &&
+        while (n <= WRITEAHEAD_MAX && !starts_stripe_block(pg + n) &&
                pg + n < dsm_g.npages && dsm_g.state[pg + n] == PG_RO &&
                dsm_home_known(pg + n) >= 0 && dsm_home_known(pg + n) != dsm_g.rank &&
                dsm_keep_recent(pg + n) &&
