@@ -55,13 +55,14 @@
  * in a row found it unwritten.  A first keeping is a guess, made only
  * within KEEP_FIRST intervals; after a keeping that saved a fault the
  * whole gap applies, after one that saved none only a write in the very
- * next interval starts another (NPB IS rewrites its pages every 8-9
- * barriers and lost 15% to keepings that ended just before the write).  The gap is what a saved fault buys: an
- * unwritten kept page costs a scan per barrier (3 us for 64 KiB in cache,
- * 15-20 out of it, where the scans of large arrays run) and a write fault
- * costs 20-90 us on these machines, so the gap is the node's measured
- * average write-fault time over its measured average scan of an unwritten
- * kept page, between 1 and KEEP_LEFT (both averages move by an eighth of
+ * next interval starts another (a program that rewrites its pages every
+ * few barriers, as NPB IS does, otherwise loses time to keepings that end
+ * just before the write).  The gap is what a saved fault buys: an
+ * unwritten kept page costs a scan per barrier (more out of cache, where
+ * the scans of large arrays run) and a write fault costs several such
+ * scans (docs/design.md, "Pages kept writable", has the figures), so the
+ * gap is the node's measured average write-fault time over its measured
+ * average scan of an unwritten kept page, between 1 and KEEP_LEFT (both averages move by an eighth of
  * each new sample; the gap starts at KEEP_GAP0). */
 enum {
     KEEP_LEFT = 0x0f, KEEP_HIT = 0x10, KEEP_SHARED = 0x20, KEEP_LISTED = 0x40,
