@@ -223,6 +223,16 @@ void dsm_page_list_push(uint32_t **v, size_t *n, size_t *cap, uint32_t pg);
 /* Sorts a page list (v not NULL); the second form also drops repeats. */
 void dsm_page_list_sort(uint32_t *v, size_t n);
 void dsm_page_list_sort_unique(uint32_t *v, size_t *n);
+/* The heap pages [*first, *last] that [p, p+len) overlaps; 0 if none. */
+int dsm_heap_pages(const void *p, size_t len, uint32_t *first, uint32_t *last);
+/* Tells home that this node is about to fetch pages [pg, pg+n) (all homed
+ * there, within one stripe block; dsm_off_fetched); call before the get:
+ * the transports order a get after earlier puts to the same peer. */
+void dsm_mark_fetch(uint32_t pg, uint32_t n, int home);
+/* Twins come from a pool of page buffers: a new twin holding page pg's
+ * current bytes, and the return of one (after a diff). */
+void *dsm_twin_copy(uint32_t pg);
+void dsm_twin_free(void *t);
 
 /* Layout of DSM_REG_AREA (offsets, same on every node). */
 enum {
@@ -367,19 +377,9 @@ static inline struct dsm_chunk_ent chunk_ent_decode(const uint64_t w[2])
 
 /* ---- faults (fault.c) ---- */
 int dsm_fault_install(void);
-/* Returns a twin page buffer to fault.c's pool (after a diff). */
-void dsm_twin_free(void *t);
 /* Brings page pg into the state an access needs (the fault handler's work,
  * callable directly). */
 void dsm_page_access(uint32_t pg, int write);
-/* Tells home that this node is about to fetch pages [pg, pg+n) (all homed
- * there, within one stripe block); call before the get: the transports
- * order a get after earlier puts to the same peer. */
-void dsm_mark_fetch(uint32_t pg, uint32_t n, int home);
-/* The heap pages [*first, *last] that [p, p+len) overlaps; 0 if none. */
-int dsm_heap_pages(const void *p, size_t len, uint32_t *first, uint32_t *last);
-/* A new twin holding page pg's current bytes. */
-void *dsm_twin_copy(uint32_t pg);
 
 /* ---- pages kept writable (keep.c, OMPDSM_KEEP_WRITABLE) ----
  * The fault path reports write-fault times and asks which pages to make

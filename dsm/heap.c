@@ -2,9 +2,9 @@
  * view at the same address on every node, whose protections drive the
  * protocol, and an always-writable system view for installing pages and
  * applying diffs), the per-page state and twin arrays, and the dsm region
- * (locks, chunk table, notice logs); and the page helpers the protocol's
- * files share (protection changes, per-page tables, page lists).  Homes
- * are in home.c. */
+ * (locks, chunk table, notice logs, fetch marks); and the page helpers the
+ * protocol's files share (protection changes, per-page tables, page lists,
+ * the pool of twin pages, fetch marks).  Homes are in home.c. */
 #include "dsm_int.h"
 
 #include <errno.h>
@@ -290,4 +290,68 @@ void dsm_page_list_sort_unique(uint32_t *v, size_t *n)
         if (v[i] != v[w - 1])
             v[w++] = v[i];
     *n = w;
+}
+
+int dsm_heap_pages(const void *p, size_t len, uint32_t *first, uint32_t *last)
+{
+    const char *lo = p, *hi = lo + len;
+    if (!len || hi <= dsm_heap_lo_ || lo >= dsm_heap_hi_)
+        return 0;
+    if (lo < dsm_heap_lo_)
+        lo = dsm_heap_lo_;
+    if (hi > dsm_heap_hi_)
+        hi = dsm_heap_hi_;
+    *first = page_of(lo);
+    *last = page_of(hi - 1);
+    return 1;
+}
+
+void dsm_mark_fetch(uint32_t pg, uint32_t n, int home)
+{
+    static const uint8_t zeros[DSM_PLOCK_STRIPES];
+    if (!dsm_g.excl_on)
+        return;
+    if (n > sizeof zeros)
+        ompdsm_fatal("internal: fetch mark of %u pages", n);
+    COMM_CHECK(comm_put(home, DSM_REG_AREA, dsm_off_fetched + pg, zeros, n));
+}
+
+/* Twins come from a private pool of page buffers. */
+static pthread_mutex_t twin_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *twin_free;
+
+static void *twin_alloc(void)
+{
+    pthread_mutex_lock(&twin_lock);
+    void *t = twin_free;
+    if (t) {
+        twin_free = *(void **)t;
+    } else {
+        enum { BATCH = 64 };
+        char *b = aligned_alloc(dsm_g.page_size, dsm_g.page_size * BATCH);
+        if (!b)
+            ompdsm_fatal("out of memory for twin pages");
+        for (int i = 1; i < BATCH; i++) {
+            *(void **)(b + (size_t)i * dsm_g.page_size) = twin_free;
+            twin_free = b + (size_t)i * dsm_g.page_size;
+        }
+        t = b;
+    }
+    pthread_mutex_unlock(&twin_lock);
+    return t;
+}
+
+void dsm_twin_free(void *t)
+{
+    pthread_mutex_lock(&twin_lock);
+    *(void **)t = twin_free;
+    twin_free = t;
+    pthread_mutex_unlock(&twin_lock);
+}
+
+void *dsm_twin_copy(uint32_t pg)
+{
+    void *t = twin_alloc();
+    memcpy(t, page_sys(pg), dsm_g.page_size);
+    return t;
 }
