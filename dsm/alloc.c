@@ -190,7 +190,9 @@ static int size_class(size_t n)
 
 /* ---- chunks ---- */
 
-int dsm_chunk_claim(uint32_t n, uint32_t *first)
+/* Claims n consecutive chunks at node 0 (one fetch-add there);
+ * -ENOMEM when the heap has no n chunks left. */
+static int chunk_claim(uint32_t n, uint32_t *first)
 {
     uint64_t f;
     if (dsm_g.rank == 0 || !dsm_g.started)
@@ -272,7 +274,7 @@ static char *bump(size_t need, size_t align)
         if (want < A.grow)
             want = A.grow;
         uint32_t n = (uint32_t)(want >> dsm_g.chunk_shift), first;
-        if (dsm_chunk_claim(n, &first) < 0)
+        if (chunk_claim(n, &first) < 0)
             return NULL;
         dsm_home_record_run(first, n, 0);
         A.cur = A.fresh = dsm_g.app + ((size_t)first << dsm_g.chunk_shift);
@@ -289,7 +291,7 @@ static char *own_run(size_t size)
     uint64_t dpages = (size + ps - 1) / ps;
     size_t bytes = OMPDSM_ALIGN_UP((dpages + 1) * ps, dsm_g.chunk_size);
     uint32_t n = (uint32_t)(bytes >> dsm_g.chunk_shift), first;
-    if (dsm_chunk_claim(n, &first) < 0)
+    if (chunk_claim(n, &first) < 0)
         return NULL;
     dsm_home_record_run(first, n, dpages);
     return dsm_g.app + ((size_t)first << dsm_g.chunk_shift) + ps;

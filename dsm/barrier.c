@@ -10,7 +10,7 @@
  * Payload going down: u64 n, n notices, u64 m, m mig_move, nodes x u64
  *                     log tails, ext bytes
  * (a node's tail: its notice log's entries whose notices this barrier
- * carries, release.c; the others' slots 0 going up, combined by maximum).
+ * carries, noticelog.c; the others' slots 0 going up, combined by maximum).
  * (the mig sections carry home migration, migrate.c; m is 0 when it is
  * off).  A fork's message has the downward shape. */
 #include "dsm_int.h"

@@ -159,10 +159,6 @@ int dsm_trylock(uint32_t id);
 void dsm_unlock(uint32_t id);
 
 /* ---- atomics on shared words, performed at the page's home ---- */
-enum dsm_atomic_type {
-    DSM_AT_I8, DSM_AT_U8, DSM_AT_I16, DSM_AT_U16, DSM_AT_I32, DSM_AT_U32,
-    DSM_AT_I64, DSM_AT_U64, DSM_AT_F32, DSM_AT_F64,
-};
 /* Applies *p = f(*p) atomically with respect to other dsm atomics, where f
  * is given as a combine function on a copy of the old value; returns via
  * out_old/out_new (either may be NULL).  p may be outside the heap (then a
@@ -231,7 +227,6 @@ struct dsm_stats {
     uint64_t flush_idle;
 };
 #define DSM_STATS_LOCK_LOCAL 1 /* (lock_local_handoffs exists) */
-#define DSM_STATS_FLUSH_IDLE 1 /* (flush_idle exists) */
 void dsm_stats_get(struct dsm_stats *out);
 
 /* ---- pagestat.c: per-page counters for the thrashing report ---- */

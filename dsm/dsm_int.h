@@ -105,14 +105,14 @@ struct dsm_state {
     uint32_t *excl;
     size_t nexcl, excl_cap;
     int excl_on;            /* OMPDSM_HOME_EXCLUSIVE (default on) */
-    /* Pages kept writable (OMPDSM_KEEP_WRITABLE, release.c): per page, its
-     * write history and keeping state (release.c says the bits); a kept
+    /* Pages kept writable (OMPDSM_KEEP_WRITABLE, keep.c): per page, its
+     * write history and keeping state (keep.c says the bits); a kept
      * page stays PG_DIRTY and writable across barriers with its twin
      * brought up to date, instead of being write-protected and faulted
      * again. */
     uint32_t *keep;
     int keep_on;
-    unsigned keep_gap;      /* OMPDSM_KEEP_GAP: 0 = measured (release.c) */
+    unsigned keep_gap;      /* OMPDSM_KEEP_GAP: 0 = measured (keep.c) */
     uint32_t *kept;         /* the pages kept writable, under dirty_lock */
     size_t nkept, kept_cap;
     uint32_t *kept_wrote;   /* kept pages dsm_wrote named since the last
@@ -133,7 +133,7 @@ struct dsm_state {
     int track_since_fork;
 
     /* Per node j: the position in j's notice log up to which this node
-     * acquired (release.c); log_applied counts the entries applied. */
+     * acquired (noticelog.c); log_applied counts the entries applied. */
     uint64_t *log_pos;
     uint64_t log_applied;
     pthread_mutex_t acquire_lock;
@@ -159,8 +159,6 @@ struct dsm_state {
     uint32_t global_chunks;  /* chunks used by program globals */
     size_t global_bump;      /* next free byte of the globals area */
     int started;
-
-    /* Diff buffers per node thread (see release.c). */
 };
 extern struct dsm_state dsm_g;
 
@@ -190,10 +188,116 @@ static inline int starts_stripe_block(uint32_t pg)
 {
     return pg % DSM_PLOCK_STRIPES == 0;
 }
+/* Page runs handled as one batch: contiguous pages that do not cross a
+ * stripe block, so that their page locks are distinct and always taken in
+ * increasing order (DSM_PLOCK_STRIPES).  The length of the run that
+ * starts at pages[i] of the sorted pages[0..n). */
+static inline uint32_t page_run_len(const uint32_t *pages, size_t n, size_t i)
+{
+    size_t j = i;
+    while (j + 1 < n && pages[j + 1] == pages[j] + 1 &&
+           !starts_stripe_block(pages[j + 1]))
+        j++;
+    return (uint32_t)(j - i + 1);
+}
+static inline void page_run_lock(uint32_t pg, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++)
+        pthread_mutex_lock(page_lock(pg + k));
+}
+static inline void page_run_unlock(uint32_t pg, uint32_t n)
+{
+    for (uint32_t k = n; k-- > 0;)
+        pthread_mutex_unlock(page_lock(pg + k));
+}
 /* mprotect of the application view of pages [pg, pg+n); fatal on error. */
 void dsm_protect(uint32_t pg, uint32_t n, int prot);
+/* Write-protects the pages of [pg, pg+n) marked in mark, one mprotect per
+ * stretch. */
+void dsm_protect_marked(uint32_t pg, uint32_t n, const uint8_t *mark);
 /* Anonymous, lazily touched memory for a per-page table; fatal on error. */
 void *dsm_table(size_t bytes, const char *what);
+/* Appends pg to a growing page list (v, n, cap); ends the job when out of
+ * memory.  The caller holds whatever lock guards the list. */
+void dsm_page_list_push(uint32_t **v, size_t *n, size_t *cap, uint32_t pg);
+/* Sorts a page list (v not NULL); the second form also drops repeats. */
+void dsm_page_list_sort(uint32_t *v, size_t n);
+void dsm_page_list_sort_unique(uint32_t *v, size_t *n);
+/* The heap pages [*first, *last] that [p, p+len) overlaps; 0 if none. */
+int dsm_heap_pages(const void *p, size_t len, uint32_t *first, uint32_t *last);
+/* Tells home that this node is about to fetch pages [pg, pg+n) (all homed
+ * there, within one stripe block; dsm_off_fetched); call before the get:
+ * the transports order a get after earlier puts to the same peer. */
+void dsm_mark_fetch(uint32_t pg, uint32_t n, int home);
+/* Twins come from a pool of page buffers: a new twin holding page pg's
+ * current bytes, and the return of one (after a diff). */
+void *dsm_twin_copy(uint32_t pg);
+void dsm_twin_free(void *t);
+
+/* Layout of DSM_REG_AREA (offsets, same on every node). */
+enum {
+    DSM_LOG_CAP = 1 << 16,      /* notice log entries (of each node) */
+    DSM_LOCK_SLOTS = 1 << 18,   /* lock tails per manager node */
+    DSM_QNODES = 32768,         /* lock queue nodes per node */
+};
+struct dsm_area_hdr {
+    volatile uint64_t chunk_next; /* node 0: next unclaimed chunk */
+    char pad0[56];
+    volatile uint64_t lock_next;  /* next lock id: each node's own count
+                                   * before dsm_start, node 0's after */
+    char pad1[56];
+    volatile uint64_t lazy_state; /* lazy release (lazy.c): skipped
+                                   * releases << 32 | those covered */
+    char pad3[56];
+    volatile uint64_t lazy_bell;  /* rung by a lazy release request */
+    char pad4[56];
+};
+/* An entry of a node's notice log (a ring of DSM_LOG_CAP in its own
+ * DSM_REG_AREA at dsm_off_log, written only by that node's releases). */
+struct dsm_log_entry {
+    uint64_t seq;     /* index + 1, written last */
+    uint32_t page;
+    uint32_t npages;
+    int32_t writer;
+    uint32_t pad;
+    uint64_t pad2;
+};
+/* A lock's queue node, in its waiter's DSM_REG_AREA. */
+struct dsm_qnode {
+    volatile uint64_t next;  /* successor's lock word, 0 while none, or a
+                              * lock-caching state (lock.c) */
+    volatile uint64_t grant; /* set to 1 by the predecessor */
+    volatile uint64_t want;  /* a hint from a waiter behind a cached lock:
+                              * its node must not re-take it from the cache */
+    char pad[40];
+};
+extern size_t dsm_off_chunks, dsm_off_log, dsm_off_locks, dsm_off_qnodes;
+/* A node's log positions (noticelog.c), size + 1 words at dsm_off_vpos,
+ * written only by that node: word 0, the entries of its own log written
+ * (their diffs possibly still on their way); word 1 + j, how far into
+ * node j's log it acquired (j = itself: its entries complete, diffs at
+ * their homes).  Every position it claims names complete entries, so a
+ * node acquiring from it reads them without waiting. */
+extern size_t dsm_off_vpos;
+/* After them, a copy of the node's last release's entries when there are
+ * at most DSM_LOG_MIRROR (noticelog.c): 2 words, 2 per entry, 1. */
+enum { DSM_LOG_MIRROR = 16 };
+#define DSM_VPOS_WORDS(nodes) ((size_t)(nodes) + 1 + 2 + 2 * DSM_LOG_MIRROR + 1)
+/* Per node h, at dsm_off_mbox + h * DSM_VPOS_WORDS(size) * 8: a copy of
+ * node h's positions and mirror that h pushed before a grant or a lazy
+ * release ack to this node (noticelog.c, dsm_push_positions). */
+extern size_t dsm_off_mbox;
+/* At a page's home, the byte at dsm_off_fetched + page: 0 = another node
+ * may have fetched the page since the home last published a notice for it
+ * (the initial state: every node starts with a copy of every page), 1 = no
+ * node has.  A node stores 0 there before every fetch (dsm_mark_fetch);
+ * the home exchanges it with 1 when it decides at a release whether the
+ * page needs a notice. */
+extern size_t dsm_off_fetched;
+/* Lazy release (lazy.c): at dsm_off_lazy_ask + 8 * r, requests from
+ * node r that this node release (a count, bumped by r); at dsm_off_lazy_ack
+ * + 8 * h, the count of this node's requests node h has served. */
+extern size_t dsm_off_lazy_ask, dsm_off_lazy_ack;
 
 /* ---- page homes (home.c) ----
  * The home map: per page, home_encode(node), or DSM_HOME_UNKNOWN while
@@ -270,117 +374,107 @@ static inline struct dsm_chunk_ent chunk_ent_decode(const uint64_t w[2])
     return e;
 }
 
-/* Layout of DSM_REG_AREA (offsets, same on every node). */
-enum {
-    DSM_LOG_CAP = 1 << 16,      /* notice log entries (of each node) */
-    DSM_LOCK_SLOTS = 1 << 18,   /* lock tails per manager node */
-    DSM_QNODES = 32768,         /* lock queue nodes per node */
-};
-struct dsm_area_hdr {
-    volatile uint64_t chunk_next; /* node 0: next unclaimed chunk */
-    char pad0[56];
-    volatile uint64_t lock_next;  /* next lock id: each node's own count
-                                   * before dsm_start, node 0's after */
-    char pad1[56];
-    volatile uint64_t lazy_state; /* lazy release (release.c): skipped
-                                   * releases << 32 | those covered */
-    char pad3[56];
-    volatile uint64_t lazy_bell;  /* rung by a lazy release request */
-    char pad4[56];
-};
-/* An entry of a node's notice log (a ring of DSM_LOG_CAP in its own
- * DSM_REG_AREA at dsm_off_log, written only by that node's releases). */
-struct dsm_log_entry {
-    uint64_t seq;     /* index + 1, written last */
-    uint32_t page;
-    uint32_t npages;
-    int32_t writer;
-    uint32_t pad;
-    uint64_t pad2;
-};
-/* A lock's queue node, in its waiter's DSM_REG_AREA. */
-struct dsm_qnode {
-    volatile uint64_t next;  /* successor's lock word, 0 while none, or a
-                              * lock-caching state (lock.c) */
-    volatile uint64_t grant; /* set to 1 by the predecessor */
-    volatile uint64_t want;  /* a hint from a waiter behind a cached lock:
-                              * its node must not re-take it from the cache */
-    char pad[40];
-};
-/* Lock word (lock.c): names a waiter's queue node, as a lock's tail at its
- * manager and as a queue node's successor: (node + 1) << 32 | qnode index;
- * 0 means none (a free lock, no successor yet). */
-enum { DSM_LOCKWORD_NONE = 0 };
-static inline uint64_t lockword_encode(int node, uint32_t q)
-{
-    return ((uint64_t)(uint32_t)(node + 1) << 32) | q;
-}
-static inline void lockword_decode(uint64_t w, int *node, uint32_t *q)
-{
-    *node = (int)(w >> 32) - 1;
-    *q = (uint32_t)w;
-}
-extern size_t dsm_off_chunks, dsm_off_log, dsm_off_locks, dsm_off_qnodes;
-/* A node's log positions (release.c), size + 1 words at dsm_off_vpos,
- * written only by that node: word 0, the entries of its own log written
- * (their diffs possibly still on their way); word 1 + j, how far into
- * node j's log it acquired (j = itself: its entries complete, diffs at
- * their homes).  Every position it claims names complete entries, so a
- * node acquiring from it reads them without waiting. */
-extern size_t dsm_off_vpos;
-/* After them, a copy of the node's last release's entries when there are
- * at most DSM_LOG_MIRROR (release.c): 2 words, 2 per entry, 1. */
-enum { DSM_LOG_MIRROR = 16 };
-#define DSM_VPOS_WORDS(nodes) ((size_t)(nodes) + 1 + 2 + 2 * DSM_LOG_MIRROR + 1)
-/* Per node h, at dsm_off_mbox + h * DSM_VPOS_WORDS(size) * 8: a copy of
- * node h's positions and mirror that h pushed before a grant or a lazy
- * release ack to this node (release.c, dsm_push_positions). */
-extern size_t dsm_off_mbox;
-/* At a page's home, the byte at dsm_off_fetched + page: 0 = another node
- * may have fetched the page since the home last published a notice for it
- * (the initial state: every node starts with a copy of every page), 1 = no
- * node has.  A node stores 0 there before every fetch (dsm_mark_fetch);
- * the home exchanges it with 1 when it decides at a release whether the
- * page needs a notice. */
-extern size_t dsm_off_fetched;
-/* Lazy release (release.c): at dsm_off_lazy_ask + 8 * r, requests from
- * node r that this node release (a count, bumped by r); at dsm_off_lazy_ack
- * + 8 * h, the count of this node's requests node h has served. */
-extern size_t dsm_off_lazy_ask, dsm_off_lazy_ack;
 
 /* ---- faults (fault.c) ---- */
 int dsm_fault_install(void);
-/* Returns a twin page buffer to fault.c's pool (release.c, after a diff). */
-void dsm_twin_free(void *t);
 /* Brings page pg into the state an access needs (the fault handler's work,
  * callable directly). */
 void dsm_page_access(uint32_t pg, int write);
-/* Fetches page pg from its home into the system view (caller holds the
- * page lock). */
-void dsm_fetch_page(uint32_t pg, int home);
-/* Tells home that this node is about to fetch pages [pg, pg+n) (all homed
- * there, within one stripe block); call before the get: the transports
- * order a get after earlier puts to the same peer. */
-void dsm_mark_fetch(uint32_t pg, uint32_t n, int home);
-/* The heap pages [*first, *last] that [p, p+len) overlaps; 0 if none. */
-int dsm_heap_pages(const void *p, size_t len, uint32_t *first, uint32_t *last);
-/* A new twin holding page pg's current bytes. */
-void *dsm_twin_copy(uint32_t pg);
 
-/* ---- release and acquire (release.c) ---- */
+/* ---- pages kept writable (keep.c, OMPDSM_KEEP_WRITABLE) ----
+ * The fault path reports write-fault times and asks which pages to make
+ * writable ahead; releases ask which pages stay writable at a barrier and
+ * hand over the kept pages their mode must see. */
+/* The modes of a release, as far as pages kept writable go (keep.c says
+ * what each does with them): a lock release or flush (other threads may
+ * be writing), a barrier's or fork's (every thread of the node inside),
+ * and one of a node whose threads do not write meanwhile (the barrier
+ * root's hook release, a fork's receiver). */
+enum rel_mode { REL_LOCK, REL_BARRIER, REL_QUIET };
+/* A write fault took ns (the pages kept writable weigh it against their
+ * scans). */
+void dsm_keep_fault_ns(uint64_t ns);
+/* A barrier release scanned a kept page and found it unwritten in ns. */
+void dsm_keep_scan_ns(uint64_t ns);
+/* Whether this node wrote page pg in one of the last few barrier
+ * intervals (as long as a page stays kept writable): the fault handler
+ * makes such pages writable ahead of a write fault on the page before. */
+int dsm_keep_recent(uint32_t pg);
+/* Whether page pg, written now, is worth keeping writable: written lately
+ * enough (its gap) and not homed here and written by another node. */
+int dsm_keep_ok(uint32_t pg);
+/* Counts a barrier release of pg; was_kept: it was kept (writable with no
+ * fault) since the last release.  Returns whether it stays kept, if
+ * keeping is allowed. */
+int dsm_keep_count(uint32_t pg, int written, int was_kept);
+/* Lists pg as kept (takes dirty_lock), once. */
+void dsm_keep_list(uint32_t pg);
+/* Whether pg was kept since the last barrier release (dsm_keep_take
+ * leaves such pages listed); unlists it (takes dirty_lock). */
+int dsm_keep_unlist(uint32_t pg);
+/* A barrier release is done: the next interval begins. */
+void dsm_keep_interval_end(void);
+/* Hands the kept pages that a release of this mode must see to the batch
+ * (v, nv, cap), and keeps the rest kept.  Callers hold release_lock,
+ * except the barrier root's hook release. */
+void dsm_keep_take(enum rel_mode mode, uint32_t **v, size_t *nv, size_t *cap);
+/* Another node wrote pages [pg, pg+n): those homed here are never kept,
+ * and one kept now stops being kept.  Called at a barrier after its
+ * release, or at an acquire, which under lazy release need not follow a
+ * release: a kept page that changed since its twin gets its notice with
+ * the next release (an extra notice), as a dirty page that an acquire
+ * invalidates does. */
+void dsm_keep_shared(uint32_t pg, uint32_t n);
+
+/* ---- releases (release.c) ---- */
+/* Sends the diff of one dirty non-home page to its home (page lock held,
+ * page already write-protected or no thread of the node writing).  Returns
+ * the number of changed runs.  keep: the twin is brought up to date and
+ * stays (the caller frees it if the page does not stay writable after
+ * all); otherwise it is freed. */
+size_t dsm_send_diff(uint32_t pg, int home, int keep);
 /* Sends diffs of every dirty page to its home, write-protects them, and
  * appends their notices to *out (normalized). */
 void dsm_release_pages(struct notice_list *out);
-/* Applies notices: invalidates (or updates) stale copies. */
-void dsm_apply_notices(const struct notice *v, size_t n);
-/* Invalidates every valid non-home page (log overrun). */
-void dsm_invalidate_all(void);
+/* Releases and records the notices in the interval accumulator (barriers
+ * and forks: no thread of the node writes shared memory meanwhile). */
+void dsm_release_interval(struct notice_list *published);
+/* dsm_release for a node none of whose threads writes shared memory
+ * meanwhile (a fork's receiver): pages kept writable stay so. */
+void dsm_release_quiet(void);
+/* Sends the diff of page pg now if it is dirty here and not homed here;
+ * its notice goes out with the next release. */
+void dsm_release_page(uint32_t pg);
 /* An acquire after a release by node `from` (the lock's last holder,
  * handing it over): releases, then applies the notices of every log entry
  * that node had acquired or written (its positions), and no other; from
  * < 0 (releaser unknown) acquires every node's positions, as dsm_acquire
  * does (docs/design.md, "Notice logs per node"). */
 void dsm_acquire_from(int from, int pushed);
+
+/* ---- applying notices: invalidate or update (invalidate.c) ---- */
+/* Applies notices: invalidates (or updates) stale copies. */
+void dsm_apply_notices(const struct notice *v, size_t n);
+/* Invalidates every valid non-home page (log overrun). */
+void dsm_invalidate_all(void);
+/* A fault is about to fetch page pg, invalidated here by a notice: if no
+ * other notice arrived since, later notices refetch the page instead of
+ * invalidating it, a few times (OMPDSM_ADAPTIVE_UPDATE). */
+void dsm_refetched(uint32_t pg);
+
+/* ---- notice logs, one per node (noticelog.c) ---- */
+/* Writes the normalized notices v[0..n) into this node's log after its
+ * tail (release_lock held; more ranges than a quarter of the log become
+ * one entry that drops every copy) and publishes them as written.
+ * Returns the tail they end at, for dsm_log_complete. */
+uint64_t dsm_log_append(const struct notice *v, size_t n);
+/* After the diffs of the entries up to tail are at their homes: they are
+ * complete (acquirers may apply them without waiting). */
+void dsm_log_complete(uint64_t tail);
+/* The acquire of dsm_acquire_from and dsm_flush, after their release:
+ * from node from's positions (pushed: as that node pushed them into our
+ * mailbox), or every node's (from < 0). */
+void dsm_log_acquire(int from, int pushed);
 /* Puts this node's positions and mirror into node to's mailbox for this
  * node; a grant or ack notified after it tells the taker it may acquire
  * from them (dsm_acquire_from's pushed) instead of getting them. */
@@ -390,44 +484,19 @@ uint64_t dsm_log_tail(void);
 /* A barrier carried tails: positions below them need no reading (the
  * barrier's notices covered those entries). */
 void dsm_log_advance(const uint64_t *tails);
-/* Sends the diff of page pg now if it is dirty here and not homed here;
- * its notice goes out with the next release. */
-void dsm_release_page(uint32_t pg);
-/* A fault is about to fetch page pg, invalidated here by a notice: if no
- * other notice arrived since, later notices refetch the page instead of
- * invalidating it, a few times (release.c, OMPDSM_ADAPTIVE_UPDATE). */
-void dsm_refetched(uint32_t pg);
-/* Appends pg to a growing page list (v, n, cap); ends the job when out of
- * memory.  The caller holds whatever lock guards the list. */
-void dsm_page_list_push(uint32_t **v, size_t *n, size_t *cap, uint32_t pg);
-/* A write fault took ns (the pages kept writable weigh it against their
- * scans). */
-void dsm_keep_fault_ns(uint64_t ns);
-/* Whether this node wrote page pg in one of the last few barrier
- * intervals (as long as a page stays kept writable): the fault handler
- * makes such pages writable ahead of a write fault on the page before. */
-int dsm_keep_recent(uint32_t pg);
-/* Pages a write fault makes writable after the faulting one, at most. */
-enum { DSM_WRITEAHEAD = 15 };
-/* Releases and records the notices in the interval accumulator (barriers
- * and forks: no thread of the node writes shared memory meanwhile). */
-void dsm_release_interval(struct notice_list *published);
-/* dsm_release for a node none of whose threads writes shared memory
- * meanwhile (a fork's receiver): pages kept writable stay so. */
-void dsm_release_quiet(void);
-/* Lazy release (OMPDSM_LAZY_RELEASE, docs/design.md "Lazy release"): a
- * lock cached at its node at unlock skips the unlock's release; whoever
- * takes the lock from another node first asks that node to release and
- * waits until it did (dsm_lazy_request), which the node's release helper
- * thread does.  dsm_lazy_start starts the helper (dsm_start), dsm_lazy_stop
- * ends it (dsm_fini). */
+
+/* ---- lazy release (lazy.c) ----
+ * OMPDSM_LAZY_RELEASE, docs/design.md "Lazy release": a lock cached at its
+ * node at unlock skips the unlock's release; whoever takes the lock from
+ * another node first asks that node to release and waits until it did
+ * (dsm_lazy_request), which the node's release helper thread does.
+ * dsm_lazy_start starts the helper (dsm_start), dsm_lazy_stop ends it
+ * (dsm_fini). */
 void dsm_lazy_start(void);
 void dsm_lazy_stop(void);
 /* Returns whether it waited for the holder's ack (which comes after the
  * holder pushed its positions). */
 int dsm_lazy_request(int holder);
-/* Whether this node's releases of cached locks are lazy. */
-int dsm_lazy_on(void);
 /* An unlock is about to leave its lock cached and skip its release
  * (before its compare-swap: a taker must find the skip counted), and did
  * (after it); also an unlock that hands its lock to a thread of the same
@@ -436,12 +505,19 @@ void dsm_lazy_skip(void);
 void dsm_lazy_skipped(void);
 /* Releases if an unlock skipped its release since the last release. */
 void dsm_lazy_flush(void);
-/* Serves other nodes' waiting requests for a release now, if there are
- * any and nobody is serving them (lock operations call it). */
-void dsm_lazy_poll(void);
 /* comm_wait_ge that serves other nodes' requests for a release while it
  * waits (lock grants, lazy release acks). */
 int dsm_lazy_wait_ge(const volatile uint64_t *p, uint64_t target);
+/* Under release_lock, before a REL_LOCK release takes its batch (which
+ * holds every write of the node's skipped releases): no skipped release
+ * is pending any more; returns the skips that release covers. */
+uint32_t dsm_lazy_covering(void);
+/* Under release_lock, after that release is in the log: publishes that it
+ * covers skips. */
+void dsm_lazy_covered(uint32_t skips);
+/* Whether an unlock skipped a release that no release covers yet: a flush
+ * must then release. */
+int dsm_lazy_owed(void);
 
 /* ---- home migration (migrate.c) ----
  * Each node counts, per page, its uses of the page in the interval between
@@ -499,15 +575,34 @@ int dsm_mig_decide(const struct mig_rec *r, size_t n, struct comm_buf *out);
 void dsm_mig_apply(const struct mig_move *m, size_t n);
 
 /* ---- allocation (alloc.c) ---- */
+/* Sets up the size classes and settings (dsm_init). */
 void dsm_alloc_init(void);
 /* Frees queued by other nodes become reusable at a barrier. */
 void dsm_alloc_at_barrier(void);
-/* pagestat.c: counts a fault or a diff of page pg (no-ops unless enabled). */
+
+/* ---- per-page counters for the thrashing report (pagestat.c) ---- */
+/* Counts a fault or a diff of page pg (no-ops unless enabled). */
 void dsm_pagestat_fault(uint32_t pg, int write);
 void dsm_pagestat_diff(uint32_t pg, const struct comm_run *runs, size_t n);
-/* lock.c: locks the calling thread holds. */
+
+/* ---- locks (lock.c) ---- */
+/* Locks the calling thread holds. */
 int dsm_lock_depth(void);
-int dsm_chunk_claim(uint32_t n, uint32_t *first);
+/* Whether this node's releases of cached locks are lazy (lazy.c). */
+int dsm_lazy_on(void);
+/* Lock word (lock.c): names a waiter's queue node, as a lock's tail at its
+ * manager and as a queue node's successor: (node + 1) << 32 | qnode index;
+ * 0 means none (a free lock, no successor yet). */
+enum { DSM_LOCKWORD_NONE = 0 };
+static inline uint64_t lockword_encode(int node, uint32_t q)
+{
+    return ((uint64_t)(uint32_t)(node + 1) << 32) | q;
+}
+static inline void lockword_decode(uint64_t w, int *node, uint32_t *q)
+{
+    *node = (int)(w >> 32) - 1;
+    *q = (uint32_t)w;
+}
 
 /* ---- statistics (stats.c) ---- */
 extern struct dsm_stats dsm_st;

@@ -6,12 +6,12 @@
  *
  * The rules the handler relies on:
  * - What runs in SIGSEGV context: all of dsm_page_access, on the faulting
- *   thread, in place of its access: page locks, dirty_lock, twin_lock,
- *   malloc (twins, the dirty list) and the transport's get and put.  None
- *   of that is async-signal-safe in general; it is safe here because the
- *   fault is synchronous (an access of the thread's own code to the shared
- *   heap), so the handler interrupts no code of its own and no lock the
- *   thread does not hold at that access.
+ *   thread, in place of its access: page locks, dirty_lock, twin_lock
+ *   (heap.c), malloc (twins, the dirty list) and the transport's get and
+ *   put.  None of that is async-signal-safe in general; it is safe here
+ *   because the fault is synchronous (an access of the thread's own code
+ *   to the shared heap), so the handler interrupts no code of its own and
+ *   no lock the thread does not hold at that access.
  * - Hence the locks a thread may hold when it touches the shared heap
  *   through the application view: none of the locks above, none of the
  *   transport's, and not malloc's (the runtime and the dsm never read or
@@ -27,7 +27,6 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
@@ -37,57 +36,11 @@ static struct sigaction old_segv;
 /* x86 page-fault error code (REG_ERR): set when the access was a write. */
 #define X86_PF_WRITE 0x2
 
-/* Twins come from a private pool of page buffers. */
-static pthread_mutex_t twin_lock = PTHREAD_MUTEX_INITIALIZER;
-static void *twin_free;
+/* Pages a write fault makes writable after the faulting one, at most. */
+enum { WRITEAHEAD_MAX = 15 };
 
-static void *twin_alloc(void)
-{
-    pthread_mutex_lock(&twin_lock);
-    void *t = twin_free;
-    if (t) {
-        twin_free = *(void **)t;
-    } else {
-        enum { BATCH = 64 };
-        char *b = aligned_alloc(dsm_g.page_size, dsm_g.page_size * BATCH);
-        if (!b)
-            ompdsm_fatal("out of memory for twin pages");
-        for (int i = 1; i < BATCH; i++) {
-            *(void **)(b + (size_t)i * dsm_g.page_size) = twin_free;
-            twin_free = b + (size_t)i * dsm_g.page_size;
-        }
-        t = b;
-    }
-    pthread_mutex_unlock(&twin_lock);
-    return t;
-}
-
-void dsm_twin_free(void *t)
-{
-    pthread_mutex_lock(&twin_lock);
-    *(void **)t = twin_free;
-    twin_free = t;
-    pthread_mutex_unlock(&twin_lock);
-}
-
-void *dsm_twin_copy(uint32_t pg)
-{
-    void *t = twin_alloc();
-    memcpy(t, page_sys(pg), dsm_g.page_size);
-    return t;
-}
-
-void dsm_mark_fetch(uint32_t pg, uint32_t n, int home)
-{
-    static const uint8_t zeros[DSM_PLOCK_STRIPES];
-    if (!dsm_g.excl_on)
-        return;
-    if (n > sizeof zeros)
-        ompdsm_fatal("internal: fetch mark of %u pages", n);
-    COMM_CHECK(comm_put(home, DSM_REG_AREA, dsm_off_fetched + pg, zeros, n));
-}
-
-void dsm_fetch_page(uint32_t pg, int home)
+/* Fetches page pg from its home into the system view (page lock held). */
+static void fetch_page(uint32_t pg, int home)
 {
     dsm_mark_fetch(pg, 1, home);
     int rc = comm_get(home, DSM_REG_HEAP, page_off(pg), page_sys(pg),
@@ -111,9 +64,7 @@ static void add_dirty(uint32_t pg)
 static void make_dirty(uint32_t pg, int home)
 {
     if (home != dsm_g.rank) {
-        void *t = twin_alloc();
-        memcpy(t, page_sys(pg), dsm_g.page_size);
-        dsm_g.twin[pg] = t;
+        dsm_g.twin[pg] = dsm_twin_copy(pg);
         DSM_STAT(twins, 1);
     } else {
         /* The home keeps no twin: its bytes are unknown.  Under policy
@@ -196,7 +147,7 @@ void dsm_page_access(uint32_t pg, int write)
         }
     } else if (st != PG_DIRTY) {
         if (st == PG_INVALID && home != dsm_g.rank) {
-            dsm_fetch_page(pg, home);
+            fetch_page(pg, home);
             dsm_mig_fault(pg, 1); /* the fetch; the write counts below */
         }
         make_dirty(pg, home);
@@ -212,7 +163,7 @@ void dsm_page_access(uint32_t pg, int write)
          * to tell, so none is written ahead).  Their locks are only tried,
          * within one stripe block. */
         uint32_t n = 1;
-        while (n <= DSM_WRITEAHEAD && !starts_stripe_block(pg + n) &&
+        while (n <= WRITEAHEAD_MAX && !starts_stripe_block(pg + n) &&
                pg + n < dsm_g.npages && dsm_g.state[pg + n] == PG_RO &&
                dsm_home_known(pg + n) >= 0 && dsm_home_known(pg + n) != dsm_g.rank &&
                dsm_keep_recent(pg + n) &&
@@ -304,20 +255,6 @@ int dsm_fault_install(void)
     if (sigaction(SIGSEGV, &sa, &old_segv) < 0)
         ompdsm_fatal("sigaction(SIGSEGV): %s", strerror(errno));
     return 0;
-}
-
-int dsm_heap_pages(const void *p, size_t len, uint32_t *first, uint32_t *last)
-{
-    const char *lo = p, *hi = lo + len;
-    if (!len || hi <= dsm_heap_lo_ || lo >= dsm_heap_hi_)
-        return 0;
-    if (lo < dsm_heap_lo_)
-        lo = dsm_heap_lo_;
-    if (hi > dsm_heap_hi_)
-        hi = dsm_heap_hi_;
-    *first = page_of(lo);
-    *last = page_of(hi - 1);
-    return 1;
 }
 
 void dsm_touch(const void *p, size_t len, int write)

@@ -2,7 +2,9 @@
  * view at the same address on every node, whose protections drive the
  * protocol, and an always-writable system view for installing pages and
  * applying diffs), the per-page state and twin arrays, and the dsm region
- * (locks, chunk table, notice log).  Homes are in home.c. */
+ * (locks, chunk table, notice logs, fetch marks); and the page helpers the
+ * protocol's files share (protection changes, per-page tables, page lists,
+ * the pool of twin pages, fetch marks).  Homes are in home.c. */
 #include "dsm_int.h"
 
 #include <errno.h>
@@ -122,7 +124,7 @@ int dsm_init(void)
     dsm_g.excl_on = ompdsm_env_choice("OMPDSM_HOME_EXCLUSIVE", onoff, 2, 0) == 0 &&
                     !dsm_g.update_protocol;
     dsm_g.keep_on = ompdsm_env_choice("OMPDSM_KEEP_WRITABLE", onoff, 2, 0) == 0;
-    /* 0: the gap is measured (release.c, keep_gap); 15 is its largest. */
+    /* 0: the gap is measured (keep.c, keep_gap); 15 is its largest. */
     dsm_g.keep_gap = (unsigned)ompdsm_env_u64("OMPDSM_KEEP_GAP", 0, 0, 15, 0);
 
     dsm_g.fd = memfd_create("ompdsm-heap", MFD_CLOEXEC);
@@ -240,4 +242,116 @@ void dsm_protect(uint32_t pg, uint32_t n, int prot)
         ompdsm_fatal("mprotect of %u pages at %p: %s", n, (void *)page_app(pg),
                      strerror(e));
     }
+}
+
+void dsm_protect_marked(uint32_t pg, uint32_t n, const uint8_t *mark)
+{
+    for (uint32_t k = 0; k < n;) {
+        uint32_t m = 0;
+        while (k + m < n && mark[k + m])
+            m++;
+        if (m)
+            dsm_protect(pg + k, m, PROT_READ);
+        k += m ? m : 1;
+    }
+}
+
+void dsm_page_list_push(uint32_t **v, size_t *n, size_t *cap, uint32_t pg)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 256;
+        uint32_t *d = realloc(*v, c * sizeof *d);
+        if (!d)
+            ompdsm_fatal("out of memory for a page list of %zu", c);
+        *v = d;
+        *cap = c;
+    }
+    (*v)[(*n)++] = pg;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+void dsm_page_list_sort(uint32_t *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_u32);
+}
+
+void dsm_page_list_sort_unique(uint32_t *v, size_t *n)
+{
+    if (*n < 2)
+        return;
+    dsm_page_list_sort(v, *n);
+    size_t w = 1;
+    for (size_t i = 1; i < *n; i++)
+        if (v[i] != v[w - 1])
+            v[w++] = v[i];
+    *n = w;
+}
+
+int dsm_heap_pages(const void *p, size_t len, uint32_t *first, uint32_t *last)
+{
+    const char *lo = p, *hi = lo + len;
+    if (!len || hi <= dsm_heap_lo_ || lo >= dsm_heap_hi_)
+        return 0;
+    if (lo < dsm_heap_lo_)
+        lo = dsm_heap_lo_;
+    if (hi > dsm_heap_hi_)
+        hi = dsm_heap_hi_;
+    *first = page_of(lo);
+    *last = page_of(hi - 1);
+    return 1;
+}
+
+void dsm_mark_fetch(uint32_t pg, uint32_t n, int home)
+{
+    static const uint8_t zeros[DSM_PLOCK_STRIPES];
+    if (!dsm_g.excl_on)
+        return;
+    if (n > sizeof zeros)
+        ompdsm_fatal("internal: fetch mark of %u pages", n);
+    COMM_CHECK(comm_put(home, DSM_REG_AREA, dsm_off_fetched + pg, zeros, n));
+}
+
+/* Twins come from a private pool of page buffers. */
+static pthread_mutex_t twin_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *twin_free;
+
+static void *twin_alloc(void)
+{
+    pthread_mutex_lock(&twin_lock);
+    void *t = twin_free;
+    if (t) {
+        twin_free = *(void **)t;
+    } else {
+        enum { BATCH = 64 };
+        char *b = aligned_alloc(dsm_g.page_size, dsm_g.page_size * BATCH);
+        if (!b)
+            ompdsm_fatal("out of memory for twin pages");
+        for (int i = 1; i < BATCH; i++) {
+            *(void **)(b + (size_t)i * dsm_g.page_size) = twin_free;
+            twin_free = b + (size_t)i * dsm_g.page_size;
+        }
+        t = b;
+    }
+    pthread_mutex_unlock(&twin_lock);
+    return t;
+}
+
+void dsm_twin_free(void *t)
+{
+    pthread_mutex_lock(&twin_lock);
+    *(void **)t = twin_free;
+    twin_free = t;
+    pthread_mutex_unlock(&twin_lock);
+}
+
+void *dsm_twin_copy(uint32_t pg)
+{
+    void *t = twin_alloc();
+    memcpy(t, page_sys(pg), dsm_g.page_size);
+    return t;
 }

@@ -17,8 +17,7 @@ void dsm_home_init(void)
                      "fewer nodes", dsm_g.size, DSM_HOME_MAX_NODES);
     dsm_g.home_block = ompdsm_env_choice("OMPDSM_HOME_POLICY", policies, 2, 0) == 0;
     /* Anything larger than a page is spread: static schedules cut even
-     * small vectors (CG's are 112 KiB at class A) between nodes; this
-     * halved CG's diff traffic at class A on 2 nodes. */
+     * small vectors between nodes (CG's, docs/design.md, "Homes"). */
     dsm_g.home_block_min = ompdsm_env_u64("OMPDSM_HOME_BLOCK_MIN",
                                           dsm_g.page_size + 1, 0, 1ull << 44, 1);
     dsm_g.home = dsm_table((size_t)dsm_g.npages * sizeof(uint16_t), "home");

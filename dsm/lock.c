@@ -101,8 +101,9 @@ enum { LOCAL_MAX_DEF = 16 };
  * flush), and an acquire is what makes that visible; so a node acquires at
  * a re-take when its last lock acquire is older than this, by the coarse
  * clock (ompdsm_coarse_ns: one tick, 1-4 ms, so in effect at the first
- * re-take in a new tick; 8 ns to read here against 25 for the precise
- * clock, whose three reads were about half of a re-take, 0.16 us a pair). */
+ * re-take in a new tick; far cheaper to read than the precise clock,
+ * whose three reads were about half of a re-take: docs/design.md, "Lock
+ * affinity"). */
 enum { LOCK_FRESH_NS = 1000 * 1000 };
 
 /* Cached locks of this node, direct-mapped by id (0: empty, else id + 1). */
@@ -597,9 +598,10 @@ static void retake_acquire(void)
  * before a waiter that was asleep wakes up (as a pthread mutex), which
  * keeps a lock that is passed every microsecond from waiting for a wake-up
  * per pair: with a strict hand-over to the next waiter (a ticket lock) two
- * threads of one node on 2 busy cores took 3-4 us a pair where the former
- * lock, which let one thread run on while the other queued across nodes,
- * took 0.2-0.4 us over tcp.
+ * threads of one node on 2 busy cores paid a wake-up a pair, many times
+ * what the former lock, which let one thread run on while the other
+ * queued across nodes, took even over tcp (docs/design.md, "Hand-over
+ * inside a node").
  *
  * Fairness across nodes: while a waiter of another node is linked behind
  * the node's queue node, at most OMPDSM_LOCK_LOCAL (K) hand-overs in a row
@@ -614,9 +616,9 @@ static void retake_acquire(void)
  * yields LOCAL_YIELDS times, then sleeps on the entry's release count (a
  * futex; a 200 ms timeout only bounds a lost wake-up).  Why short: the
  * sections under a lock are short, and a waiter that spins longer holds a
- * core the holder may need (with 2 threads per node on 2 busy cores, 1,000
- * pauses of spinning made a local lock pair 18 us, none 1.3-1.7 us, with
- * the FIFO version). */
+ * core the holder may need (with 2 threads per node on 2 busy cores, a
+ * longer spin made a local lock pair many times slower than no spin, with
+ * the FIFO version: docs/design.md, "Hand-over inside a node"). */
 enum { LSTRIPES = 64, LOCAL_YIELDS = 4 };
 
 struct llock {

@@ -40,7 +40,7 @@ enum {
      * MIG_BACKOFF_MAX barriers: a page whose writer changes with the
      * program's phase (NPB SP's x, y and z sweeps split different
      * dimensions) would otherwise move back and forth every few barriers
-     * (21,699 moves in an SP W run, 1.0-1.4x slower than no migration),
+     * (docs/design.md, "Home migration", has the figures for SP W),
      * paying a page copy each time for diffs it saves only until the next
      * phase. */
     MIG_BACKOFF_MAX = 10,
@@ -145,8 +145,9 @@ static int cmp_rec(const void *a, const void *b)
  * all over keeps about a page per fault; one where the home wrote a few
  * bytes and another node most of the page keeps about what the other
  * node left.  (Counting half a page, as before, kept a page at a home
- * that wrote 40 bytes of it an interval while another node sent 58 KiB
- * of diffs to it: NPB-style CG's vector pages, docs/performance.md.) */
+ * that wrote a few bytes of it an interval while another node sent most
+ * of a page of diffs to it: NPB-style CG's vector pages, docs/design.md,
+ * "Home migration".) */
 static uint64_t home_bytes(const struct mig_rec *r, size_t n, int home)
 {
     uint64_t own = 0, others = 0;

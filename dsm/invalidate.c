@@ -1,0 +1,186 @@
+/* dsm/invalidate.c - applying write notices: every copy here of a page
+ * another node wrote is made stale, by invalidating it or by refetching it
+ * from its home (the update protocol, or a page that earned update credit
+ * by being faulted back right after its last invalidation); a dirty copy
+ * first sends its diff.  Pages kept writable that another node wrote stop
+ * being kept (keep.c). */
+#include "dsm_int.h"
+
+#include <pthread.h>
+#include <sys/mman.h>
+
+/* Invalidate or update, per page.  A page invalidated by a notice and
+ * faulted back before the next notice arrives (a page two nodes write
+ * between every barrier, a flag page) pays a fault, two mprotects and a
+ * whole-page get per interval; refetching it at the acquire costs the same
+ * get with no fault.  So such a page earns DSM_UPDATE_CREDIT updates; each
+ * update spends one, and once they are spent the page is invalidated
+ * again, which costs nothing more if the page has fallen out of use and
+ * earns new credit if it is faulted back at once.  A page that is not used
+ * again is refetched at most DSM_UPDATE_CREDIT times for nothing.
+ * OMPDSM_ADAPTIVE_UPDATE=off invalidates always (under
+ * OMPDSM_PROTOCOL=update every copy is refetched anyway). */
+enum { DSM_UPDATE_CREDIT = 8 };
+static uint8_t *upd_credit;      /* per page: updates left */
+static uint32_t *upd_stale_gen;  /* per page: apply_gen + 1 at invalidation */
+static uint32_t apply_gen;       /* notice applications so far */
+static int upd_on;
+static pthread_once_t upd_once = PTHREAD_ONCE_INIT;
+
+static void upd_init(void)
+{
+    static const char *const onoff[] = {"on", "off"};
+    upd_on = ompdsm_env_choice("OMPDSM_ADAPTIVE_UPDATE", onoff, 2, 0) == 0 &&
+             !dsm_g.update_protocol;
+    if (!upd_on)
+        return;
+    upd_credit = dsm_table(dsm_g.npages, "update credit");
+    upd_stale_gen = dsm_table((size_t)dsm_g.npages * sizeof *upd_stale_gen,
+                              "invalidation generation");
+}
+
+void dsm_refetched(uint32_t pg)
+{
+    pthread_once(&upd_once, upd_init);
+    if (!upd_on)
+        return;
+    uint32_t g = __atomic_load_n(&upd_stale_gen[pg], __ATOMIC_RELAXED);
+    if (g && g == __atomic_load_n(&apply_gen, __ATOMIC_RELAXED))
+        __atomic_store_n(&upd_credit[pg], DSM_UPDATE_CREDIT, __ATOMIC_RELAXED);
+    __atomic_store_n(&upd_stale_gen[pg], 0, __ATOMIC_RELAXED);
+}
+
+/* Whether a stale valid copy of pg is refetched rather than invalidated;
+ * spends a credit (page lock held). */
+static int upd_take(uint32_t pg)
+{
+    if (dsm_g.update_protocol)
+        return 1;
+    if (!upd_on || !upd_credit[pg])
+        return 0;
+    upd_credit[pg]--;
+    return 1;
+}
+
+/* Makes the valid copies among pages [pg, pg+n) stale: none is homed here,
+ * all lie within one stripe block (DSM_PLOCK_STRIPES).  Under the page locks: a dirty
+ * page (another thread wrote it since this acquire released) first sends
+ * its diff, its notice going out with the next release; invalid pages are
+ * left alone; the rest are invalidated with one mprotect per stretch, or
+ * refetched (update protocol) with one get per stretch with one home. */
+static void stale_run(uint32_t pg, uint32_t n)
+{
+    page_run_lock(pg, n);
+    int sent = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t p = pg + k;
+        if (dsm_g.state[p] != PG_DIRTY)
+            continue;
+        dsm_protect(p, 1, PROT_READ);
+        dsm_g.state[p] = PG_RO;
+        if (!dsm_send_diff(p, dsm_home(p), 0))
+            continue; /* (a page kept writable and not written since) */
+        pthread_mutex_lock(&dsm_g.dirty_lock);
+        notice_push(&dsm_g.extra_notices, p, 1, dsm_g.rank);
+        pthread_mutex_unlock(&dsm_g.dirty_lock);
+        sent = 1;
+    }
+    if (sent && comm_fence(-1) < 0)
+        ompdsm_fatal("completing early diffs failed");
+    for (uint32_t k = 0; k < n;) {
+        if (dsm_g.state[pg + k] != PG_RO) {
+            k++;
+            continue;
+        }
+        uint32_t m = 1;
+        while (k + m < n && dsm_g.state[pg + k + m] == PG_RO)
+            m++;
+        uint32_t s0 = pg + k;
+        /* Split the stretch into runs refetched (one get per home) and
+         * runs invalidated (one mprotect). */
+        for (uint32_t j = 0; j < m;) {
+            int upd = upd_take(s0 + j);
+            uint32_t h = 1;
+            int home = upd ? dsm_home(s0 + j) : -1;
+            while (j + h < m && (upd ? dsm_home(s0 + j + h) == home &&
+                                           upd_take(s0 + j + h)
+                                     : !(upd_on && upd_credit[s0 + j + h])))
+                h++;
+            if (upd) {
+                dsm_mark_fetch(s0 + j, h, home);
+                int rc = comm_get(home, DSM_REG_HEAP, page_off(s0 + j),
+                                  page_sys(s0 + j), (size_t)h << dsm_g.page_shift);
+                if (rc < 0)
+                    ompdsm_fatal("update of pages %u-%u from node %d failed",
+                                 s0 + j, s0 + j + h - 1, home);
+                DSM_STAT(pages_fetched, h);
+                DSM_STAT(updates, h);
+            } else {
+                uint32_t gen = __atomic_load_n(&apply_gen, __ATOMIC_RELAXED) + 1;
+                for (uint32_t q = 0; q < h; q++) {
+                    dsm_g.state[s0 + j + q] = PG_INVALID;
+                    if (upd_on)
+                        __atomic_store_n(&upd_stale_gen[s0 + j + q], gen,
+                                         __ATOMIC_RELAXED);
+                }
+                dsm_protect(s0 + j, h, PROT_NONE);
+                DSM_STAT(invalidations, h);
+            }
+            j += h;
+        }
+        k += m;
+    }
+    page_run_unlock(pg, n);
+}
+
+/* Collects the pages of [pg, pg+n) that may hold a copy (valid, dirty or
+ * being fetched) and are not homed here, and hands them to stale_run in
+ * batches.  The unlocked state check is safe: a page read as INVALID has
+ * no fetch in flight that started before our notices' data was at home. */
+static void stale_range(uint32_t pg, uint32_t n)
+{
+    int me = dsm_g.rank;
+    uint32_t start = 0, len = 0;
+    for (uint32_t k = 0; k <= n; k++) {
+        uint32_t p = pg + k;
+        /* A page whose home we never learned is not ours either: we
+         * learn the homes of what we allocate at once. */
+        int want = k < n &&
+                   __atomic_load_n(&dsm_g.state[p], __ATOMIC_SEQ_CST) != PG_INVALID &&
+                   dsm_home_known(p) != me;
+        if (want && len && starts_stripe_block(p)) {
+            stale_run(start, len);
+            len = 0;
+        }
+        if (want) {
+            if (!len)
+                start = p;
+            len++;
+        } else if (len) {
+            stale_run(start, len);
+            len = 0;
+        }
+    }
+}
+
+void dsm_apply_notices(const struct notice *v, size_t n)
+{
+    int me = dsm_g.rank;
+    pthread_once(&upd_once, upd_init);
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].writer == me)
+            continue; /* only we wrote it: our copy is what the home has */
+        DSM_STAT(notices_applied, 1);
+        stale_range(v[i].page, v[i].npages);
+        if (dsm_g.keep_on)
+            dsm_keep_shared(v[i].page, v[i].npages);
+    }
+    /* A fault from here to the next application follows this one's
+     * invalidations at once (dsm_refetched). */
+    __atomic_fetch_add(&apply_gen, 1, __ATOMIC_RELAXED);
+}
+
+void dsm_invalidate_all(void)
+{
+    stale_range(0, dsm_g.npages);
+}
