@@ -79,6 +79,7 @@ void dsm_atomic_update(void *p, size_t size, dsm_atomic_fn fn, const void *arg,
         if (out_old)
             memcpy(out_old, p, size);
         fn(p, arg);
+        dsm_wd_wrote(p, size);
         if (out_new)
             memcpy(out_new, p, size);
         dsm_unlock(dsm_g.wide_lock);

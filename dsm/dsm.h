@@ -42,6 +42,16 @@ void dsm_fini(void);
 /* The coherence protocol in force: "invalidate" or "update"
  * (OMPDSM_PROTOCOL). */
 const char *dsm_protocol_name(void);
+/* How writes are detected (OMPDSM_WD): "off" (page protection), "on"
+ * (ompcc's marks) or "check"; decided at dsm_start. */
+const char *dsm_wd_mode_name(void);
+/* The caller (the runtime, the kernel in a system call it made) wrote
+ * [p, p+len) through the application view: under write detection a write
+ * the compiler pass did not mark; nothing otherwise. */
+void dsm_wd_wrote(const void *p, size_t len);
+/* The number of ompcc translation units of the program (before
+ * dsm_start): write detection needs every one compiled with the pass. */
+void dsm_wd_units(unsigned units);
 
 /* The heap: [base, base + size). */
 void *dsm_heap_base(void);

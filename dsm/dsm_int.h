@@ -145,6 +145,8 @@ struct dsm_state {
     int home_block;         /* OMPDSM_HOME_POLICY=block (home.c) */
     size_t home_block_min;  /* OMPDSM_HOME_BLOCK_MIN (home.c) */
     int mig_policy;         /* OMPDSM_MIGRATION: enum mig_policy (migrate.c) */
+    int wd;                 /* enum wd_mode (wd.c): how writes are found */
+    int tpn;                /* threads per node (dsm_volatile_threads) */
 
     /* DSM_REG_AREA: lock tails, queue nodes, and at node 0 the chunk table
      * and the notice log. */
@@ -497,6 +499,56 @@ void dsm_mig_forget(void);
 int dsm_mig_decide(const struct mig_rec *r, size_t n, struct comm_buf *out);
 /* On every node as it leaves the barrier: the new homes take effect. */
 void dsm_mig_apply(const struct mig_move *m, size_t n);
+
+/* ---- software write detection (wd.c) ----
+ * WD_OFF: writes are found by page protection (write faults and twins);
+ * WD_ON: ompcc's pass marks every store in the shadow, valid pages stay
+ * writable and releases send the marked bytes; WD_CHECK: page protection,
+ * and every diff is checked against the marks (a missed write ends the
+ * job). */
+enum wd_mode { WD_OFF = 0, WD_ON = 1, WD_CHECK = 2 };
+/* Reads OMPDSM_WD (dsm_init). */
+void dsm_wd_init(void);
+/* Decides the mode (dsm_start, after the globals' chunks are known): on
+ * when every ompcc unit was compiled with the pass, the job has several
+ * nodes and the machine has protection keys; maps the shadow, and under
+ * WD_ON makes the globals valid and writable and the rest invalid. */
+void dsm_wd_start(void);
+/* Pages [pg, pg+n) became valid (WD_ON: a release scans up to the
+ * highest). */
+void dsm_wd_valid(uint32_t pg, uint32_t n);
+/* The next page at or after pg with its written byte set, which it clears
+ * (atomically when threads of the node may be writing), or UINT32_MAX. */
+uint32_t dsm_wd_next(uint32_t pg, int concurrent);
+/* Marks [p, p+len) as written by this node (the runtime's own stores
+ * into the heap: OMPDSM_wd_mark). */
+void dsm_wd_mark(const void *p, size_t len);
+/* Whether any page has its written byte set (a flush with nothing to
+ * publish skips its release). */
+int dsm_wd_any(void);
+/* Takes page pg's marks as runs of page offsets (at most page_size/2 + 1),
+ * clearing them (its written byte first): each mark before its bytes are
+ * read, when concurrent. */
+size_t dsm_wd_take(uint32_t pg, struct comm_run *runs, int concurrent);
+/* Whether page pg has marks (its written byte or any shadow bit). */
+int dsm_wd_marked(uint32_t pg);
+/* Drops page pg's marks (its home moved away: they are not this node's
+ * to send). */
+void dsm_wd_clear(uint32_t pg);
+/* WD_CHECK: fails the job when a byte of the runs (a twin's diff of page
+ * pg) has no mark; clears the page's marks. */
+void dsm_wd_check(uint32_t pg, const struct comm_run *runs, size_t n);
+/* WD_CHECK: drops the marks of pages that released no diff. */
+void dsm_wd_check_release(void);
+/* Clears the marks of bytes [off, off+n) of page pg (a volatile object
+ * written through to its home already), and tells whether one byte is
+ * marked. */
+void dsm_wd_unmark(uint32_t pg, size_t off, size_t n);
+int dsm_wd_byte_marked(uint32_t pg, size_t off);
+/* A protection-key fault at addr: a call guarded by OMPDSM_wd_guard wrote
+ * the heap; the page gets a twin and becomes writable until the guard
+ * ends.  Returns 0 if it was not that. */
+int dsm_wd_guard_fault(const void *addr);
 
 /* ---- allocation (alloc.c) ---- */
 void dsm_alloc_init(void);

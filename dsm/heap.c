@@ -124,6 +124,7 @@ int dsm_init(void)
     dsm_g.keep_on = ompdsm_env_choice("OMPDSM_KEEP_WRITABLE", onoff, 2, 0) == 0;
     /* 0: the gap is measured (release.c, keep_gap); 15 is its largest. */
     dsm_g.keep_gap = (unsigned)ompdsm_env_u64("OMPDSM_KEEP_GAP", 0, 0, 15, 0);
+    dsm_wd_init();
 
     dsm_g.fd = memfd_create("ompdsm-heap", MFD_CLOEXEC);
     if (dsm_g.fd < 0 || ftruncate(dsm_g.fd, (off_t)size) < 0)
@@ -208,9 +209,11 @@ int dsm_start(void)
     }
     dsm_g.wide_lock = dsm_lock_alloc();
     if (!dsm_g.solo) {
+        dsm_wd_start();
         /* Every node holds the same initial image: all pages are valid
-         * read-only copies, so the first access of each costs nothing. */
-        if (mprotect(dsm_g.app, dsm_g.heap_size, PROT_READ) < 0)
+         * read-only copies, so the first access of each costs nothing
+         * (under write detection, dsm_wd_start set the protections). */
+        if (dsm_g.wd != WD_ON && mprotect(dsm_g.app, dsm_g.heap_size, PROT_READ) < 0)
             ompdsm_fatal("mprotect of the shared heap: %s", strerror(errno));
         dsm_fault_install();
     }

@@ -52,6 +52,8 @@ static size_t send_diff(uint32_t pg, int home, int keep)
 {
     struct comm_run *runs;
     size_t n = page_diff(pg, &runs);
+    if (dsm_g.wd == WD_CHECK)
+        dsm_wd_check(pg, runs, n);
     uint64_t bytes = 0;
     for (size_t k = 0; k < n; k++)
         bytes += runs[k].len;
@@ -288,6 +290,10 @@ static void list_kept(uint32_t pg)
 void dsm_wrote(const void *p, size_t len)
 {
     uint32_t pg, end;
+    if (dsm_g.wd != WD_OFF && dsm_g.started) {
+        dsm_wd_mark(p, len);
+        return;
+    }
     if (dsm_g.solo || !dsm_g.started || !dsm_g.keep_on ||
         !dsm_heap_pages(p, len, &pg, &end))
         return;
@@ -389,6 +395,74 @@ static void take_kept(enum rel_mode mode, uint32_t **v, size_t *nv, size_t *cap)
     free(kv);
 }
 
+/* Under software write detection (WD_ON), take_batch and release_batch
+ * work on marks instead of the dirty list: the batch is every page homed
+ * elsewhere with marks (its written byte cleared), and the notices of
+ * pages homed here that another node fetched since our last notice for
+ * them (as for exclusive pages) go with the extra notices: their marks
+ * matter only to readers that get them pushed, the master copy has the
+ * bytes.  No page changes protection.  A lock release or flush may run
+ * beside the node's threads' stores (or on the lazy release helper):
+ * marks are then cleared one word at a time before the data is read. */
+static void wd_take_batch(uint32_t **pages, size_t *n, struct notice_list *extra,
+                          enum rel_mode mode)
+{
+    pthread_mutex_lock(&dsm_g.dirty_lock);
+    *extra = dsm_g.extra_notices;
+    memset(&dsm_g.extra_notices, 0, sizeof dsm_g.extra_notices);
+    pthread_mutex_unlock(&dsm_g.dirty_lock);
+    int me = dsm_g.rank, concurrent = mode == REL_LOCK;
+    uint32_t *v = NULL;
+    size_t nv = 0, cap = 0;
+    uint64_t excl = 0;
+    for (uint32_t pg = 0; (pg = dsm_wd_next(pg, concurrent)) != UINT32_MAX; pg++) {
+        if (dsm_home(pg) != me) {
+            dsm_page_list_push(&v, &nv, &cap, pg);
+            continue;
+        }
+        if (!dsm_g.excl_on || fetched_since_notice(pg))
+            notice_push(extra, pg, 1, me);
+        else
+            excl++;
+    }
+    DSM_STAT(exclusive, excl);
+    *pages = v;
+    *n = nv;
+}
+
+static int wd_release_batch(const uint32_t *pages, size_t n, struct notice_list *out,
+                            enum rel_mode mode)
+{
+    static __thread struct comm_run *runs;
+    if (!runs && !(runs = malloc((dsm_g.page_size / 2 + 1) * sizeof *runs)))
+        ompdsm_fatal("out of memory for a diff");
+    int sent = 0, concurrent = mode == REL_LOCK;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t pg = pages[i];
+        pthread_mutex_lock(page_lock(pg));
+        size_t nr = dsm_g.state[pg] == PG_INVALID ? 0 /* (sent when invalidated) */
+                                                  : dsm_wd_take(pg, runs, concurrent);
+        if (nr) {
+            int home = dsm_home(pg);
+            uint64_t bytes = 0;
+            for (size_t k = 0; k < nr; k++)
+                bytes += runs[k].len;
+            if (comm_putv(home, DSM_REG_HEAP, page_off(pg), page_sys(pg), runs, nr) < 0)
+                ompdsm_fatal("diff of page %u to node %d failed", pg, home);
+            DSM_STAT(diffs, 1);
+            DSM_STAT(diff_runs, nr);
+            DSM_STAT(diff_bytes, bytes);
+            dsm_mig_bytes(pg, bytes);
+            dsm_pagestat_diff(pg, runs, nr);
+            if (out)
+                notice_push(out, pg, 1, dsm_g.rank);
+            sent = 1;
+        }
+        pthread_mutex_unlock(page_lock(pg));
+    }
+    return sent;
+}
+
 /* Takes the node's dirty list and extra notices (sorted pages) for a
  * release, with the kept pages the mode wants (take_kept).  Home pages no
  * other node fetched since our last notice for them need no notice and no
@@ -399,6 +473,10 @@ static void take_kept(enum rel_mode mode, uint32_t **v, size_t *nv, size_t *cap)
 static void take_batch(uint32_t **pages, size_t *n, struct notice_list *extra,
                        enum rel_mode mode)
 {
+    if (dsm_g.wd == WD_ON) {
+        wd_take_batch(pages, n, extra, mode);
+        return;
+    }
     pthread_mutex_lock(&dsm_g.dirty_lock);
     uint32_t *v = dsm_g.dirty, *ex = dsm_g.excl;
     size_t nv = dsm_g.ndirty, cap = dsm_g.dirty_cap, nex = dsm_g.nexcl;
@@ -477,6 +555,8 @@ static void take_batch(uint32_t **pages, size_t *n, struct notice_list *extra,
 static int release_batch(const uint32_t *pages, size_t n, struct notice_list *out,
                          enum rel_mode mode)
 {
+    if (dsm_g.wd == WD_ON)
+        return wd_release_batch(pages, n, out, mode);
     int sent = 0;
     uint8_t mark[DSM_PLOCK_STRIPES];
     for (size_t i = 0; i < n;) {
@@ -556,6 +636,8 @@ static void release_pages_mode(struct notice_list *out, enum rel_mode mode)
     struct notice_list at;
     take_batch(&pages, &n, &at, mode);
     int sent = release_batch(pages, n, out, mode);
+    if (dsm_g.wd == WD_CHECK)
+        dsm_wd_check_release();
     if (mode == REL_BARRIER)
         keep_epoch++;
     free(pages);
@@ -692,12 +774,44 @@ static int upd_take(uint32_t pg)
  * its diff, its notice going out with the next release; invalid pages are
  * left alone; the rest are invalidated with one mprotect per stretch, or
  * refetched (update protocol) with one get per stretch with one home. */
+/* WD_ON: sends the marks of valid page pg (page lock held) before an
+ * acquire makes it stale; with several threads a node, the page is
+ * protected first, so that a store of another thread either is marked
+ * already (the pass marks before and after each store) or faults and
+ * waits for the page lock.  Returns whether a diff went out. */
+static int wd_flush_page(uint32_t pg)
+{
+    static __thread struct comm_run *runs;
+    if (dsm_g.state[pg] != PG_RO || !dsm_wd_marked(pg))
+        return 0;
+    if (dsm_g.tpn > 1)
+        dsm_protect(pg, 1, PROT_NONE);
+    if (!runs && !(runs = malloc((dsm_g.page_size / 2 + 1) * sizeof *runs)))
+        ompdsm_fatal("out of memory for a diff");
+    size_t n = dsm_wd_take(pg, runs, dsm_g.tpn > 1);
+    if (!n)
+        return 0;
+    int home = dsm_home(pg);
+    if (comm_putv(home, DSM_REG_HEAP, page_off(pg), page_sys(pg), runs, n) < 0)
+        ompdsm_fatal("diff of page %u to node %d failed", pg, home);
+    DSM_STAT(diffs, 1);
+    DSM_STAT(diff_runs, n);
+    pthread_mutex_lock(&dsm_g.dirty_lock);
+    notice_push(&dsm_g.extra_notices, pg, 1, dsm_g.rank);
+    pthread_mutex_unlock(&dsm_g.dirty_lock);
+    return 1;
+}
+
 static void stale_run(uint32_t pg, uint32_t n)
 {
     lock_run(pg, n);
     int sent = 0;
     for (uint32_t k = 0; k < n; k++) {
         uint32_t p = pg + k;
+        if (dsm_g.wd == WD_ON) {
+            sent |= wd_flush_page(p);
+            continue;
+        }
         if (dsm_g.state[p] != PG_DIRTY)
             continue;
         dsm_protect(p, 1, PROT_READ);
@@ -723,12 +837,15 @@ static void stale_run(uint32_t pg, uint32_t n)
         /* Split the stretch into runs refetched (one get per home) and
          * runs invalidated (one mprotect). */
         for (uint32_t j = 0; j < m;) {
-            int upd = upd_take(s0 + j);
+            /* (WD_ON with several threads: a refetch into a page another
+             * thread may be writing would lose its stores) */
+            int upd = !(dsm_g.wd == WD_ON && dsm_g.tpn > 1) && upd_take(s0 + j);
             uint32_t h = 1;
             int home = upd ? dsm_home(s0 + j) : -1;
             while (j + h < m && (upd ? dsm_home(s0 + j + h) == home &&
                                            upd_take(s0 + j + h)
-                                     : !(upd_on && upd_credit[s0 + j + h])))
+                                     : !(upd_on && upd_credit[s0 + j + h] &&
+                                         !(dsm_g.wd == WD_ON && dsm_g.tpn > 1))))
                 h++;
             if (upd) {
                 dsm_mark_fetch(s0 + j, h, home);
@@ -760,6 +877,16 @@ static void stale_run(uint32_t pg, uint32_t n)
 void dsm_release_page(uint32_t pg)
 {
     pthread_mutex_lock(page_lock(pg));
+    if (dsm_g.wd == WD_ON && dsm_home(pg) != dsm_g.rank) {
+        if (wd_flush_page(pg)) {
+            if (dsm_g.tpn > 1)
+                dsm_protect(pg, 1, PROT_READ | PROT_WRITE);
+            if (comm_fence(dsm_home(pg)) < 0)
+                ompdsm_fatal("completing the diff of page %u failed", pg);
+        }
+        pthread_mutex_unlock(page_lock(pg));
+        return;
+    }
     if (dsm_g.state[pg] == PG_DIRTY && dsm_home(pg) != dsm_g.rank) {
         dsm_protect(pg, 1, PROT_READ);
         dsm_g.state[pg] = PG_RO;
@@ -1246,7 +1373,7 @@ static int release_idle(void)
         return 0;
     pthread_mutex_lock(&dsm_g.dirty_lock);
     int idle = !dsm_g.ndirty && !dsm_g.nkept && !dsm_g.nkept_wrote &&
-               !dsm_g.extra_notices.n;
+               !dsm_g.extra_notices.n && !(dsm_g.wd == WD_ON && dsm_wd_any());
     if (idle && dsm_g.nexcl) {
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         for (size_t i = 0; i < dsm_g.nexcl && idle; i++)
@@ -1299,6 +1426,7 @@ static int vol_hybrid; /* dsm_volatile_threads: several threads per node */
 void dsm_volatile_threads(int threads_per_node)
 {
     vol_hybrid = threads_per_node > 1;
+    dsm_g.tpn = threads_per_node;
 }
 
 /* Calls fn on each piece of [p, p+len) that lies within one heap page. */
@@ -1343,7 +1471,14 @@ static void vol_refetch(uint32_t pg, size_t off, size_t n)
             if (comm_get(home, DSM_REG_HEAP, page_off(pg) + off, b, n) < 0)
                 ompdsm_fatal("refetch of a volatile object (page %u) from "
                              "node %d failed", pg, home);
-            if (st == PG_DIRTY && dsm_g.twin[pg] && vol_hybrid) {
+            if (dsm_g.wd == WD_ON && vol_hybrid) {
+                /* A marked byte was stored by a thread of this node whose
+                 * write-through is still to come: it stays. */
+                unsigned char *c = (unsigned char *)page_sys(pg) + off;
+                for (size_t i = 0; i < n; i++)
+                    if (!dsm_wd_byte_marked(pg, off + i))
+                        c[i] = ((const unsigned char *)b)[i];
+            } else if (st == PG_DIRTY && dsm_g.twin[pg] && vol_hybrid) {
                 /* A byte that differs from the twin was stored by a thread
                  * of this node whose write-through is still to come (hybrid
                  * nodes): it stays.  The others take the home's value, each
@@ -1394,6 +1529,8 @@ static void vol_write_through(uint32_t pg, size_t off, size_t n)
         }
         memcpy((char *)dsm_g.twin[pg] + off, page_sys(pg) + off, n);
     }
+    if (dsm_g.wd == WD_ON)
+        dsm_wd_unmark(pg, off, n); /* (sent now: a later diff must not) */
     if (comm_put(home, DSM_REG_HEAP, page_off(pg) + off, page_sys(pg) + off,
                  n) < 0 ||
         comm_fence(home) < 0)

@@ -119,8 +119,8 @@ static void print_table(FILE *f, const struct row *rows, int n)
     for (int r = 0; r < n; r++)
         ids[r] = r;
     snprintf(title, sizeof title, "ompdsm statistics (%d node%s, transport "
-             "%s, protocol %s)", n, n == 1 ? "" : "s", comm_transport_name(),
-             dsm_protocol_name());
+             "%s, protocol %s, write detection %s)", n, n == 1 ? "" : "s",
+             comm_transport_name(), dsm_protocol_name(), dsm_wd_mode_name());
     fwrite(buf, 1, format_table(buf, cap, title, rows, ids, n), f);
     free(buf);
     free(ids);
