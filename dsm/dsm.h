@@ -239,6 +239,9 @@ struct dsm_stats {
     /* Flushes that had nothing to publish (no release) and found no new
      * notice (dsm_flush: a spin on a flag). */
     uint64_t flush_idle;
+    /* Software write detection: puts of marked bytes into subscribers'
+     * copies (dsm/push.c), and their bytes. */
+    uint64_t pushes, push_bytes;
 };
 #define DSM_STATS_LOCK_LOCAL 1 /* (lock_local_handoffs exists) */
 #define DSM_STATS_FLUSH_IDLE 1 /* (flush_idle exists) */

@@ -25,6 +25,10 @@ enum page_state {
  * A notice says pages [page, page+npages) were written by `writer` in the
  * interval, or by several nodes (writer == NOTICE_MULTI). */
 #define NOTICE_MULTI (-1)
+/* Written by a remote atomic, which pushes nothing (software write
+ * detection): every copy is refetched or dropped, even one that writers
+ * push to.  Merging keeps it over any writer. */
+#define NOTICE_FORCE (-2)
 struct notice {
     uint32_t page;
     uint32_t npages;
@@ -549,6 +553,42 @@ int dsm_wd_byte_marked(uint32_t pg, size_t off);
  * the heap; the page gets a twin and becomes writable until the guard
  * ends.  Returns 0 if it was not that. */
 int dsm_wd_guard_fault(const void *addr);
+
+/* ---- updates pushed to stable readers (push.c) ----
+ * Under WD_ON, a node that fetched a page homed elsewhere subscribes to it
+ * at the next barrier of all nodes; writers then put their marked bytes
+ * into every subscriber's copy at each release, and notices leave such
+ * copies alone. */
+enum { PUSH_JOIN = 1, PUSH_LEAVE = 2 };
+/* A subscription change riding a barrier of all nodes (8 bytes). */
+struct push_rec {
+    uint32_t page;
+    uint16_t node;
+    uint8_t op;   /* PUSH_JOIN or PUSH_LEAVE */
+    uint8_t pad;
+};
+/* Reads OMPDSM_PUSH and maps the tables (dsm_wd_start, under WD_ON). */
+void dsm_push_init(void);
+/* The page's subscribers (a node mask, the same on every node). */
+uint64_t dsm_push_subs(uint32_t pg);
+/* This node subscribes to pg (writers push to its copy) / will from the
+ * next barrier of all nodes. */
+int dsm_push_subscribed(uint32_t pg);
+int dsm_push_joining(uint32_t pg);
+/* A fault fetched pages [pg, pg+n) homed elsewhere: join them. */
+void dsm_push_fetched(uint32_t pg, uint32_t n);
+/* Appends the barrier's section (u64 count, push_rec records): this
+ * node's joins since the last barrier of all nodes and the leaves of
+ * subscriptions whose period ended; none for a sub-team's barrier
+ * (world 0), which keeps them for the next. */
+int dsm_push_report(struct comm_buf *out, int world);
+/* Every node, after the barrier's notices: the changes take effect; this
+ * node's copies of the pages it leaves are invalidated. */
+void dsm_push_apply(const struct push_rec *r, size_t n);
+/* Puts the runs of page pg into every subscriber's copy but this node's
+ * and the home's (page lock held); returns whether any went out (a fence
+ * must follow before the release completes). */
+int dsm_push_send(uint32_t pg, const struct comm_run *runs, size_t n);
 
 /* ---- allocation (alloc.c) ---- */
 void dsm_alloc_init(void);

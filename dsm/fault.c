@@ -201,8 +201,10 @@ void dsm_page_access(uint32_t pg, int write)
             for (uint32_t k = 0; k < n; k++)
                 dsm_g.state[pg + k] = PG_RO;
             dsm_protect(pg, n, wd ? PROT_READ | PROT_WRITE : PROT_READ);
-            if (wd)
+            if (wd) {
                 dsm_wd_valid(pg, n);
+                dsm_push_fetched(pg, n);
+            }
             for (uint32_t k = 1; k < n; k++)
                 pthread_mutex_unlock(page_lock(pg + k));
             DSM_STAT(read_faults, 1);

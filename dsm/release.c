@@ -420,6 +420,11 @@ static void wd_take_batch(uint32_t **pages, size_t *n, struct notice_list *extra
             dsm_page_list_push(&v, &nv, &cap, pg);
             continue;
         }
+        /* Subscribers get the marks pushed; a node that fetched the page
+         * since our last notice for it (and did not subscribe before this
+         * interval) needs the notice. */
+        if (dsm_push_subs(pg) & ~(1ull << me))
+            dsm_page_list_push(&v, &nv, &cap, pg);
         if (!dsm_g.excl_on || fetched_since_notice(pg))
             notice_push(extra, pg, 1, me);
         else
@@ -442,8 +447,10 @@ static int wd_release_batch(const uint32_t *pages, size_t n, struct notice_list 
         pthread_mutex_lock(page_lock(pg));
         size_t nr = dsm_g.state[pg] == PG_INVALID ? 0 /* (sent when invalidated) */
                                                   : dsm_wd_take(pg, runs, concurrent);
-        if (nr) {
-            int home = dsm_home(pg);
+        int home = dsm_home(pg);
+        if (nr && home == dsm_g.rank) {
+            sent |= dsm_push_send(pg, runs, nr); /* (its notice: wd_take_batch) */
+        } else if (nr) {
             uint64_t bytes = 0;
             for (size_t k = 0; k < nr; k++)
                 bytes += runs[k].len;
@@ -454,6 +461,7 @@ static int wd_release_batch(const uint32_t *pages, size_t n, struct notice_list 
             DSM_STAT(diff_bytes, bytes);
             dsm_mig_bytes(pg, bytes);
             dsm_pagestat_diff(pg, runs, nr);
+            dsm_push_send(pg, runs, nr);
             if (out)
                 notice_push(out, pg, 1, dsm_g.rank);
             sent = 1;
@@ -775,25 +783,31 @@ static int upd_take(uint32_t pg)
  * left alone; the rest are invalidated with one mprotect per stretch, or
  * refetched (update protocol) with one get per stretch with one home. */
 /* WD_ON: sends the marks of valid page pg (page lock held) before an
- * acquire makes it stale; with several threads a node, the page is
+ * acquire makes it stale.  With several threads a node the page is
  * protected first, so that a store of another thread either is marked
  * already (the pass marks before and after each store) or faults and
- * waits for the page lock.  Returns whether a diff went out. */
+ * waits for the page lock; the caller then invalidates it (or, in
+ * dsm_release_page, makes it writable again).  Returns whether a diff
+ * went out. */
 static int wd_flush_page(uint32_t pg)
 {
     static __thread struct comm_run *runs;
-    if (dsm_g.state[pg] != PG_RO || !dsm_wd_marked(pg))
+    if (dsm_g.state[pg] != PG_RO)
         return 0;
-    if (dsm_g.tpn > 1)
+    int concurrent = dsm_g.tpn > 1;
+    if (concurrent)
         dsm_protect(pg, 1, PROT_NONE);
+    else if (!dsm_wd_marked(pg))
+        return 0;
     if (!runs && !(runs = malloc((dsm_g.page_size / 2 + 1) * sizeof *runs)))
         ompdsm_fatal("out of memory for a diff");
-    size_t n = dsm_wd_take(pg, runs, dsm_g.tpn > 1);
+    size_t n = dsm_wd_take(pg, runs, concurrent);
     if (!n)
         return 0;
     int home = dsm_home(pg);
     if (comm_putv(home, DSM_REG_HEAP, page_off(pg), page_sys(pg), runs, n) < 0)
         ompdsm_fatal("diff of page %u to node %d failed", pg, home);
+    dsm_push_send(pg, runs, n);
     DSM_STAT(diffs, 1);
     DSM_STAT(diff_runs, n);
     pthread_mutex_lock(&dsm_g.dirty_lock);
@@ -802,74 +816,86 @@ static int wd_flush_page(uint32_t pg)
     return 1;
 }
 
-static void stale_run(uint32_t pg, uint32_t n)
+/* What an acquire does to one copy (stale_run). */
+enum { ST_KEEP, ST_REFETCH, ST_INVAL };
+
+/* The decision for valid page p (page lock held): a copy that the
+ * writers push to (WD_ON, subscribed) stays, unless the notice is forced
+ * (atomics, which push nothing); a page being subscribed is refetched so
+ * that it enters its subscription valid; otherwise the adaptive choice.
+ * Under WD_ON with several threads a node nothing is refetched into a
+ * page another thread may be writing: it is invalidated. */
+static int stale_decide(uint32_t p, int force)
+{
+    int wd = dsm_g.wd == WD_ON;
+    if (wd && dsm_push_subscribed(p) && !force)
+        return ST_KEEP;
+    if (wd && dsm_g.tpn > 1)
+        return ST_INVAL;
+    if (wd && (dsm_push_subscribed(p) || dsm_push_joining(p)))
+        return ST_REFETCH;
+    return upd_take(p) ? ST_REFETCH : ST_INVAL;
+}
+
+static void stale_run(uint32_t pg, uint32_t n, int force)
 {
     lock_run(pg, n);
     int sent = 0;
+    uint8_t what[DSM_PLOCK_STRIPES];
     for (uint32_t k = 0; k < n; k++) {
         uint32_t p = pg + k;
         if (dsm_g.wd == WD_ON) {
-            sent |= wd_flush_page(p);
+            what[k] = dsm_g.state[p] == PG_RO ? stale_decide(p, force) : ST_KEEP;
+            if (what[k] != ST_KEEP)
+                sent |= wd_flush_page(p);
             continue;
         }
-        if (dsm_g.state[p] != PG_DIRTY)
-            continue;
-        dsm_protect(p, 1, PROT_READ);
-        dsm_g.state[p] = PG_RO;
-        if (!send_diff(p, dsm_home(p), 0))
-            continue; /* (a page kept writable and not written since) */
-        pthread_mutex_lock(&dsm_g.dirty_lock);
-        notice_push(&dsm_g.extra_notices, p, 1, dsm_g.rank);
-        pthread_mutex_unlock(&dsm_g.dirty_lock);
-        sent = 1;
+        if (dsm_g.state[p] == PG_DIRTY) {
+            dsm_protect(p, 1, PROT_READ);
+            dsm_g.state[p] = PG_RO;
+            if (send_diff(p, dsm_home(p), 0)) {
+                pthread_mutex_lock(&dsm_g.dirty_lock);
+                notice_push(&dsm_g.extra_notices, p, 1, dsm_g.rank);
+                pthread_mutex_unlock(&dsm_g.dirty_lock);
+                sent = 1;
+            } /* (else a page kept writable and not written since) */
+        }
+        what[k] = dsm_g.state[p] == PG_RO ? stale_decide(p, force) : ST_KEEP;
     }
     if (sent && comm_fence(-1) < 0)
         ompdsm_fatal("completing early diffs failed");
+    /* Runs of pages with one decision: one get per home for refetches,
+     * one mprotect for invalidations. */
     for (uint32_t k = 0; k < n;) {
-        if (dsm_g.state[pg + k] != PG_RO) {
+        uint32_t s0 = pg + k, h = 1;
+        if (what[k] == ST_KEEP) {
             k++;
             continue;
         }
-        uint32_t m = 1;
-        while (k + m < n && dsm_g.state[pg + k + m] == PG_RO)
-            m++;
-        uint32_t s0 = pg + k;
-        /* Split the stretch into runs refetched (one get per home) and
-         * runs invalidated (one mprotect). */
-        for (uint32_t j = 0; j < m;) {
-            /* (WD_ON with several threads: a refetch into a page another
-             * thread may be writing would lose its stores) */
-            int upd = !(dsm_g.wd == WD_ON && dsm_g.tpn > 1) && upd_take(s0 + j);
-            uint32_t h = 1;
-            int home = upd ? dsm_home(s0 + j) : -1;
-            while (j + h < m && (upd ? dsm_home(s0 + j + h) == home &&
-                                           upd_take(s0 + j + h)
-                                     : !(upd_on && upd_credit[s0 + j + h] &&
-                                         !(dsm_g.wd == WD_ON && dsm_g.tpn > 1))))
-                h++;
-            if (upd) {
-                dsm_mark_fetch(s0 + j, h, home);
-                int rc = comm_get(home, DSM_REG_HEAP, page_off(s0 + j),
-                                  page_sys(s0 + j), (size_t)h << dsm_g.page_shift);
-                if (rc < 0)
-                    ompdsm_fatal("update of pages %u-%u from node %d failed",
-                                 s0 + j, s0 + j + h - 1, home);
-                DSM_STAT(pages_fetched, h);
-                DSM_STAT(updates, h);
-            } else {
-                uint32_t gen = __atomic_load_n(&apply_gen, __ATOMIC_RELAXED) + 1;
-                for (uint32_t q = 0; q < h; q++) {
-                    dsm_g.state[s0 + j + q] = PG_INVALID;
-                    if (upd_on)
-                        __atomic_store_n(&upd_stale_gen[s0 + j + q], gen,
-                                         __ATOMIC_RELAXED);
-                }
-                dsm_protect(s0 + j, h, PROT_NONE);
-                DSM_STAT(invalidations, h);
+        int home = what[k] == ST_REFETCH ? dsm_home(s0) : -1;
+        while (k + h < n && what[k + h] == what[k] &&
+               (what[k] != ST_REFETCH || dsm_home(s0 + h) == home))
+            h++;
+        if (what[k] == ST_REFETCH) {
+            dsm_mark_fetch(s0, h, home);
+            int rc = comm_get(home, DSM_REG_HEAP, page_off(s0), page_sys(s0),
+                              (size_t)h << dsm_g.page_shift);
+            if (rc < 0)
+                ompdsm_fatal("update of pages %u-%u from node %d failed", s0,
+                             s0 + h - 1, home);
+            DSM_STAT(pages_fetched, h);
+            DSM_STAT(updates, h);
+        } else {
+            uint32_t gen = __atomic_load_n(&apply_gen, __ATOMIC_RELAXED) + 1;
+            for (uint32_t q = 0; q < h; q++) {
+                dsm_g.state[s0 + q] = PG_INVALID;
+                if (upd_on)
+                    __atomic_store_n(&upd_stale_gen[s0 + q], gen, __ATOMIC_RELAXED);
             }
-            j += h;
+            dsm_protect(s0, h, PROT_NONE);
+            DSM_STAT(invalidations, h);
         }
-        k += m;
+        k += h;
     }
     unlock_run(pg, n);
 }
@@ -905,7 +931,7 @@ void dsm_release_page(uint32_t pg)
  * being fetched) and are not homed here, and hands them to stale_run in
  * batches.  The unlocked state check is safe: a page read as INVALID has
  * no fetch in flight that started before our notices' data was at home. */
-static void stale_range(uint32_t pg, uint32_t n)
+static void stale_range(uint32_t pg, uint32_t n, int force)
 {
     int me = dsm_g.rank;
     uint32_t start = 0, len = 0;
@@ -917,7 +943,7 @@ static void stale_range(uint32_t pg, uint32_t n)
                    __atomic_load_n(&dsm_g.state[p], __ATOMIC_SEQ_CST) != PG_INVALID &&
                    dsm_home_known(p) != me;
         if (want && len && starts_stripe_block(p)) {
-            stale_run(start, len);
+            stale_run(start, len, force);
             len = 0;
         }
         if (want) {
@@ -925,7 +951,7 @@ static void stale_range(uint32_t pg, uint32_t n)
                 start = p;
             len++;
         } else if (len) {
-            stale_run(start, len);
+            stale_run(start, len, force);
             len = 0;
         }
     }
@@ -968,7 +994,7 @@ void dsm_apply_notices(const struct notice *v, size_t n)
         if (v[i].writer == me)
             continue; /* only we wrote it: our copy is what the home has */
         DSM_STAT(notices_applied, 1);
-        stale_range(v[i].page, v[i].npages);
+        stale_range(v[i].page, v[i].npages, v[i].writer == NOTICE_FORCE);
         if (dsm_g.keep_on)
             keep_shared(v[i].page, v[i].npages);
     }
@@ -979,7 +1005,7 @@ void dsm_apply_notices(const struct notice *v, size_t n)
 
 void dsm_invalidate_all(void)
 {
-    stale_range(0, dsm_g.npages);
+    stale_range(0, dsm_g.npages, 1);
 }
 
 /* ---- notice logs, one per node ----

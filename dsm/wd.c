@@ -217,6 +217,12 @@ int dsm_wd_guard_fault(const void *addr)
      * key fault). */
     if (dsm_g.wd == WD_CHECK && dsm_g.state[pg] != PG_DIRTY)
         dsm_page_access(pg, 1);
+    /* The kernel reports a key fault before the page's own protection:
+     * an invalid page is fetched first, or the twin would hold stale
+     * bytes. */
+    while (dsm_g.wd == WD_ON && __atomic_load_n(&dsm_g.state[pg], __ATOMIC_ACQUIRE) !=
+                                    PG_RO)
+        dsm_page_access(pg, 0);
     pthread_mutex_lock(page_lock(pg));
     if (!wd.gtwin[pg]) {
         wd.gtwin[pg] = dsm_twin_copy(pg);
@@ -318,6 +324,7 @@ void dsm_wd_start(void)
             ompdsm_fatal("protecting the shared heap: %s", strerror(errno));
         for (uint32_t pg = wd.hi; pg < dsm_g.npages; pg++)
             dsm_g.state[pg] = PG_INVALID;
+        dsm_push_init();
         /* Pages kept writable, written ahead and exclusive home pages
          * are the page-protection protocol's ways to take fewer faults;
          * here there are none to take. */

@@ -93,6 +93,14 @@ int main(int argc, char **argv)
         t_barrier();
     }
     dsm_stats_get(&s1);
+    printf("node %d: %d rounds: %llu faults, %llu protection changes, %llu "
+           "pushes, %llu invalidations, %llu updates\n", me, ROUNDS,
+           (unsigned long long)(s1.read_faults + s1.write_faults -
+                                s0.read_faults - s0.write_faults),
+           (unsigned long long)(s1.protects - s0.protects),
+           (unsigned long long)(s1.pushes - s0.pushes),
+           (unsigned long long)(s1.invalidations - s0.invalidations),
+           (unsigned long long)(s1.updates - s0.updates));
     if (expect_on && (s1.write_faults != s0.write_faults || s1.twins != s0.twins))
         T_FAIL("write detection on, but writes faulted: %llu write faults, "
                "%llu twins", (unsigned long long)(s1.write_faults - s0.write_faults),
