@@ -42,6 +42,13 @@ void dsm_fini(void);
 /* The coherence protocol in force: "invalidate" or "update"
  * (OMPDSM_PROTOCOL). */
 const char *dsm_protocol_name(void);
+/* What this machine charged at the start of the job (0: not measured,
+ * one node): a fault's signal round trip, an mprotect of one page, a copy
+ * of one page; medians of 9 (dsm/probe.c). */
+struct dsm_costs {
+    uint64_t fault_ns, prot_ns, copy_ns;
+};
+void dsm_machine_costs(struct dsm_costs *out);
 /* How writes are detected (OMPDSM_WD): "off" (page protection), "on"
  * (ompcc's marks) or "check"; decided at dsm_start. */
 const char *dsm_wd_mode_name(void);

@@ -590,6 +590,12 @@ void dsm_push_apply(const struct push_rec *r, size_t n);
  * must follow before the release completes). */
 int dsm_push_send(uint32_t pg, const struct comm_run *runs, size_t n);
 
+/* ---- the machine's costs (probe.c) ---- */
+/* Measures them (dsm_start, after the fault handler is installed). */
+void dsm_probe(void);
+/* A fault of the probe's own page (the fault handler asks first). */
+int dsm_probe_fault(const void *addr);
+
 /* ---- allocation (alloc.c) ---- */
 void dsm_alloc_init(void);
 /* Frees queued by other nodes become reusable at a barrier. */

@@ -290,6 +290,8 @@ void dsm_set_fault_hooks(const struct dsm_fault_hooks *h)
 static void segv_handler(int sig, siginfo_t *si, void *ucv)
 {
     char *a = si->si_addr;
+    if (sig == SIGSEGV && dsm_probe_fault(a))
+        return;
     if (sig == SIGSEGV && si->si_code == SEGV_PKUERR && dsm_g.started) {
         /* A call into code the pass did not compile wrote the heap. */
         int saved = errno;

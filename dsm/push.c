@@ -10,8 +10,9 @@
  * Subscriptions change only at barriers of all nodes, where the records
  * of joins and leaves ride the barrier's payload and every node applies
  * the same ones, so every writer knows the same subscribers during an
- * interval.  A subscription lasts a period of such barriers (8, doubling
- * each time the page is joined again, up to 1,024): then the node leaves
+ * interval.  A subscription lasts a period of such barriers (4 to 64 at
+ * first, from the machine's costs, doubling each time the page is joined
+ * again, up to 1,024): then the node leaves
  * and invalidates its copy; a page still read faults again and joins for
  * longer, one that is not costs nothing more.  Jobs of more than 64 nodes
  * push nothing (the subscribers are a 64-bit mask per page). */
@@ -21,7 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-enum { PUSH_MAX_NODES = 64, PERIOD0 = 8, PERIOD_MAX = 1024 };
+enum { PUSH_MAX_NODES = 64, PERIOD_MIN = 4, PERIOD0_MAX = 64, PERIOD_MAX = 1024 };
 enum { SUB_NONE = 0, SUB_JOINING = 1, SUB_ON = 2 };
 
 static struct {
@@ -30,6 +31,7 @@ static struct {
     uint8_t *state;       /* per page: this node's SUB_* */
     uint16_t *left;       /* per page: barriers this node stays subscribed */
     uint16_t *period;     /* per page: the next subscription's length */
+    uint16_t period0;     /* a first subscription's length */
     pthread_mutex_t lock; /* joining and mine */
     uint32_t *joining;    /* pages faulted on since the last world barrier */
     size_t njoining, joining_cap;
@@ -44,6 +46,17 @@ void dsm_push_init(void)
            dsm_g.size <= PUSH_MAX_NODES;
     if (!P.on)
         return;
+    /* A node that leaves a page it still reads comes back with a fault,
+     * two protection changes and a fetch; a subscription it no longer
+     * needs costs a push (at most a page's copy) per barrier.  A first
+     * subscription lasts about twice the first over the second, from this
+     * machine's costs (dsm/probe.c), within [4, 64]. */
+    struct dsm_costs c;
+    dsm_machine_costs(&c);
+    uint64_t back = c.fault_ns + 2 * c.prot_ns + c.copy_ns;
+    uint64_t per = c.copy_ns ? 2 * back / c.copy_ns : 8;
+    P.period0 = (uint16_t)(per < PERIOD_MIN ? PERIOD_MIN
+                           : per > PERIOD0_MAX ? PERIOD0_MAX : per);
     P.subs = dsm_table((size_t)dsm_g.npages * sizeof *P.subs, "subscribers");
     P.state = dsm_table(dsm_g.npages, "subscriptions");
     P.left = dsm_table((size_t)dsm_g.npages * sizeof *P.left, "subscription left");
@@ -144,7 +157,7 @@ void dsm_push_apply(const struct push_rec *r, size_t n)
             if (r[i].op == PUSH_JOIN) {
                 P.state[pg] = SUB_ON;
                 uint16_t per = P.period[pg];
-                per = !per ? PERIOD0 : per >= PERIOD_MAX / 2 ? PERIOD_MAX : per * 2;
+                per = !per ? P.period0 : per >= PERIOD_MAX / 2 ? PERIOD_MAX : per * 2;
                 P.period[pg] = per;
                 P.left[pg] = per;
                 dsm_page_list_push(&P.mine, &P.nmine, &P.mine_cap, pg);
