@@ -173,6 +173,11 @@ void dsm_track_since_fork(int on);
 uint32_t dsm_lock_alloc(void);
 void dsm_lock(uint32_t id);
 int dsm_trylock(uint32_t id);
+/* Takes lock id at once if that needs no wait and no message (one node:
+ * a free lock); returns 0 otherwise, having done nothing, so that the
+ * caller's slow path (a wait record for the deadlock report) runs only
+ * for the locks that may wait. */
+int dsm_lock_fast(uint32_t id);
 void dsm_unlock(uint32_t id);
 
 /* ---- atomics on shared words, performed at the page's home ---- */

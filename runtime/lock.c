@@ -25,6 +25,10 @@ static void set_lock(omp_lock_t *l, const void *pc, const char *file,
                      int line, const char *text)
 {
     uint32_t id = id_of(l->_ompdsm_id, "omp_set_lock");
+    if (dsm_lock_fast(id)) {
+        rt_diag_lock_held(id, 1);
+        return;
+    }
     rt_wait_begin(RT_WAIT_LOCK, pc, file, line, text, id);
     dsm_lock(id);
     rt_wait_end();
@@ -70,9 +74,11 @@ static void set_nest_lock(omp_nest_lock_t *l, const void *pc,
         return;
     }
     uint32_t id = id_of(l->_ompdsm_id, "omp_set_nest_lock");
-    rt_wait_begin(RT_WAIT_NEST_LOCK, pc, file, line, text, id);
-    dsm_lock(id);
-    rt_wait_end();
+    if (!dsm_lock_fast(id)) {
+        rt_wait_begin(RT_WAIT_NEST_LOCK, pc, file, line, text, id);
+        dsm_lock(id);
+        rt_wait_end();
+    }
     rt_diag_lock_held(id, 1);
     l->_ompdsm_owner = me();
     l->_ompdsm_count = 1;
