@@ -206,6 +206,10 @@ struct dsm_fault_hooks {
     void (*end)(void);
 };
 void dsm_set_fault_hooks(const struct dsm_fault_hooks *h);
+/* Names the program's object at a heap address for messages ("x[12]
+ * (declared at f.c:3)"), into buf; the layer above knows the names. */
+typedef void (*dsm_namer_fn)(const void *addr, char *buf, size_t len);
+void dsm_set_namer(dsm_namer_fn fn);
 
 /* ---- statistics ---- */
 struct dsm_stats {

@@ -472,6 +472,13 @@ int dsm_wd_any(void)
 
 /* ---- check mode ---- */
 
+static dsm_namer_fn namer;
+
+void dsm_set_namer(dsm_namer_fn fn)
+{
+    namer = fn;
+}
+
 void dsm_wd_check(uint32_t pg, const struct comm_run *runs, size_t n)
 {
     const unsigned char *sh = page_shadow(pg);
@@ -484,12 +491,17 @@ void dsm_wd_check(uint32_t pg, const struct comm_run *runs, size_t n)
                     first = b;
             }
     dsm_wd_clear(pg);
-    if (missed)
+    if (missed) {
+        char what[200] = "";
+        if (namer)
+            namer(page_app(pg) + first, what, sizeof what);
         ompdsm_fatal("OMPDSM_WD=check: %zu byte(s) of page %u changed without "
-                     "a write-detection mark, the first at %p: a write the "
+                     "a write-detection mark, the first at %p%s%s: a write the "
                      "compiler pass did not see (code not compiled by ompcc, "
                      "or a runtime write that does not mark)",
-                     missed, pg, (void *)(page_app(pg) + first));
+                     missed, pg, (void *)(page_app(pg) + first),
+                     what[0] ? ", " : "", what);
+    }
 }
 
 void dsm_wd_check_release(void)
