@@ -540,10 +540,10 @@ int dsm_wd_marked(uint32_t pg);
  * to send). */
 void dsm_wd_clear(uint32_t pg);
 /* WD_CHECK: fails the job when a byte of the runs (a twin's diff of page
- * pg) has no mark; clears the page's marks. */
+ * pg) has no mark. */
 void dsm_wd_check(uint32_t pg, const struct comm_run *runs, size_t n);
-/* WD_CHECK: drops the marks of pages that released no diff. */
-void dsm_wd_check_release(void);
+/* WD_CHECK: page pg got a twin; its marks start again. */
+void dsm_wd_check_twin(uint32_t pg);
 /* Clears the marks of bytes [off, off+n) of page pg (a volatile object
  * written through to its home already), and tells whether one byte is
  * marked. */

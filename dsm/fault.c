@@ -115,6 +115,8 @@ static void make_dirty(uint32_t pg, int home)
         memcpy(t, page_sys(pg), dsm_g.page_size);
         dsm_g.twin[pg] = t;
         DSM_STAT(twins, 1);
+        if (dsm_g.wd == WD_CHECK)
+            dsm_wd_check_twin(pg);
     } else {
         /* The home keeps no twin: its bytes are unknown.  Under policy
          * diffs its write counts a whole page, less what the other

@@ -644,8 +644,6 @@ static void release_pages_mode(struct notice_list *out, enum rel_mode mode)
     struct notice_list at;
     take_batch(&pages, &n, &at, mode);
     int sent = release_batch(pages, n, out, mode);
-    if (dsm_g.wd == WD_CHECK)
-        dsm_wd_check_release();
     if (mode == REL_BARRIER)
         keep_epoch++;
     free(pages);

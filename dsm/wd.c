@@ -490,7 +490,6 @@ void dsm_wd_check(uint32_t pg, const struct comm_run *runs, size_t n)
                 if (!missed++)
                     first = b;
             }
-    dsm_wd_clear(pg);
     if (missed) {
         char what[200] = "";
         if (namer)
@@ -504,12 +503,14 @@ void dsm_wd_check(uint32_t pg, const struct comm_run *runs, size_t n)
     }
 }
 
-void dsm_wd_check_release(void)
+void dsm_wd_check_twin(uint32_t pg)
 {
-    /* Marks on pages that released no diff (homed here, or rewritten with
-     * the same bytes) say nothing: they start again. */
-    for (uint32_t pg = 0; (pg = dsm_wd_next(pg, 0)) != UINT32_MAX; pg++)
-        memset(page_shadow(pg), 0, dsm_g.page_size >> 2);
+    /* A new twin: the marks start again with it (a store that faulted
+     * here marks again after it completes; with the page read-only no
+     * other store could have landed).  Cleared only here, so that a
+     * release on another thread (the lazy release helper) never drops the
+     * marks of a page dirtied after it took its batch. */
+    memset(page_shadow(pg), 0, dsm_g.page_size >> 2);
 }
 
 void dsm_wd_unmark(uint32_t pg, size_t off, size_t n)
