@@ -420,6 +420,9 @@ static void wd_take_batch(uint32_t **pages, size_t *n, struct notice_list *extra
             dsm_page_list_push(&v, &nv, &cap, pg);
             continue;
         }
+        /* Home migration's count under policy diffs: the home's own
+         * writes count a page a release (as a write fault did). */
+        dsm_mig_bytes(pg, dsm_g.page_size);
         /* Subscribers get the marks pushed; a node that fetched the page
          * since our last notice for it (and did not subscribe before this
          * interval) needs the notice. */
