@@ -585,6 +585,16 @@ int dsm_push_report(struct comm_buf *out, int world);
 /* Every node, after the barrier's notices: the changes take effect; this
  * node's copies of the pages it leaves are invalidated. */
 void dsm_push_apply(const struct push_rec *r, size_t n);
+/* Queues a push of page pg's runs (read from the page when it goes) for
+ * dsm_push_flush, which a release calls after fencing its diffs to the
+ * homes, and which returns whether any went out (a fence must follow). */
+void dsm_push_defer(uint32_t pg, const struct comm_run *runs, size_t n);
+int dsm_push_flush(void);
+/* Whether a refetch of pg must merge (pushes may land in this node's copy:
+ * subscribed or being subscribed), and the merging refetch itself: bytes a
+ * push changed while the page came stay (page lock held). */
+int dsm_push_merge_needed(uint32_t pg);
+void dsm_push_refetch(uint32_t pg, int home);
 /* Puts the runs of page pg into every subscriber's copy but this node's
  * and the home's (page lock held); returns whether any went out (a fence
  * must follow before the release completes). */

@@ -200,3 +200,97 @@ int dsm_push_send(uint32_t pg, const struct comm_run *runs, size_t n)
     }
     return sent;
 }
+
+/* ---- pushes after the diffs ----
+ * A push lands in a subscriber's copy only once the home has the same
+ * bytes (the releaser fences its diffs first): a subscriber that fetches
+ * the page from its home (a join, a forced notice) then never gets bytes
+ * older than a push it already has, whatever the order in which a get's
+ * reply and another node's put arrive. */
+static __thread struct {
+    uint32_t *pg;          /* pages, each with its runs in run[] */
+    size_t *first, *count;
+    size_t n, cap;
+    struct comm_run *run;
+    size_t nrun, runcap;
+} Q;
+
+void dsm_push_defer(uint32_t pg, const struct comm_run *runs, size_t n)
+{
+    if (!P.on || !n || !(P.subs[pg] & ~(1ull << dsm_g.rank)))
+        return;
+    if (Q.n == Q.cap) {
+        size_t c = Q.cap ? 2 * Q.cap : 64;
+        uint32_t *a = realloc(Q.pg, c * sizeof *a);
+        size_t *b = realloc(Q.first, c * sizeof *b);
+        size_t *d = realloc(Q.count, c * sizeof *d);
+        if (!a || !b || !d)
+            ompdsm_fatal("out of memory for pushes");
+        Q.pg = a, Q.first = b, Q.count = d, Q.cap = c;
+    }
+    if (Q.nrun + n > Q.runcap) {
+        size_t c = Q.runcap ? 2 * Q.runcap : 1024;
+        while (c < Q.nrun + n)
+            c *= 2;
+        struct comm_run *r = realloc(Q.run, c * sizeof *r);
+        if (!r)
+            ompdsm_fatal("out of memory for pushes");
+        Q.run = r, Q.runcap = c;
+    }
+    memcpy(Q.run + Q.nrun, runs, n * sizeof *runs);
+    Q.pg[Q.n] = pg;
+    Q.first[Q.n] = Q.nrun;
+    Q.count[Q.n] = n;
+    Q.n++;
+    Q.nrun += n;
+}
+
+int dsm_push_flush(void)
+{
+    int sent = 0;
+    for (size_t i = 0; i < Q.n; i++)
+        sent |= dsm_push_send(Q.pg[i], Q.run + Q.first[i], Q.count[i]);
+    Q.n = Q.nrun = 0;
+    return sent;
+}
+
+/* ---- refetching a copy that pushes land in ---- */
+
+int dsm_push_merge_needed(uint32_t pg)
+{
+    return P.on && P.state[pg] != SUB_NONE;
+}
+
+void dsm_push_refetch(uint32_t pg, int home)
+{
+    size_t ps = dsm_g.page_size;
+    static __thread uint64_t *snap, *got;
+    if (!snap && (!(snap = malloc(ps)) || !(got = malloc(ps))))
+        ompdsm_fatal("out of memory for a refetch");
+    uint64_t *cur = (uint64_t *)page_sys(pg);
+    memcpy(snap, cur, ps);
+    dsm_mark_fetch(pg, 1, home);
+    if (comm_get(home, DSM_REG_HEAP, page_off(pg), got, ps) < 0)
+        ompdsm_fatal("refetch of page %u from node %d failed", pg, home);
+    /* A byte a push changed since the snapshot is newer than the home's
+     * (pushes follow their diffs to the home): it stays.  Each word goes
+     * by a compare-swap from the snapshot, so a push landing meanwhile
+     * wins too; a word a push changed in part goes byte by byte. */
+    for (size_t i = 0; i < ps / 8; i++) {
+        uint64_t exp = snap[i];
+        if (exp == got[i] ||
+            __atomic_compare_exchange_n(&cur[i], &exp, got[i], 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
+            continue;
+        unsigned char *c = (unsigned char *)&cur[i];
+        const unsigned char *s = (const unsigned char *)&snap[i];
+        const unsigned char *g = (const unsigned char *)&got[i];
+        for (int b = 0; b < 8; b++) {
+            unsigned char e = s[b];
+            __atomic_compare_exchange_n(&c[b], &e, g[b], 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED);
+        }
+    }
+    DSM_STAT(pages_fetched, 1);
+    DSM_STAT(updates, 1);
+}

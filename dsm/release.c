@@ -452,7 +452,7 @@ static int wd_release_batch(const uint32_t *pages, size_t n, struct notice_list 
                                                   : dsm_wd_take(pg, runs, concurrent);
         int home = dsm_home(pg);
         if (nr && home == dsm_g.rank) {
-            sent |= dsm_push_send(pg, runs, nr); /* (its notice: wd_take_batch) */
+            dsm_push_defer(pg, runs, nr); /* (its notice: wd_take_batch) */
         } else if (nr) {
             uint64_t bytes = 0;
             for (size_t k = 0; k < nr; k++)
@@ -464,14 +464,17 @@ static int wd_release_batch(const uint32_t *pages, size_t n, struct notice_list 
             DSM_STAT(diff_bytes, bytes);
             dsm_mig_bytes(pg, bytes);
             dsm_pagestat_diff(pg, runs, nr);
-            dsm_push_send(pg, runs, nr);
+            dsm_push_defer(pg, runs, nr);
             if (out)
                 notice_push(out, pg, 1, dsm_g.rank);
             sent = 1;
         }
         pthread_mutex_unlock(page_lock(pg));
     }
-    return sent;
+    /* Pushes only once the homes have the bytes (dsm/push.c). */
+    if (sent && comm_fence(-1) < 0)
+        ompdsm_fatal("completing diffs failed");
+    return dsm_push_flush() | sent;
 }
 
 /* Takes the node's dirty list and extra notices (sorted pages) for a
@@ -806,9 +809,10 @@ static int wd_flush_page(uint32_t pg)
     if (!n)
         return 0;
     int home = dsm_home(pg);
-    if (comm_putv(home, DSM_REG_HEAP, page_off(pg), page_sys(pg), runs, n) < 0)
+    if (comm_putv(home, DSM_REG_HEAP, page_off(pg), page_sys(pg), runs, n) < 0 ||
+        (dsm_push_subs(pg) && comm_fence(home) < 0))
         ompdsm_fatal("diff of page %u to node %d failed", pg, home);
-    dsm_push_send(pg, runs, n);
+    dsm_push_send(pg, runs, n); /* (after the home has them: dsm/push.c) */
     DSM_STAT(diffs, 1);
     DSM_STAT(diff_runs, n);
     pthread_mutex_lock(&dsm_g.dirty_lock);
@@ -817,8 +821,9 @@ static int wd_flush_page(uint32_t pg)
     return 1;
 }
 
-/* What an acquire does to one copy (stale_run). */
-enum { ST_KEEP, ST_REFETCH, ST_INVAL };
+/* What an acquire does to one copy (stale_run); ST_MERGE: a refetch into
+ * a copy that pushes may land in (dsm_push_refetch). */
+enum { ST_KEEP, ST_REFETCH, ST_INVAL, ST_MERGE };
 
 /* The decision for valid page p (page lock held): a copy that the
  * writers push to (WD_ON, subscribed) stays, unless the notice is forced
@@ -831,10 +836,10 @@ static int stale_decide(uint32_t p, int force)
     int wd = dsm_g.wd == WD_ON;
     if (wd && dsm_push_subscribed(p) && !force)
         return ST_KEEP;
+    if (wd && dsm_push_merge_needed(p))
+        return ST_MERGE;
     if (wd && dsm_g.tpn > 1)
         return ST_INVAL;
-    if (wd && (dsm_push_subscribed(p) || dsm_push_joining(p)))
-        return ST_REFETCH;
     return upd_take(p) ? ST_REFETCH : ST_INVAL;
 }
 
@@ -870,6 +875,15 @@ static void stale_run(uint32_t pg, uint32_t n, int force)
     for (uint32_t k = 0; k < n;) {
         uint32_t s0 = pg + k, h = 1;
         if (what[k] == ST_KEEP) {
+            k++;
+            continue;
+        }
+        if (what[k] == ST_MERGE) {
+            /* (a page wd_flush_page protected for its flush is writable
+             * again once merged) */
+            dsm_push_refetch(s0, dsm_home(s0));
+            if (dsm_g.tpn > 1)
+                dsm_protect(s0, 1, PROT_READ | PROT_WRITE);
             k++;
             continue;
         }
