@@ -231,6 +231,7 @@ static void *finish(char *data, size_t usable, int cls)
     struct hdr h = {HDR_MAGIC, (uint16_t)dsm_g.rank, (uint16_t)cls, usable,
                     0, usable};
     memcpy(data - sizeof h, &h, sizeof h);
+    dsm_wd_wrote(data - sizeof h, sizeof h);
     DSM_STAT(allocs, 1);
     DSM_STAT(alloc_bytes, usable);
     return data;
@@ -247,9 +248,11 @@ static void *hand_out(void *p, size_t asked)
     h->site = (uint64_t)(uintptr_t)dsm_alloc_caller;
     h->asked = asked;
     dsm_alloc_caller = NULL;
+    dsm_wd_wrote(h, sizeof *h);
     if (A.check && asked + GUARD_BYTES <= h->size) {
         uint64_t g = GUARD_WORD;
         memcpy((char *)p + asked, &g, sizeof g);
+        dsm_wd_wrote((char *)p + asked, sizeof g);
         vec_push(&A.live, p);
     }
     return p;
@@ -505,8 +508,10 @@ void *dsm_calloc(size_t n, size_t size)
     pthread_mutex_lock(&A.lock);
     void *p = alloc_locked(total, 16, &fresh);
     pthread_mutex_unlock(&A.lock);
-    if (p && !fresh)
+    if (p && !fresh) {
         memset(p, 0, total);
+        dsm_wd_wrote(p, total);
+    }
     return p;
 }
 
@@ -526,6 +531,7 @@ void dsm_free(void *p)
     struct hdr *h = header(p, "free", 1);
     check_guard(p, h, "at its free");
     h->magic = HDR_FREED;
+    dsm_wd_wrote(&h->magic, sizeof h->magic);
     DSM_STAT(frees, 1);
     if (h->owner != dsm_g.rank) {
         pthread_mutex_unlock(&A.lock);
@@ -553,6 +559,7 @@ void *dsm_realloc(void *p, size_t size)
     if (!q)
         return NULL;
     memcpy(q, p, h->asked < size ? h->asked : size);
+    dsm_wd_wrote(q, h->asked < size ? h->asked : size);
     dsm_free(p);
     return q;
 }

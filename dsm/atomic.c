@@ -79,6 +79,7 @@ void dsm_atomic_update(void *p, size_t size, dsm_atomic_fn fn, const void *arg,
         if (out_old)
             memcpy(out_old, p, size);
         fn(p, arg);
+        dsm_wd_wrote(p, size);
         if (out_new)
             memcpy(out_new, p, size);
         dsm_unlock(dsm_g.wide_lock);
@@ -126,7 +127,10 @@ void dsm_atomic_update(void *p, size_t size, dsm_atomic_fn fn, const void *arg,
         pthread_mutex_unlock(l);
         pthread_mutex_unlock(rl);
     }
+    /* Under write detection the update went to the home only, and
+     * subscribers' copies were not pushed to: they must refetch. */
     pthread_mutex_lock(&dsm_g.dirty_lock);
-    notice_push(&dsm_g.extra_notices, pg, 1, dsm_g.rank);
+    notice_push(&dsm_g.extra_notices, pg, 1,
+                dsm_g.wd == WD_ON ? NOTICE_FORCE : dsm_g.rank);
     pthread_mutex_unlock(&dsm_g.dirty_lock);
 }

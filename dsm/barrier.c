@@ -5,14 +5,16 @@
  * there), and the release broadcast carries the merged notices, which every
  * node applies before leaving.
  *
- * Payload going up:   u64 n, n notices, u64 m, m mig_rec, nodes x u64 log
- *                     tails, ext bytes
- * Payload going down: u64 n, n notices, u64 m, m mig_move, nodes x u64
- *                     log tails, ext bytes
+ * Payload going up:   u64 n, n notices, u64 m, m mig_rec, u64 k, k
+ *                     push_rec, nodes x u64 log tails, ext bytes
+ * Payload going down: u64 n, n notices, u64 m, m mig_move, u64 k, k
+ *                     push_rec, nodes x u64 log tails, ext bytes
  * (a node's tail: its notice log's entries whose notices this barrier
  * carries, noticelog.c; the others' slots 0 going up, combined by maximum).
  * (the mig sections carry home migration, migrate.c; m is 0 when it is
- * off).  A fork's message has the downward shape. */
+ * off; the push sections the subscriptions' joins and leaves, push.c,
+ * passed down as they came up).  A fork's message has the downward
+ * shape. */
 #include "dsm_int.h"
 
 #include <errno.h>
@@ -30,6 +32,8 @@ struct pl {
     size_t n;
     const char *mig; /* u64 count, then the records or moves */
     size_t nmig;
+    const struct push_rec *push;
+    size_t npush;
     const char *tails; /* dsm_g.size u64 */
     const char *ext;
     size_t extlen;
@@ -62,6 +66,15 @@ static int parse(const void *buf, size_t len, struct pl *p, int down)
         return -EPROTO;
     p->nmig = (size_t)cnt;
     b += cnt * mig_size(down);
+    if (end - b < 8)
+        return -EPROTO;
+    memcpy(&cnt, b, 8);
+    b += 8;
+    if (cnt > (size_t)(end - b) / sizeof(struct push_rec))
+        return -EPROTO;
+    p->push = (const struct push_rec *)b;
+    p->npush = (size_t)cnt;
+    b += cnt * sizeof(struct push_rec);
     size_t tl = (size_t)dsm_g.size * 8;
     if ((size_t)(end - b) < tl)
         return -EPROTO;
@@ -72,11 +85,11 @@ static int parse(const void *buf, size_t len, struct pl *p, int down)
     return 0;
 }
 
-/* mig: a mig section (u64 count first), or NULL for an empty one; tails:
- * dsm_g.size words, or NULL for zeros. */
+/* mig, push: a mig or push section (u64 count first), or NULL for an
+ * empty one; tails: dsm_g.size words, or NULL for zeros. */
 static int build(struct comm_buf *out, const struct notice *v, size_t n,
-                 const struct comm_buf *mig, const void *tails,
-                 const void *ext, size_t extlen)
+                 const struct comm_buf *mig, const struct comm_buf *push,
+                 const void *tails, const void *ext, size_t extlen)
 {
     uint64_t cnt = n, none = 0;
     out->len = 0;
@@ -86,6 +99,9 @@ static int build(struct comm_buf *out, const struct notice *v, size_t n,
     if (!rc)
         rc = mig ? comm_buf_append(out, mig->data, mig->len)
                  : comm_buf_append(out, &none, 8);
+    if (!rc)
+        rc = push ? comm_buf_append(out, push->data, push->len)
+                  : comm_buf_append(out, &none, 8);
     for (int j = 0; !rc && j < dsm_g.size; j++)
         rc = comm_buf_append(out, tails ? (const char *)tails + (size_t)j * 8
                                         : (const char *)&none, 8);
@@ -113,6 +129,15 @@ static int combine(void *vctx, struct comm_buf *acc, const void *in,
         rc = comm_buf_append(&mig, a.mig + 8, a.nmig * mig_size(0));
     if (!rc)
         rc = comm_buf_append(&mig, b.mig + 8, b.nmig * mig_size(0));
+    /* Subscription changes: likewise. */
+    uint64_t npush = a.npush + b.npush;
+    struct comm_buf push = {0};
+    if (!rc)
+        rc = comm_buf_append(&push, &npush, 8);
+    if (!rc)
+        rc = comm_buf_append(&push, a.push, a.npush * sizeof *a.push);
+    if (!rc)
+        rc = comm_buf_append(&push, b.push, b.npush * sizeof *b.push);
     if (!rc)
         rc = comm_buf_append(&e, a.ext, a.extlen);
     if (!rc && x->ext && x->ext->combine)
@@ -129,8 +154,9 @@ static int combine(void *vctx, struct comm_buf *acc, const void *in,
         t[j] = ta > tb ? ta : tb;
     }
     if (!rc)
-        rc = build(&out, m.v, m.n, &mig, t, e.data, e.len);
+        rc = build(&out, m.v, m.n, &mig, &push, t, e.data, e.len);
     free(t);
+    comm_buf_free(&push);
     if (!rc) {
         comm_buf_free(acc);
         *acc = out;
@@ -181,8 +207,14 @@ static int at_root(void *vctx, struct comm_buf *acc)
     if (rc < 0)
         goto out;
     /* acc is rebuilt from parts that point into it: build into a copy. */
-    struct comm_buf nb = {0};
-    rc = build(&nb, all.v, all.n, &moves, p.tails, e.data, e.len);
+    struct comm_buf nb = {0}, push = {0};
+    uint64_t npush = p.npush;
+    rc = comm_buf_append(&push, &npush, 8);
+    if (!rc)
+        rc = comm_buf_append(&push, p.push, p.npush * sizeof *p.push);
+    if (!rc)
+        rc = build(&nb, all.v, all.n, &moves, &push, p.tails, e.data, e.len);
+    comm_buf_free(&push);
     if (!rc) {
         comm_buf_free(acc);
         *acc = nb;
@@ -216,14 +248,18 @@ int dsm_barrier(struct comm_group g, struct dsm_sync_ext *ext)
         memset(&dsm_g.interval, 0, sizeof dsm_g.interval);
         pthread_mutex_unlock(&dsm_g.interval_lock);
     }
-    struct comm_buf up = {0}, down = {0}, mig = {0};
-    /* Homes move only where every node takes part and so learns of it. */
+    struct comm_buf up = {0}, down = {0}, mig = {0}, push = {0};
+    /* Homes move, and subscriptions change, only where every node takes
+     * part and so learns of it. */
     int rc = dsm_mig_report(&mig, g.nodes == dsm_g.size);
     if (!rc)
-        rc = build(&up, rel.v, rel.n, &mig, tails, ext ? ext->up : NULL,
+        rc = dsm_push_report(&push, g.nodes == dsm_g.size);
+    if (!rc)
+        rc = build(&up, rel.v, rel.n, &mig, &push, tails, ext ? ext->up : NULL,
                    ext ? ext->uplen : 0);
     notice_free(&rel);
     comm_buf_free(&mig);
+    comm_buf_free(&push);
     if (rc < 0)
         goto out;
     if (dsm_g.solo) {
@@ -247,6 +283,9 @@ int dsm_barrier(struct comm_group g, struct dsm_sync_ext *ext)
         dsm_mig_apply((const struct mig_move *)(p.mig + 8), p.nmig);
         if (!x.root_applied)
             dsm_apply_notices(p.v, p.n);
+        /* After the notices: a copy is left alone only where its node
+         * subscribed for the whole interval. */
+        dsm_push_apply(p.push, p.npush);
         memcpy(tails, p.tails, (size_t)dsm_g.size * 8);
         dsm_log_advance(tails);
     }
@@ -277,7 +316,7 @@ int dsm_fork_send(struct comm_group g, const void *data, size_t len)
         pthread_mutex_unlock(&dsm_g.interval_lock);
     }
     struct comm_buf b = {0};
-    int rc = build(&b, rel.v, rel.n, NULL, NULL, data, len);
+    int rc = build(&b, rel.v, rel.n, NULL, NULL, NULL, data, len);
     notice_free(&rel);
     if (!rc && !dsm_g.solo)
         rc = comm_bcast0(g, &b);

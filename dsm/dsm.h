@@ -42,6 +42,23 @@ void dsm_fini(void);
 /* The coherence protocol in force: "invalidate" or "update"
  * (OMPDSM_PROTOCOL). */
 const char *dsm_protocol_name(void);
+/* What this machine charged at the start of the job (0: not measured,
+ * one node): a fault's signal round trip, an mprotect of one page, a copy
+ * of one page; medians of 9 (dsm/probe.c). */
+struct dsm_costs {
+    uint64_t fault_ns, prot_ns, copy_ns;
+};
+void dsm_machine_costs(struct dsm_costs *out);
+/* How writes are detected (OMPDSM_WD): "off" (page protection), "on"
+ * (ompcc's marks) or "check"; decided at dsm_start. */
+const char *dsm_wd_mode_name(void);
+/* The caller (the runtime, the kernel in a system call it made) wrote
+ * [p, p+len) through the application view: under write detection a write
+ * the compiler pass did not mark; nothing otherwise. */
+void dsm_wd_wrote(const void *p, size_t len);
+/* The number of ompcc translation units of the program (before
+ * dsm_start): write detection needs every one compiled with the pass. */
+void dsm_wd_units(unsigned units);
 
 /* The heap: [base, base + size). */
 void *dsm_heap_base(void);
@@ -156,6 +173,11 @@ void dsm_track_since_fork(int on);
 uint32_t dsm_lock_alloc(void);
 void dsm_lock(uint32_t id);
 int dsm_trylock(uint32_t id);
+/* Takes lock id at once if that needs no wait and no message (one node:
+ * a free lock); returns 0 otherwise, having done nothing, so that the
+ * caller's slow path (a wait record for the deadlock report) runs only
+ * for the locks that may wait. */
+int dsm_lock_fast(uint32_t id);
 void dsm_unlock(uint32_t id);
 
 /* ---- atomics on shared words, performed at the page's home ---- */
@@ -180,6 +202,10 @@ struct dsm_fault_hooks {
     void (*end)(void);
 };
 void dsm_set_fault_hooks(const struct dsm_fault_hooks *h);
+/* Names the program's object at a heap address for messages ("x[12]
+ * (declared at f.c:3)"), into buf; the layer above knows the names. */
+typedef void (*dsm_namer_fn)(const void *addr, char *buf, size_t len);
+void dsm_set_namer(dsm_namer_fn fn);
 
 /* ---- statistics ---- */
 struct dsm_stats {
@@ -225,6 +251,9 @@ struct dsm_stats {
     /* Flushes that had nothing to publish (no release) and found no new
      * notice (dsm_flush: a spin on a flag). */
     uint64_t flush_idle;
+    /* Software write detection: puts of marked bytes into subscribers'
+     * copies (dsm/push.c), and their bytes. */
+    uint64_t pushes, push_bytes;
 };
 #define DSM_STATS_LOCK_LOCAL 1 /* (lock_local_handoffs exists) */
 void dsm_stats_get(struct dsm_stats *out);

@@ -25,6 +25,10 @@ enum page_state {
  * A notice says pages [page, page+npages) were written by `writer` in the
  * interval, or by several nodes (writer == NOTICE_MULTI). */
 #define NOTICE_MULTI (-1)
+/* Written by a remote atomic, which pushes nothing (software write
+ * detection): every copy is refetched or dropped, even one that writers
+ * push to.  Merging keeps it over any writer. */
+#define NOTICE_FORCE (-2)
 struct notice {
     uint32_t page;
     uint32_t npages;
@@ -145,6 +149,8 @@ struct dsm_state {
     int home_block;         /* OMPDSM_HOME_POLICY=block (home.c) */
     size_t home_block_min;  /* OMPDSM_HOME_BLOCK_MIN (home.c) */
     int mig_policy;         /* OMPDSM_MIGRATION: enum mig_policy (migrate.c) */
+    int wd;                 /* enum wd_mode (wd.c): how writes are found */
+    int tpn;                /* threads per node (dsm_volatile_threads) */
 
     /* DSM_REG_AREA: lock tails, queue nodes, and at node 0 the chunk table
      * and the notice log. */
@@ -573,6 +579,114 @@ void dsm_mig_forget(void);
 int dsm_mig_decide(const struct mig_rec *r, size_t n, struct comm_buf *out);
 /* On every node as it leaves the barrier: the new homes take effect. */
 void dsm_mig_apply(const struct mig_move *m, size_t n);
+
+/* ---- software write detection (wd.c) ----
+ * WD_OFF: writes are found by page protection (write faults and twins);
+ * WD_ON: ompcc's pass marks every store in the shadow, valid pages stay
+ * writable and releases send the marked bytes; WD_CHECK: page protection,
+ * and every diff is checked against the marks (a missed write ends the
+ * job). */
+enum wd_mode { WD_OFF = 0, WD_ON = 1, WD_CHECK = 2 };
+/* Reads OMPDSM_WD (dsm_init). */
+void dsm_wd_init(void);
+/* Decides the mode (dsm_start, after the globals' chunks are known): on
+ * when every ompcc unit was compiled with the pass, the job has several
+ * nodes and the machine has protection keys; maps the shadow, and under
+ * WD_ON makes the globals valid and writable and the rest invalid. */
+void dsm_wd_start(void);
+/* Pages [pg, pg+n) became valid (WD_ON: a release scans up to the
+ * highest). */
+void dsm_wd_valid(uint32_t pg, uint32_t n);
+/* The next page at or after pg with its written byte set, which it clears
+ * (atomically when threads of the node may be writing), or UINT32_MAX. */
+uint32_t dsm_wd_next(uint32_t pg, int concurrent);
+/* Marks [p, p+len) as written by this node (the runtime's own stores
+ * into the heap: OMPDSM_wd_mark). */
+void dsm_wd_mark(const void *p, size_t len);
+/* Whether any page has its written byte set (a flush with nothing to
+ * publish skips its release). */
+int dsm_wd_any(void);
+/* Takes page pg's marks as runs of page offsets (at most page_size/2 + 1),
+ * clearing them (its written byte first): each mark before its bytes are
+ * read, when concurrent. */
+size_t dsm_wd_take(uint32_t pg, struct comm_run *runs, int concurrent);
+/* Sends the marks of valid page pg (page lock held) to its home, and
+ * pushes them, before an acquire makes the page stale; with several
+ * threads a node the page is protected first (PROT_NONE), so that a store
+ * of another thread is marked already or faults and waits.  Returns
+ * whether a diff went out (its notice is an extra notice). */
+int dsm_wd_flush(uint32_t pg);
+/* Whether page pg has marks (its written byte or any shadow bit). */
+int dsm_wd_marked(uint32_t pg);
+/* Drops page pg's marks (its home moved away: they are not this node's
+ * to send). */
+void dsm_wd_clear(uint32_t pg);
+/* WD_CHECK: fails the job when a byte of the runs (a twin's diff of page
+ * pg) has no mark. */
+void dsm_wd_check(uint32_t pg, const struct comm_run *runs, size_t n);
+/* WD_CHECK: page pg got a twin; its marks start again. */
+void dsm_wd_check_twin(uint32_t pg);
+/* Clears the marks of bytes [off, off+n) of page pg (a volatile object
+ * written through to its home already), and tells whether one byte is
+ * marked. */
+void dsm_wd_unmark(uint32_t pg, size_t off, size_t n);
+int dsm_wd_byte_marked(uint32_t pg, size_t off);
+/* A protection-key fault at addr: a call guarded by OMPDSM_wd_guard wrote
+ * the heap; the page gets a twin and becomes writable until the guard
+ * ends.  Returns 0 if it was not that. */
+int dsm_wd_guard_fault(const void *addr);
+
+/* ---- updates pushed to stable readers (push.c) ----
+ * Under WD_ON, a node that fetched a page homed elsewhere subscribes to it
+ * at the next barrier of all nodes; writers then put their marked bytes
+ * into every subscriber's copy at each release, and notices leave such
+ * copies alone. */
+enum { PUSH_JOIN = 1, PUSH_LEAVE = 2 };
+/* A subscription change riding a barrier of all nodes (8 bytes). */
+struct push_rec {
+    uint32_t page;
+    uint16_t node;
+    uint8_t op;   /* PUSH_JOIN or PUSH_LEAVE */
+    uint8_t pad;
+};
+/* Reads OMPDSM_PUSH and maps the tables (dsm_wd_start, under WD_ON). */
+void dsm_push_init(void);
+/* The page's subscribers (a node mask, the same on every node). */
+uint64_t dsm_push_subs(uint32_t pg);
+/* This node subscribes to pg (writers push to its copy) / will from the
+ * next barrier of all nodes. */
+int dsm_push_subscribed(uint32_t pg);
+int dsm_push_joining(uint32_t pg);
+/* A fault fetched pages [pg, pg+n) homed elsewhere: join them. */
+void dsm_push_fetched(uint32_t pg, uint32_t n);
+/* Appends the barrier's section (u64 count, push_rec records): this
+ * node's joins since the last barrier of all nodes and the leaves of
+ * subscriptions whose period ended; none for a sub-team's barrier
+ * (world 0), which keeps them for the next. */
+int dsm_push_report(struct comm_buf *out, int world);
+/* Every node, after the barrier's notices: the changes take effect; this
+ * node's copies of the pages it leaves are invalidated. */
+void dsm_push_apply(const struct push_rec *r, size_t n);
+/* Queues a push of page pg's runs (read from the page when it goes) for
+ * dsm_push_flush, which a release calls after fencing its diffs to the
+ * homes, and which returns whether any went out (a fence must follow). */
+void dsm_push_defer(uint32_t pg, const struct comm_run *runs, size_t n);
+int dsm_push_flush(void);
+/* Whether a refetch of pg must merge (pushes may land in this node's copy:
+ * subscribed or being subscribed), and the merging refetch itself: bytes a
+ * push changed while the page came stay (page lock held). */
+int dsm_push_merge_needed(uint32_t pg);
+void dsm_push_refetch(uint32_t pg, int home);
+/* Puts the runs of page pg into every subscriber's copy but this node's
+ * and the home's (page lock held); returns whether any went out (a fence
+ * must follow before the release completes). */
+int dsm_push_send(uint32_t pg, const struct comm_run *runs, size_t n);
+
+/* ---- the machine's costs (probe.c) ---- */
+/* Measures them (dsm_start, after the fault handler is installed). */
+void dsm_probe(void);
+/* A fault of the probe's own page (the fault handler asks first). */
+int dsm_probe_fault(const void *addr);
 
 /* ---- allocation (alloc.c) ---- */
 /* Sets up the size classes and settings (dsm_init). */

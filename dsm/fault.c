@@ -66,6 +66,8 @@ static void make_dirty(uint32_t pg, int home)
     if (home != dsm_g.rank) {
         dsm_g.twin[pg] = dsm_twin_copy(pg);
         DSM_STAT(twins, 1);
+        if (dsm_g.wd == WD_CHECK)
+            dsm_wd_check_twin(pg);
     } else {
         /* The home keeps no twin: its bytes are unknown.  Under policy
          * diffs its write counts a whole page, less what the other
@@ -82,10 +84,24 @@ static void make_dirty(uint32_t pg, int home)
 void dsm_page_access(uint32_t pg, int write)
 {
     uint64_t t0 = ompdsm_now_ns();
+    /* Under software write detection every valid page is writable: only
+     * an invalid one faults, and the fault makes it valid and writable. */
+    int wd = dsm_g.wd == WD_ON;
+    if (wd)
+        write = 0;
     pthread_mutex_t *l = page_lock(pg);
     pthread_mutex_lock(l);
     uint8_t st = dsm_g.state[pg];
     int home = dsm_home(pg);
+    if (wd && st == PG_INVALID && home == dsm_g.rank) {
+        /* A page of the heap no node used before the start: the home's
+         * copy is the master, there is nothing to fetch. */
+        dsm_g.state[pg] = PG_RO;
+        dsm_protect(pg, 1, PROT_READ | PROT_WRITE);
+        dsm_wd_valid(pg, 1);
+        pthread_mutex_unlock(l);
+        return;
+    }
     if (st == PG_INVALID && home != dsm_g.rank) {
         /* Announce the fetch before it reads the home (a full fence: the
          * store must be visible before the loads), so that an acquire that
@@ -137,7 +153,11 @@ void dsm_page_access(uint32_t pg, int write)
             dsm_mig_fault(pg, n);
             for (uint32_t k = 0; k < n; k++)
                 dsm_g.state[pg + k] = PG_RO;
-            dsm_protect(pg, n, PROT_READ);
+            dsm_protect(pg, n, wd ? PROT_READ | PROT_WRITE : PROT_READ);
+            if (wd) {
+                dsm_wd_valid(pg, n);
+                dsm_push_fetched(pg, n);
+            }
             for (uint32_t k = 1; k < n; k++)
                 pthread_mutex_unlock(page_lock(pg + k));
             DSM_STAT(read_faults, 1);
@@ -216,9 +236,23 @@ void dsm_set_fault_hooks(const struct dsm_fault_hooks *h)
     hooks = *h;
 }
 
+#ifndef SEGV_PKUERR
+#define SEGV_PKUERR 4
+#endif
+
 static void segv_handler(int sig, siginfo_t *si, void *ucv)
 {
     char *a = si->si_addr;
+    if (sig == SIGSEGV && dsm_probe_fault(a))
+        return;
+    if (sig == SIGSEGV && si->si_code == SEGV_PKUERR && dsm_g.started) {
+        /* A call into code the pass did not compile wrote the heap. */
+        int saved = errno;
+        if (dsm_wd_guard_fault(a)) {
+            errno = saved;
+            return;
+        }
+    }
     if (sig == SIGSEGV && si->si_code == SEGV_ACCERR && dsm_in_heap(a) &&
         dsm_g.started) {
         int saved = errno;
@@ -262,6 +296,8 @@ void dsm_touch(const void *p, size_t len, int write)
     uint32_t pg, end;
     if (!len || dsm_g.solo || !dsm_g.started || !dsm_heap_pages(p, len, &pg, &end))
         return;
+    if (dsm_g.wd == WD_ON)
+        write = 0; /* (valid pages are writable) */
     for (; pg <= end; pg++) {
         uint8_t st = dsm_g.state[pg];
         if (st == PG_INVALID || (write && st != PG_DIRTY))

@@ -55,7 +55,9 @@ static void *map_app_view(uintptr_t base, size_t size, int fd)
 {
     void *want = (void *)base;
     void *p = mmap(want, size, PROT_READ | PROT_WRITE,
-                   MAP_SHARED | MAP_NORESERVE | MAP_FIXED_NOREPLACE, fd, 0);
+                   (fd < 0 ? MAP_PRIVATE | MAP_ANONYMOUS : MAP_SHARED) |
+                       MAP_NORESERVE | MAP_FIXED_NOREPLACE,
+                   fd, 0);
     if (p == MAP_FAILED || p != want) {
         int e = errno;
         char sz[64];
@@ -126,17 +128,30 @@ int dsm_init(void)
     dsm_g.keep_on = ompdsm_env_choice("OMPDSM_KEEP_WRITABLE", onoff, 2, 0) == 0;
     /* 0: the gap is measured (keep.c, keep_gap); 15 is its largest. */
     dsm_g.keep_gap = (unsigned)ompdsm_env_u64("OMPDSM_KEEP_GAP", 0, 0, 15, 0);
+    dsm_wd_init();
 
-    dsm_g.fd = memfd_create("ompdsm-heap", MFD_CLOEXEC);
-    if (dsm_g.fd < 0 || ftruncate(dsm_g.fd, (off_t)size) < 0)
-        ompdsm_fatal("cannot create the %llu-byte shared heap: %s",
-                     (unsigned long long)size, strerror(errno));
-    dsm_g.sys = mmap(NULL, size, PROT_READ | PROT_WRITE,
-                     MAP_SHARED | MAP_NORESERVE, dsm_g.fd, 0);
-    if (dsm_g.sys == MAP_FAILED)
-        ompdsm_fatal("cannot map the shared heap's system view (%llu bytes): "
-                     "%s", (unsigned long long)size, strerror(errno));
-    dsm_g.app = map_app_view((uintptr_t)base, size, dsm_g.fd);
+    if (dsm_g.solo) {
+        /* One node shares its heap with nobody: private anonymous memory,
+         * which the kernel backs with transparent huge pages where it
+         * may (shared memory gets them only where the administrator set
+         * shmem_enabled), and no second view (nothing is fetched). */
+        dsm_g.app = map_app_view((uintptr_t)base, size, -1);
+        dsm_g.sys = dsm_g.app;
+    } else {
+        dsm_g.fd = memfd_create("ompdsm-heap", MFD_CLOEXEC);
+        if (dsm_g.fd < 0 || ftruncate(dsm_g.fd, (off_t)size) < 0)
+            ompdsm_fatal("cannot create the %llu-byte shared heap: %s",
+                         (unsigned long long)size, strerror(errno));
+        dsm_g.sys = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                         MAP_SHARED | MAP_NORESERVE, dsm_g.fd, 0);
+        if (dsm_g.sys == MAP_FAILED)
+            ompdsm_fatal("cannot map the shared heap's system view (%llu "
+                         "bytes): %s", (unsigned long long)size, strerror(errno));
+        dsm_g.app = map_app_view((uintptr_t)base, size, dsm_g.fd);
+        /* Huge pages of shared memory, where the administrator allows them
+         * (/sys/kernel/mm/transparent_hugepage/shmem_enabled: advise). */
+        madvise(dsm_g.app, size, MADV_HUGEPAGE);
+    }
     dsm_heap_lo_ = dsm_g.app;
     dsm_heap_hi_ = dsm_g.app + size;
 
@@ -210,11 +225,14 @@ int dsm_start(void)
     }
     dsm_g.wide_lock = dsm_lock_alloc();
     if (!dsm_g.solo) {
+        dsm_wd_start();
         /* Every node holds the same initial image: all pages are valid
-         * read-only copies, so the first access of each costs nothing. */
-        if (mprotect(dsm_g.app, dsm_g.heap_size, PROT_READ) < 0)
+         * read-only copies, so the first access of each costs nothing
+         * (under write detection, dsm_wd_start set the protections). */
+        if (dsm_g.wd != WD_ON && mprotect(dsm_g.app, dsm_g.heap_size, PROT_READ) < 0)
             ompdsm_fatal("mprotect of the shared heap: %s", strerror(errno));
         dsm_fault_install();
+        dsm_probe();
     }
     dsm_g.started = 1;
     if (!dsm_g.solo && dsm_lazy_on()) /* (only lazy nodes are asked) */

@@ -62,73 +62,104 @@ static int upd_take(uint32_t pg)
     return 1;
 }
 
+/* What an acquire does to one copy (stale_run); ST_MERGE: a refetch into
+ * a copy that pushes may land in (dsm_push_refetch). */
+enum { ST_KEEP, ST_REFETCH, ST_INVAL, ST_MERGE };
+
+/* The decision for valid page p (page lock held): a copy that the
+ * writers push to (WD_ON, subscribed) stays, unless the notice is forced
+ * (atomics, which push nothing); a page being subscribed is refetched so
+ * that it enters its subscription valid; otherwise the adaptive choice.
+ * Under WD_ON with several threads a node nothing is refetched into a
+ * page another thread may be writing: it is invalidated. */
+static int stale_decide(uint32_t p, int force)
+{
+    int wd = dsm_g.wd == WD_ON;
+    if (wd && dsm_push_subscribed(p) && !force)
+        return ST_KEEP;
+    if (wd && dsm_push_merge_needed(p))
+        return ST_MERGE;
+    if (wd && dsm_g.tpn > 1)
+        return ST_INVAL;
+    return upd_take(p) ? ST_REFETCH : ST_INVAL;
+}
+
 /* Makes the valid copies among pages [pg, pg+n) stale: none is homed here,
  * all lie within one stripe block (DSM_PLOCK_STRIPES).  Under the page locks: a dirty
  * page (another thread wrote it since this acquire released) first sends
  * its diff, its notice going out with the next release; invalid pages are
- * left alone; the rest are invalidated with one mprotect per stretch, or
- * refetched (update protocol) with one get per stretch with one home. */
-static void stale_run(uint32_t pg, uint32_t n)
+ * left alone; the rest are kept (pushed to: dsm/push.c), invalidated with
+ * one mprotect per stretch, or refetched with one get per stretch with one
+ * home (stale_decide); force: the notice was forced (NOTICE_FORCE).  Under
+ * write detection a page's marks go out first (dsm_wd_flush). */
+static void stale_run(uint32_t pg, uint32_t n, int force)
 {
     page_run_lock(pg, n);
     int sent = 0;
+    uint8_t what[DSM_PLOCK_STRIPES];
     for (uint32_t k = 0; k < n; k++) {
         uint32_t p = pg + k;
-        if (dsm_g.state[p] != PG_DIRTY)
+        if (dsm_g.wd == WD_ON) {
+            what[k] = dsm_g.state[p] == PG_RO ? stale_decide(p, force) : ST_KEEP;
+            if (what[k] != ST_KEEP)
+                sent |= dsm_wd_flush(p);
             continue;
-        dsm_protect(p, 1, PROT_READ);
-        dsm_g.state[p] = PG_RO;
-        if (!dsm_send_diff(p, dsm_home(p), 0))
-            continue; /* (a page kept writable and not written since) */
-        pthread_mutex_lock(&dsm_g.dirty_lock);
-        notice_push(&dsm_g.extra_notices, p, 1, dsm_g.rank);
-        pthread_mutex_unlock(&dsm_g.dirty_lock);
-        sent = 1;
+        }
+        if (dsm_g.state[p] == PG_DIRTY) {
+            dsm_protect(p, 1, PROT_READ);
+            dsm_g.state[p] = PG_RO;
+            if (dsm_send_diff(p, dsm_home(p), 0)) {
+                pthread_mutex_lock(&dsm_g.dirty_lock);
+                notice_push(&dsm_g.extra_notices, p, 1, dsm_g.rank);
+                pthread_mutex_unlock(&dsm_g.dirty_lock);
+                sent = 1;
+            } /* (else a page kept writable and not written since) */
+        }
+        what[k] = dsm_g.state[p] == PG_RO ? stale_decide(p, force) : ST_KEEP;
     }
     if (sent && comm_fence(-1) < 0)
         ompdsm_fatal("completing early diffs failed");
+    /* Runs of pages with one decision: one get per home for refetches,
+     * one mprotect for invalidations. */
     for (uint32_t k = 0; k < n;) {
-        if (dsm_g.state[pg + k] != PG_RO) {
+        uint32_t s0 = pg + k, h = 1;
+        if (what[k] == ST_KEEP) {
             k++;
             continue;
         }
-        uint32_t m = 1;
-        while (k + m < n && dsm_g.state[pg + k + m] == PG_RO)
-            m++;
-        uint32_t s0 = pg + k;
-        /* Split the stretch into runs refetched (one get per home) and
-         * runs invalidated (one mprotect). */
-        for (uint32_t j = 0; j < m;) {
-            int upd = upd_take(s0 + j);
-            uint32_t h = 1;
-            int home = upd ? dsm_home(s0 + j) : -1;
-            while (j + h < m && (upd ? dsm_home(s0 + j + h) == home &&
-                                           upd_take(s0 + j + h)
-                                     : !(upd_on && upd_credit[s0 + j + h])))
-                h++;
-            if (upd) {
-                dsm_mark_fetch(s0 + j, h, home);
-                int rc = comm_get(home, DSM_REG_HEAP, page_off(s0 + j),
-                                  page_sys(s0 + j), (size_t)h << dsm_g.page_shift);
-                if (rc < 0)
-                    ompdsm_fatal("update of pages %u-%u from node %d failed",
-                                 s0 + j, s0 + j + h - 1, home);
-                DSM_STAT(pages_fetched, h);
-                DSM_STAT(updates, h);
-            } else {
-                uint32_t gen = __atomic_load_n(&apply_gen, __ATOMIC_RELAXED) + 1;
-                for (uint32_t q = 0; q < h; q++) {
-                    dsm_g.state[s0 + j + q] = PG_INVALID;
-                    if (upd_on)
-                        __atomic_store_n(&upd_stale_gen[s0 + j + q], gen,
-                                         __ATOMIC_RELAXED);
-                }
-                dsm_protect(s0 + j, h, PROT_NONE);
-                DSM_STAT(invalidations, h);
-            }
-            j += h;
+        if (what[k] == ST_MERGE) {
+            /* (a page wd_flush_page protected for its flush is writable
+             * again once merged) */
+            dsm_push_refetch(s0, dsm_home(s0));
+            if (dsm_g.tpn > 1)
+                dsm_protect(s0, 1, PROT_READ | PROT_WRITE);
+            k++;
+            continue;
         }
-        k += m;
+        int home = what[k] == ST_REFETCH ? dsm_home(s0) : -1;
+        while (k + h < n && what[k + h] == what[k] &&
+               (what[k] != ST_REFETCH || dsm_home(s0 + h) == home))
+            h++;
+        if (what[k] == ST_REFETCH) {
+            dsm_mark_fetch(s0, h, home);
+            int rc = comm_get(home, DSM_REG_HEAP, page_off(s0), page_sys(s0),
+                              (size_t)h << dsm_g.page_shift);
+            if (rc < 0)
+                ompdsm_fatal("update of pages %u-%u from node %d failed", s0,
+                             s0 + h - 1, home);
+            DSM_STAT(pages_fetched, h);
+            DSM_STAT(updates, h);
+        } else {
+            uint32_t gen = __atomic_load_n(&apply_gen, __ATOMIC_RELAXED) + 1;
+            for (uint32_t q = 0; q < h; q++) {
+                dsm_g.state[s0 + q] = PG_INVALID;
+                if (upd_on)
+                    __atomic_store_n(&upd_stale_gen[s0 + q], gen, __ATOMIC_RELAXED);
+            }
+            dsm_protect(s0, h, PROT_NONE);
+            DSM_STAT(invalidations, h);
+        }
+        k += h;
     }
     page_run_unlock(pg, n);
 }
@@ -137,7 +168,7 @@ static void stale_run(uint32_t pg, uint32_t n)
  * being fetched) and are not homed here, and hands them to stale_run in
  * batches.  The unlocked state check is safe: a page read as INVALID has
  * no fetch in flight that started before our notices' data was at home. */
-static void stale_range(uint32_t pg, uint32_t n)
+static void stale_range(uint32_t pg, uint32_t n, int force)
 {
     int me = dsm_g.rank;
     uint32_t start = 0, len = 0;
@@ -149,7 +180,7 @@ static void stale_range(uint32_t pg, uint32_t n)
                    __atomic_load_n(&dsm_g.state[p], __ATOMIC_SEQ_CST) != PG_INVALID &&
                    dsm_home_known(p) != me;
         if (want && len && starts_stripe_block(p)) {
-            stale_run(start, len);
+            stale_run(start, len, force);
             len = 0;
         }
         if (want) {
@@ -157,7 +188,7 @@ static void stale_range(uint32_t pg, uint32_t n)
                 start = p;
             len++;
         } else if (len) {
-            stale_run(start, len);
+            stale_run(start, len, force);
             len = 0;
         }
     }
@@ -171,7 +202,7 @@ void dsm_apply_notices(const struct notice *v, size_t n)
         if (v[i].writer == me)
             continue; /* only we wrote it: our copy is what the home has */
         DSM_STAT(notices_applied, 1);
-        stale_range(v[i].page, v[i].npages);
+        stale_range(v[i].page, v[i].npages, v[i].writer == NOTICE_FORCE);
         if (dsm_g.keep_on)
             dsm_keep_shared(v[i].page, v[i].npages);
     }
@@ -182,5 +213,5 @@ void dsm_apply_notices(const struct notice *v, size_t n)
 
 void dsm_invalidate_all(void)
 {
-    stale_range(0, dsm_g.npages);
+    stale_range(0, dsm_g.npages, 1);
 }

@@ -172,6 +172,10 @@ void dsm_keep_interval_end(void)
 void dsm_wrote(const void *p, size_t len)
 {
     uint32_t pg, end;
+    if (dsm_g.wd != WD_OFF && dsm_g.started) {
+        dsm_wd_mark(p, len);
+        return;
+    }
     if (dsm_g.solo || !dsm_g.started || !dsm_g.keep_on ||
         !dsm_heap_pages(p, len, &pg, &end))
         return;

@@ -828,8 +828,75 @@ static void acquired(uint32_t id, uint32_t q, struct llock *e, int cached,
     dsm_acquire_from(from, pushed);
 }
 
+/* ---- one node ----
+ * A job of one node shares nothing: a lock is a word of the process (its
+ * slot in the dsm area, which no other node reads), 0 free, 1 held, 2
+ * held with sleepers (Drepper's futex mutex), and nothing is released or
+ * acquired.  A brief spin, then a futex (200 ms timeout: only a bound for
+ * a lost wake-up). */
+static uint32_t *solo_word(uint32_t id)
+{
+    int mgr;
+    uint64_t off;
+    where(id, &mgr, &off);
+    return (uint32_t *)(dsm_g.area + off);
+}
+
+static int solo_try(uint32_t id)
+{
+    uint32_t z = 0;
+    return __atomic_compare_exchange_n(solo_word(id), &z, 1, 0, __ATOMIC_ACQUIRE,
+                                       __ATOMIC_RELAXED);
+}
+
+static void solo_lock(uint32_t id)
+{
+    uint32_t *w = solo_word(id), c = 0;
+    if (__atomic_compare_exchange_n(w, &c, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return;
+    uint64_t t0 = ompdsm_now_ns();
+    for (int i = 0; i < 100; i++) {
+        c = 0;
+        if (__atomic_compare_exchange_n(w, &c, 1, 0, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED))
+            goto out;
+        __builtin_ia32_pause();
+    }
+    if (c != 2)
+        c = __atomic_exchange_n(w, 2, __ATOMIC_ACQUIRE);
+    while (c) {
+        struct timespec ts = {0, 200 * 1000 * 1000};
+        futex(w, FUTEX_WAIT_PRIVATE, 2, &ts);
+        c = __atomic_exchange_n(w, 2, __ATOMIC_ACQUIRE);
+    }
+out:
+    DSM_STAT(lock_ns, ompdsm_now_ns() - t0);
+}
+
+static void solo_unlock(uint32_t id)
+{
+    uint32_t *w = solo_word(id);
+    if (__atomic_exchange_n(w, 0, __ATOMIC_RELEASE) == 2)
+        futex(w, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
+int dsm_lock_fast(uint32_t id)
+{
+    if (!dsm_g.solo || !solo_try(id))
+        return 0;
+    remember(id, UINT32_MAX, NULL);
+    DSM_STAT(lock_acquires, 1);
+    return 1;
+}
+
 void dsm_lock(uint32_t id)
 {
+    if (dsm_g.solo) {
+        solo_lock(id);
+        remember(id, UINT32_MAX, NULL);
+        DSM_STAT(lock_acquires, 1);
+        return;
+    }
     /* (lock_ns counts waits and messages: a re-take from the cache or a
      * free entry reads no clock) */
     uint64_t t0 = 0;
@@ -866,6 +933,8 @@ void dsm_lock(uint32_t id)
 
 int dsm_trylock(uint32_t id)
 {
+    if (dsm_g.solo)
+        return dsm_lock_fast(id);
     struct llock *e = NULL;
     if (local_on()) {
         int handed;
@@ -945,6 +1014,10 @@ void dsm_unlock(uint32_t id)
     uint32_t q = held[k].q;
     struct llock *e = held[k].e;
     held[k] = held[--nheld];
+    if (dsm_g.solo) {
+        solo_unlock(id);
+        return;
+    }
     if (!e) {
         unlock_global(id, q);
         return;

@@ -301,11 +301,20 @@ void dsm_mig_apply(const struct mig_move *m, size_t n)
             if (st != PG_RO) {
                 /* The root put the current contents into our memory. */
                 dsm_g.state[pg] = PG_RO;
-                dsm_protect(pg, 1, PROT_READ);
+                dsm_protect(pg, 1, dsm_g.wd == WD_ON ? PROT_READ | PROT_WRITE
+                                                     : PROT_READ);
+                if (dsm_g.wd == WD_ON)
+                    dsm_wd_valid(pg, 1);
             }
+            if (dsm_g.wd == WD_ON)
+                dsm_wd_clear(pg); /* (released at this barrier) */
             DSM_STAT(migrations, 1);
             DSM_STAT(migrate_bytes, dsm_g.page_size);
         } else if (m[i].from == me) {
+            /* Marks on a page homed here are never sent (the master copy
+             * had the bytes); as a copy, only later writes may be. */
+            if (dsm_g.wd == WD_ON)
+                dsm_wd_clear(pg);
             if (st == PG_DIRTY) {
                 /* An exclusive page, or one kept writable (with a twin,
                  * released at this barrier): our copy stays valid, and the

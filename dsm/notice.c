@@ -1,7 +1,8 @@
 /* dsm/notice.c - write notices: sorted, coalesced page ranges naming who
  * wrote them.  Merging keeps the writer when one node wrote a page and
  * marks it NOTICE_MULTI when several did, which is what a node needs to
- * decide whether its own copy is still current. */
+ * decide whether its own copy is still current; NOTICE_FORCE (a write no
+ * push carried) wins over both. */
 #include "dsm_int.h"
 
 #include <errno.h>
@@ -107,7 +108,10 @@ int notice_merge(const struct notice *a, size_t na, const struct notice *b,
             bs = as;
         } else {
             uint64_t e = ae < be ? ae : be;
-            int32_t w = a[i].writer == b[j].writer ? a[i].writer : NOTICE_MULTI;
+            int32_t w = a[i].writer == b[j].writer ? a[i].writer
+                        : a[i].writer == NOTICE_FORCE || b[j].writer == NOTICE_FORCE
+                            ? NOTICE_FORCE
+                            : NOTICE_MULTI;
             emit(out, as, e, w);
             as = bs = e;
             if (e == ae && ++i < na)

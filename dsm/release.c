@@ -40,6 +40,8 @@ size_t dsm_send_diff(uint32_t pg, int home, int keep)
 {
     struct comm_run *runs;
     size_t n = page_diff(pg, &runs);
+    if (dsm_g.wd == WD_CHECK)
+        dsm_wd_check(pg, runs, n);
     uint64_t bytes = 0;
     for (size_t k = 0; k < n; k++)
         bytes += runs[k].len;
@@ -87,6 +89,88 @@ static int fetched_since_notice(uint32_t pg)
     return __atomic_exchange_n(fetch_mark(pg), 1, __ATOMIC_SEQ_CST) == 0;
 }
 
+/* Under software write detection (WD_ON), take_batch and release_batch
+ * work on marks instead of the dirty list: the batch is every page homed
+ * elsewhere with marks (its written byte cleared), and the notices of
+ * pages homed here that another node fetched since our last notice for
+ * them (as for exclusive pages) go with the extra notices: their marks
+ * matter only to readers that get them pushed, the master copy has the
+ * bytes.  No page changes protection.  A lock release or flush may run
+ * beside the node's threads' stores (or on the lazy release helper):
+ * marks are then cleared one word at a time before the data is read. */
+static void wd_take_batch(uint32_t **pages, size_t *n, struct notice_list *extra,
+                          enum rel_mode mode)
+{
+    pthread_mutex_lock(&dsm_g.dirty_lock);
+    *extra = dsm_g.extra_notices;
+    memset(&dsm_g.extra_notices, 0, sizeof dsm_g.extra_notices);
+    pthread_mutex_unlock(&dsm_g.dirty_lock);
+    int me = dsm_g.rank, concurrent = mode == REL_LOCK;
+    uint32_t *v = NULL;
+    size_t nv = 0, cap = 0;
+    uint64_t excl = 0;
+    for (uint32_t pg = 0; (pg = dsm_wd_next(pg, concurrent)) != UINT32_MAX; pg++) {
+        if (dsm_home(pg) != me) {
+            dsm_page_list_push(&v, &nv, &cap, pg);
+            continue;
+        }
+        /* Home migration's count under policy diffs: the home's own
+         * writes count a page a release (as a write fault did). */
+        dsm_mig_bytes(pg, dsm_g.page_size);
+        /* Subscribers get the marks pushed; a node that fetched the page
+         * since our last notice for it (and did not subscribe before this
+         * interval) needs the notice. */
+        if (dsm_push_subs(pg) & ~(1ull << me))
+            dsm_page_list_push(&v, &nv, &cap, pg);
+        if (!dsm_g.excl_on || fetched_since_notice(pg))
+            notice_push(extra, pg, 1, me);
+        else
+            excl++;
+    }
+    DSM_STAT(exclusive, excl);
+    *pages = v;
+    *n = nv;
+}
+
+static int wd_release_batch(const uint32_t *pages, size_t n, struct notice_list *out,
+                            enum rel_mode mode)
+{
+    static __thread struct comm_run *runs;
+    if (!runs && !(runs = malloc((dsm_g.page_size / 2 + 1) * sizeof *runs)))
+        ompdsm_fatal("out of memory for a diff");
+    int sent = 0, concurrent = mode == REL_LOCK;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t pg = pages[i];
+        pthread_mutex_lock(page_lock(pg));
+        size_t nr = dsm_g.state[pg] == PG_INVALID ? 0 /* (sent when invalidated) */
+                                                  : dsm_wd_take(pg, runs, concurrent);
+        int home = dsm_home(pg);
+        if (nr && home == dsm_g.rank) {
+            dsm_push_defer(pg, runs, nr); /* (its notice: wd_take_batch) */
+        } else if (nr) {
+            uint64_t bytes = 0;
+            for (size_t k = 0; k < nr; k++)
+                bytes += runs[k].len;
+            if (comm_putv(home, DSM_REG_HEAP, page_off(pg), page_sys(pg), runs, nr) < 0)
+                ompdsm_fatal("diff of page %u to node %d failed", pg, home);
+            DSM_STAT(diffs, 1);
+            DSM_STAT(diff_runs, nr);
+            DSM_STAT(diff_bytes, bytes);
+            dsm_mig_bytes(pg, bytes);
+            dsm_pagestat_diff(pg, runs, nr);
+            dsm_push_defer(pg, runs, nr);
+            if (out)
+                notice_push(out, pg, 1, dsm_g.rank);
+            sent = 1;
+        }
+        pthread_mutex_unlock(page_lock(pg));
+    }
+    /* Pushes only once the homes have the bytes (dsm/push.c). */
+    if (sent && comm_fence(-1) < 0)
+        ompdsm_fatal("completing diffs failed");
+    return dsm_push_flush() | sent;
+}
+
 /* Takes the node's dirty list and extra notices (sorted pages) for a
  * release, with the kept pages the mode wants (dsm_keep_take).  Home pages
  * no other node fetched since our last notice for them need no notice and
@@ -97,6 +181,10 @@ static int fetched_since_notice(uint32_t pg)
 static void take_batch(uint32_t **pages, size_t *n, struct notice_list *extra,
                        enum rel_mode mode)
 {
+    if (dsm_g.wd == WD_ON) {
+        wd_take_batch(pages, n, extra, mode);
+        return;
+    }
     pthread_mutex_lock(&dsm_g.dirty_lock);
     uint32_t *v = dsm_g.dirty, *ex = dsm_g.excl;
     size_t nv = dsm_g.ndirty, cap = dsm_g.dirty_cap, nex = dsm_g.nexcl;
@@ -175,6 +263,8 @@ static void take_batch(uint32_t **pages, size_t *n, struct notice_list *extra,
 static int release_batch(const uint32_t *pages, size_t n, struct notice_list *out,
                          enum rel_mode mode)
 {
+    if (dsm_g.wd == WD_ON)
+        return wd_release_batch(pages, n, out, mode);
     int sent = 0;
     uint8_t mark[DSM_PLOCK_STRIPES];
     for (size_t i = 0; i < n;) {
@@ -327,6 +417,16 @@ void dsm_track_since_fork(int on)
 void dsm_release_page(uint32_t pg)
 {
     pthread_mutex_lock(page_lock(pg));
+    if (dsm_g.wd == WD_ON && dsm_home(pg) != dsm_g.rank) {
+        if (dsm_wd_flush(pg)) {
+            if (dsm_g.tpn > 1)
+                dsm_protect(pg, 1, PROT_READ | PROT_WRITE);
+            if (comm_fence(dsm_home(pg)) < 0)
+                ompdsm_fatal("completing the diff of page %u failed", pg);
+        }
+        pthread_mutex_unlock(page_lock(pg));
+        return;
+    }
     if (dsm_g.state[pg] == PG_DIRTY && dsm_home(pg) != dsm_g.rank) {
         dsm_protect(pg, 1, PROT_READ);
         dsm_g.state[pg] = PG_RO;
@@ -427,7 +527,7 @@ static int release_idle(void)
         return 0;
     pthread_mutex_lock(&dsm_g.dirty_lock);
     int idle = !dsm_g.ndirty && !dsm_g.nkept && !dsm_g.nkept_wrote &&
-               !dsm_g.extra_notices.n;
+               !dsm_g.extra_notices.n && !(dsm_g.wd == WD_ON && dsm_wd_any());
     if (idle && dsm_g.nexcl) {
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         for (size_t i = 0; i < dsm_g.nexcl && idle; i++)

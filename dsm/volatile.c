@@ -16,6 +16,7 @@ static int vol_hybrid; /* dsm_volatile_threads: several threads per node */
 void dsm_volatile_threads(int threads_per_node)
 {
     vol_hybrid = threads_per_node > 1;
+    dsm_g.tpn = threads_per_node;
 }
 
 /* Calls fn on each piece of [p, p+len) that lies within one heap page. */
@@ -60,7 +61,14 @@ static void vol_refetch(uint32_t pg, size_t off, size_t n)
             if (comm_get(home, DSM_REG_HEAP, page_off(pg) + off, b, n) < 0)
                 ompdsm_fatal("refetch of a volatile object (page %u) from "
                              "node %d failed", pg, home);
-            if (st == PG_DIRTY && dsm_g.twin[pg] && vol_hybrid) {
+            if (dsm_g.wd == WD_ON && vol_hybrid) {
+                /* A marked byte was stored by a thread of this node whose
+                 * write-through is still to come: it stays. */
+                unsigned char *c = (unsigned char *)page_sys(pg) + off;
+                for (size_t i = 0; i < n; i++)
+                    if (!dsm_wd_byte_marked(pg, off + i))
+                        c[i] = ((const unsigned char *)b)[i];
+            } else if (st == PG_DIRTY && dsm_g.twin[pg] && vol_hybrid) {
                 /* A byte that differs from the twin was stored by a thread
                  * of this node whose write-through is still to come (hybrid
                  * nodes): it stays.  The others take the home's value, each
@@ -111,6 +119,8 @@ static void vol_write_through(uint32_t pg, size_t off, size_t n)
         }
         memcpy((char *)dsm_g.twin[pg] + off, page_sys(pg) + off, n);
     }
+    if (dsm_g.wd == WD_ON)
+        dsm_wd_unmark(pg, off, n); /* (sent now: a later diff must not) */
     if (comm_put(home, DSM_REG_HEAP, page_off(pg) + off, page_sys(pg) + off,
                  n) < 0 ||
         comm_fence(home) < 0)

@@ -83,8 +83,10 @@ RT_API char *OMPDSM_strdup(const char *s)
     size_t n = strlen(s) + 1;
     CALLER();
     char *p = dsm_malloc(n);
-    if (p)
+    if (p) {
         memcpy(p, s, n);
+        dsm_wd_wrote(p, n);
+    }
     return p;
 }
 RT_API char *OMPDSM_strndup(const char *s, unsigned long n)
@@ -95,6 +97,7 @@ RT_API char *OMPDSM_strndup(const char *s, unsigned long n)
     if (p) {
         memcpy(p, s, l);
         p[l] = 0;
+        dsm_wd_wrote(p, l + 1);
     }
     return p;
 }
@@ -106,8 +109,10 @@ RT_API void *OMPDSM_local_alloc(unsigned long size, unsigned long align,
     void *p = dsm_stack_alloc(size ? size : 1, align);
     if (!p)
         ompdsm_fatal("out of shared memory for a %lu-byte local variable", size);
-    if (init)
+    if (init) {
         memcpy(p, init, size);
+        dsm_wd_wrote(p, size);
+    }
     return p;
 }
 
@@ -121,7 +126,10 @@ RT_API void OMPDSM_local_free(void *pointer_variable_address)
 RT_API long OMPDSM_read(int fd, void *buf, unsigned long n)
 {
     dsm_touch(buf, n, 1);
-    return read(fd, buf, n);
+    long r = read(fd, buf, n);
+    if (r > 0)
+        dsm_wd_wrote(buf, (size_t)r);
+    return r;
 }
 RT_API long OMPDSM_write(int fd, const void *buf, unsigned long n)
 {
@@ -131,7 +139,10 @@ RT_API long OMPDSM_write(int fd, const void *buf, unsigned long n)
 RT_API long OMPDSM_pread(int fd, void *buf, unsigned long n, long off)
 {
     dsm_touch(buf, n, 1);
-    return pread(fd, buf, n, off);
+    long r = pread(fd, buf, n, off);
+    if (r > 0)
+        dsm_wd_wrote(buf, (size_t)r);
+    return r;
 }
 RT_API long OMPDSM_pwrite(int fd, const void *buf, unsigned long n, long off)
 {
@@ -142,7 +153,10 @@ RT_API unsigned long OMPDSM_fread(void *buf, unsigned long size,
                                   unsigned long n, void *stream)
 {
     dsm_touch(buf, size * n, 1);
-    return fread(buf, size, n, stream);
+    unsigned long r = fread(buf, size, n, stream);
+    if (r)
+        dsm_wd_wrote(buf, size * r);
+    return r;
 }
 RT_API unsigned long OMPDSM_fwrite(const void *buf, unsigned long size,
                                    unsigned long n, void *stream)

@@ -8,9 +8,11 @@ RT_API void OMPDSM_critical_start(const char *name)
 {
     RT_STAT(criticals, 1);
     uint32_t id = rt_critical_id(name);
-    rt_wait_begin(RT_WAIT_CRITICAL, RT_CALLER, NULL, 0, name, id);
-    dsm_lock(id);
-    rt_wait_end();
+    if (!dsm_lock_fast(id)) {
+        rt_wait_begin(RT_WAIT_CRITICAL, RT_CALLER, NULL, 0, name, id);
+        dsm_lock(id);
+        rt_wait_end();
+    }
     rt_diag_lock_held(id, 1);
 }
 

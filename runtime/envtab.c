@@ -143,6 +143,12 @@ static const struct rt_env_var vars[] = {
      "pages written in every interval stay writable across barriers", NULL},
     {"OMPDSM_KEEP_GAP", RT_ENV_NODE, "0", "0..15",
      "barriers a written page stays kept without a write (0: measured)", NULL},
+    {"OMPDSM_WD", RT_ENV_NODE, "auto", "auto|on|off|check",
+     "how writes to the heap are found: the compiler pass's marks (auto: when "
+     "every unit has them) or page protection", NULL},
+    {"OMPDSM_PUSH", RT_ENV_NODE, "on", "on|off",
+     "with write detection: writers push their bytes to the pages' stable "
+     "readers", NULL},
     {"OMPDSM_ADAPTIVE_UPDATE", RT_ENV_NODE, "on", "on|off",
      "refetch at the acquire the copies faulted back after invalidation", NULL},
     {"OMPDSM_LOCK_CACHE", RT_ENV_NODE, "on", "on|off",

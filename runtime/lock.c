@@ -9,8 +9,13 @@ static long long me(void)
     return rt_thread_owner();
 }
 
-RT_API void omp_init_lock(omp_lock_t *l) { l->_ompdsm_id = dsm_lock_alloc(); }
-RT_API void omp_destroy_lock(omp_lock_t *l) { l->_ompdsm_id = ~0ull; }
+/* A lock object may lie in the shared heap: each store into it is marked
+ * for the DSM's write detection (dsm_wd_wrote), as the compiler pass marks
+ * the program's own. */
+#define SET(lv, v) ((lv) = (v), dsm_wd_wrote(&(lv), sizeof(lv)))
+
+RT_API void omp_init_lock(omp_lock_t *l) { SET(l->_ompdsm_id, dsm_lock_alloc()); }
+RT_API void omp_destroy_lock(omp_lock_t *l) { SET(l->_ompdsm_id, ~0ull); }
 
 static uint32_t id_of(unsigned long long id, const char *what)
 {
@@ -25,6 +30,10 @@ static void set_lock(omp_lock_t *l, const void *pc, const char *file,
                      int line, const char *text)
 {
     uint32_t id = id_of(l->_ompdsm_id, "omp_set_lock");
+    if (dsm_lock_fast(id)) {
+        rt_diag_lock_held(id, 1);
+        return;
+    }
     rt_wait_begin(RT_WAIT_LOCK, pc, file, line, text, id);
     dsm_lock(id);
     rt_wait_end();
@@ -56,26 +65,28 @@ RT_API int omp_test_lock(omp_lock_t *l)
 
 RT_API void omp_init_nest_lock(omp_nest_lock_t *l)
 {
-    l->_ompdsm_id = dsm_lock_alloc();
-    l->_ompdsm_owner = 0;
-    l->_ompdsm_count = 0;
+    SET(l->_ompdsm_id, dsm_lock_alloc());
+    SET(l->_ompdsm_owner, 0);
+    SET(l->_ompdsm_count, 0);
 }
-RT_API void omp_destroy_nest_lock(omp_nest_lock_t *l) { l->_ompdsm_id = ~0ull; }
+RT_API void omp_destroy_nest_lock(omp_nest_lock_t *l) { SET(l->_ompdsm_id, ~0ull); }
 
 static void set_nest_lock(omp_nest_lock_t *l, const void *pc,
                           const char *file, int line, const char *text)
 {
     if (l->_ompdsm_owner == me()) {
-        l->_ompdsm_count++;
+        SET(l->_ompdsm_count, l->_ompdsm_count + 1);
         return;
     }
     uint32_t id = id_of(l->_ompdsm_id, "omp_set_nest_lock");
-    rt_wait_begin(RT_WAIT_NEST_LOCK, pc, file, line, text, id);
-    dsm_lock(id);
-    rt_wait_end();
+    if (!dsm_lock_fast(id)) {
+        rt_wait_begin(RT_WAIT_NEST_LOCK, pc, file, line, text, id);
+        dsm_lock(id);
+        rt_wait_end();
+    }
     rt_diag_lock_held(id, 1);
-    l->_ompdsm_owner = me();
-    l->_ompdsm_count = 1;
+    SET(l->_ompdsm_owner, me());
+    SET(l->_ompdsm_count, 1);
 }
 RT_API void omp_set_nest_lock(omp_nest_lock_t *l)
 {
@@ -89,8 +100,9 @@ RT_API void OMPDSM_set_nest_lock_at(omp_nest_lock_t *l, const char *file,
 
 RT_API void omp_unset_nest_lock(omp_nest_lock_t *l)
 {
-    if (--l->_ompdsm_count == 0) {
-        l->_ompdsm_owner = 0;
+    SET(l->_ompdsm_count, l->_ompdsm_count - 1);
+    if (l->_ompdsm_count == 0) {
+        SET(l->_ompdsm_owner, 0);
         uint32_t id = id_of(l->_ompdsm_id, "omp_unset_nest_lock");
         rt_diag_lock_held(id, 0);
         dsm_unlock(id);
@@ -99,13 +111,15 @@ RT_API void omp_unset_nest_lock(omp_nest_lock_t *l)
 
 RT_API int omp_test_nest_lock(omp_nest_lock_t *l)
 {
-    if (l->_ompdsm_owner == me())
-        return (int)++l->_ompdsm_count;
+    if (l->_ompdsm_owner == me()) {
+        SET(l->_ompdsm_count, l->_ompdsm_count + 1);
+        return (int)l->_ompdsm_count;
+    }
     uint32_t id = id_of(l->_ompdsm_id, "omp_test_nest_lock");
     if (!dsm_trylock(id))
         return 0;
     rt_diag_lock_held(id, 1);
-    l->_ompdsm_owner = me();
-    l->_ompdsm_count = 1;
+    SET(l->_ompdsm_owner, me());
+    SET(l->_ompdsm_count, 1);
     return 1;
 }

@@ -93,7 +93,9 @@ uint32_t rt_critical_id(const char *name)
 static void setup_units(void)
 {
     size_t nc = 0;
+    unsigned nunits = 0;
     for (OMPDSM_unit *u = units; u; u = u->next) {
+        nunits++;
         for (unsigned i = 0; i < u->nglobals; i++) {
             OMPDSM_global *g = &u->globals[i];
             *g->slot = dsm_global_alloc(g->size, g->align ? g->align : 1,
@@ -103,6 +105,7 @@ static void setup_units(void)
         nregions += (int)u->nregions;
         nc += u->ncriticals;
     }
+    dsm_wd_units(nunits);
     for (OMPDSM_unit *u = units; u; u = u->next)
         if (u->init)
             u->init();

@@ -376,6 +376,32 @@ void OMPDSM_taskwait(void);
  * takes tasks until the whole team has arrived, instead of blocking. */
 void OMPDSM_task_region(void);
 
+/* ------------------------------------------------------------------------
+ * Software write detection (ABI node OMPDSM_1.3)
+ * ------------------------------------------------------------------------
+ * Not called from translated C: ompcc's LLVM pass (translator/wdpass)
+ * emits these in the code clang generates (docs/abi.md, "Write
+ * detection").  Heap byte d = address - OMPDSM_wd_base (d below
+ * OMPDSM_wd_size; a size of 0 turns marking off) is marked by setting bit
+ * (d & 3) of OMPDSM_wd_shadow[d >> 2], before and after the store, and
+ * its page's byte OMPDSM_wd_pages[d >> OMPDSM_wd_page_shift] after it.
+ * The runtime sets the five globals before the program's main and never
+ * changes them while user code runs. */
+extern unsigned long OMPDSM_wd_base, OMPDSM_wd_size;
+extern unsigned char *OMPDSM_wd_shadow, *OMPDSM_wd_pages;
+extern unsigned int OMPDSM_wd_page_shift;
+/* Marks [p, p+len) (any alignment and length; outside the heap nothing). */
+void OMPDSM_wd_mark(const void *p, unsigned long len);
+/* Around a call to a function the pass did not compile (n pointer
+ * arguments follow): returns 0 when nothing is to be done (the callee is
+ * instrumented, or no argument points into the heap); otherwise the
+ * thread's writes to the heap fault until OMPDSM_wd_unguard(token), which
+ * turns what the call wrote into marks. */
+unsigned long OMPDSM_wd_guard(void *callee, unsigned n, ...);
+void OMPDSM_wd_unguard(unsigned long token);
+/* Every instrumented module's constructor: abi 1, the module's functions. */
+void OMPDSM_wd_register(unsigned abi, const void *const *fns, unsigned n);
+
 #ifdef __cplusplus
 }
 #endif

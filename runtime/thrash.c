@@ -55,8 +55,30 @@ static const OMPDSM_srcpos *decl_of(const OMPDSM_unit *unit, unsigned i)
     return NULL;
 }
 
+/* The global at addr as "name + offset (declared at file:line)", or the
+ * shared block holding it (known while OMPDSM_STATS tracks blocks). */
+static void name_addr(const void *p, char *buf, size_t len)
+{
+    uint64_t addr = (uint64_t)(uintptr_t)p;
+    buf[0] = 0;
+    for (const OMPDSM_unit *u = rt_units(); u; u = u->next)
+        for (unsigned i = 0; i < u->nglobals; i++) {
+            const OMPDSM_global *g = &u->globals[i];
+            uint64_t base = (uint64_t)(uintptr_t)*g->slot;
+            if (addr < base || addr >= base + g->size)
+                continue;
+            const OMPDSM_srcpos *d = decl_of(u, i);
+            snprintf(buf, len, "%s + %llu bytes (declared at %s:%d)", g->name,
+                     (unsigned long long)(addr - base), d ? d->file : "?",
+                     d ? d->line : 0);
+            return;
+        }
+    snprintf(buf, len, "not in a global: a malloc'd block or a shared local");
+}
+
 void rt_thrash_start(void)
 {
+    dsm_set_namer(name_addr);
     const char *v = getenv("OMPDSM_STATS");
     if (!v || !*v || !strcmp(v, "0"))
         return;
