@@ -169,6 +169,7 @@ static __thread struct {
     uint32_t id;
     uint32_t q;
     struct llock *e;
+    int migratory; /* came from another node (see unlock_global) */
 } held[HELD_MAX];
 static __thread int nheld;
 
@@ -282,6 +283,7 @@ static void remember(uint32_t id, uint32_t q, struct llock *e)
     held[nheld].id = id;
     held[nheld].q = q;
     held[nheld].e = e;
+    held[nheld].migratory = 0;
     nheld++;
 }
 
@@ -824,6 +826,7 @@ static void acquired(uint32_t id, uint32_t q, struct llock *e, int cached,
         return;
     }
     OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u acquired", id);
+    held[nheld - 1].migratory = from >= 0 && from != dsm_g.rank;
     __atomic_store_n(&last_acquire_ns, ompdsm_coarse_ns(), __ATOMIC_RELAXED);
     dsm_acquire_from(from, pushed);
 }
@@ -965,10 +968,15 @@ int dsm_trylock(uint32_t id)
 }
 
 /* Unlock of a lock held through queue node q: to the next waiter of the
- * queue, or into the cache. */
-static void unlock_global(uint32_t id, uint32_t q)
+ * queue, or into the cache.  migratory: the lock came from another node,
+ * which is likely to want it back (NPB UA's mortar points on a partition
+ * boundary): its unlock releases at once rather than lazily, so that the
+ * next taker finds nothing owed and waits for no request's answer (the
+ * holder serves one only when it next runs a lock operation or its helper
+ * polls).  A lock re-taken from the cache stays lazy. */
+static void unlock_global(uint32_t id, uint32_t q, int migratory)
 {
-    int lz = lazy_on();
+    int lz = lazy_on() && !migratory;
     if (!lz)
         dsm_release();
 
@@ -1013,13 +1021,14 @@ void dsm_unlock(uint32_t id)
         ompdsm_fatal("unlock of lock %u, which this thread does not hold", id);
     uint32_t q = held[k].q;
     struct llock *e = held[k].e;
+    int migratory = held[k].migratory;
     held[k] = held[--nheld];
     if (dsm_g.solo) {
         solo_unlock(id);
         return;
     }
     if (!e) {
-        unlock_global(id, q);
+        unlock_global(id, q, migratory);
         return;
     }
     /* A thread of this node waits: leave the lock with the node, unless a
@@ -1042,6 +1051,6 @@ void dsm_unlock(uint32_t id)
         return;
     }
     e->passes = 0;
-    unlock_global(id, q);
+    unlock_global(id, q, migratory);
     lrelease(e, 0);
 }

@@ -418,12 +418,12 @@ void dsm_release_page(uint32_t pg)
 {
     pthread_mutex_lock(page_lock(pg));
     if (dsm_g.wd == WD_ON && dsm_home(pg) != dsm_g.rank) {
-        if (dsm_wd_flush(pg)) {
-            if (dsm_g.tpn > 1)
-                dsm_protect(pg, 1, PROT_READ | PROT_WRITE);
-            if (comm_fence(dsm_home(pg)) < 0)
-                ompdsm_fatal("completing the diff of page %u failed", pg);
-        }
+        int valid = dsm_g.state[pg] == PG_RO;
+        if (dsm_wd_flush(pg) && comm_fence(dsm_home(pg)) < 0)
+            ompdsm_fatal("completing the diff of page %u failed", pg);
+        /* (with several threads a node, the flush protected the page) */
+        if (valid && dsm_g.tpn > 1)
+            dsm_protect(pg, 1, PROT_READ | PROT_WRITE);
         pthread_mutex_unlock(page_lock(pg));
         return;
     }

@@ -511,8 +511,15 @@ static void write_json(FILE *f, const struct row *rows, int n,
                        const struct prof_wire *prof, int ns,
                        const struct rt_thrash *th)
 {
-    fprintf(f, "{\n  \"nodes\": %d,\n  \"transport\": \"%s\",\n  \"per_node\": [\n",
-            n, comm_transport_name());
+    struct dsm_costs c;
+    dsm_machine_costs(&c);
+    fprintf(f, "{\n  \"nodes\": %d,\n  \"transport\": \"%s\",\n"
+               "  \"write_detection\": \"%s\",\n"
+               "  \"machine_costs\": {\"fault_ns\": %llu, \"protect_ns\": %llu, "
+               "\"page_copy_ns\": %llu},\n  \"per_node\": [\n",
+            n, comm_transport_name(), dsm_wd_mode_name(),
+            (unsigned long long)c.fault_ns, (unsigned long long)c.prot_ns,
+            (unsigned long long)c.copy_ns);
     for (int r = 0; r < n; r++) {
         fprintf(f, "    {\"node\": %d", r);
         for (size_t i = 0; i < OMPDSM_ARRAY_LEN(cols); i++)

@@ -371,7 +371,8 @@ def load_stats(path):
     tot = {k: sum(n.get(k, 0) for n in nodes) for k in STAT_KEYS}
     per = [{k: n.get(k, 0) for k in STAT_KEYS} for n in nodes]
     return {'nodes': j.get('nodes'), 'transport': j.get('transport'), 'total': tot,
-            'per_node': per}
+            'per_node': per, 'machine_costs': j.get('machine_costs'),
+            'write_detection': j.get('write_detection')}
 
 
 class Runner:
@@ -725,6 +726,18 @@ def markdown(doc):
     summ = doc['summary']
     cfgs = doc['configs']
     n = doc.get('noise', {})
+    # The price of a fault and of a protection change varies between
+    # machines of one kind (4 to 130 us for an mprotect): every report
+    # names this machine's, as ompdsm's start-up probe measured them.
+    costs = [r['stats']['machine_costs'] for r in doc.get('runs', [])
+             if r.get('stats', {}).get('machine_costs')]
+    if costs:
+        med = lambda k: sorted(c[k] for c in costs)[len(costs) // 2] / 1000.0
+        L.append('This machine, as ompdsm measured it at the start of its runs (medians of '
+                 '%d runs): a fault %.1f us, a protection change (mprotect of a page) %.1f us, '
+                 'a page copy %.1f us.' % (len(costs), med('fault_ns'), med('protect_ns'),
+                                          med('page_copy_ns')))
+        L.append('')
     if n.get('busy_median', 0) > 0.5:
         L.append('**Warning: other jobs kept this machine busy during the run (median %.0f%% of both '
                  'CPUs just before a run; see "Noise" below). The 2-wide configurations (native 2 '
