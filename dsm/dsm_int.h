@@ -433,6 +433,8 @@ void dsm_keep_take(enum rel_mode mode, uint32_t **v, size_t *nv, size_t *cap);
 void dsm_keep_shared(uint32_t pg, uint32_t n);
 
 /* ---- releases (release.c) ---- */
+/* Puts the runs of page pg into its home's copy and counts the diff. */
+void dsm_diff_put(uint32_t pg, int home, const struct comm_run *runs, size_t n);
 /* Sends the diff of one dirty non-home page to its home (page lock held,
  * page already write-protected or no thread of the node writing).  Returns
  * the number of changed runs.  keep: the twin is brought up to date and

@@ -36,12 +36,8 @@ static size_t page_diff(uint32_t pg, struct comm_run **out)
                        dsm_g.granule[pg]);
 }
 
-size_t dsm_send_diff(uint32_t pg, int home, int keep)
+void dsm_diff_put(uint32_t pg, int home, const struct comm_run *runs, size_t n)
 {
-    struct comm_run *runs;
-    size_t n = page_diff(pg, &runs);
-    if (dsm_g.wd == WD_CHECK)
-        dsm_wd_check(pg, runs, n);
     uint64_t bytes = 0;
     for (size_t k = 0; k < n; k++)
         bytes += runs[k].len;
@@ -52,6 +48,15 @@ size_t dsm_send_diff(uint32_t pg, int home, int keep)
     DSM_STAT(diff_bytes, bytes);
     dsm_mig_bytes(pg, bytes);
     dsm_pagestat_diff(pg, runs, n);
+}
+
+size_t dsm_send_diff(uint32_t pg, int home, int keep)
+{
+    struct comm_run *runs;
+    size_t n = page_diff(pg, &runs);
+    if (dsm_g.wd == WD_CHECK)
+        dsm_wd_check(pg, runs, n);
+    dsm_diff_put(pg, home, runs, n);
     void *twin = dsm_g.twin[pg];
     if (keep) {
         diff_apply(twin, page_sys(pg), runs, n);
@@ -148,16 +153,7 @@ static int wd_release_batch(const uint32_t *pages, size_t n, struct notice_list 
         if (nr && home == dsm_g.rank) {
             dsm_push_defer(pg, runs, nr); /* (its notice: wd_take_batch) */
         } else if (nr) {
-            uint64_t bytes = 0;
-            for (size_t k = 0; k < nr; k++)
-                bytes += runs[k].len;
-            if (comm_putv(home, DSM_REG_HEAP, page_off(pg), page_sys(pg), runs, nr) < 0)
-                ompdsm_fatal("diff of page %u to node %d failed", pg, home);
-            DSM_STAT(diffs, 1);
-            DSM_STAT(diff_runs, nr);
-            DSM_STAT(diff_bytes, bytes);
-            dsm_mig_bytes(pg, bytes);
-            dsm_pagestat_diff(pg, runs, nr);
+            dsm_diff_put(pg, home, runs, nr);
             dsm_push_defer(pg, runs, nr);
             if (out)
                 notice_push(out, pg, 1, dsm_g.rank);

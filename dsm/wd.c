@@ -493,12 +493,10 @@ int dsm_wd_flush(uint32_t pg)
     if (!n)
         return 0;
     int home = dsm_home(pg);
-    if (comm_putv(home, DSM_REG_HEAP, page_off(pg), page_sys(pg), runs, n) < 0 ||
-        (dsm_push_subs(pg) && comm_fence(home) < 0))
+    dsm_diff_put(pg, home, runs, n);
+    if (dsm_push_subs(pg) && comm_fence(home) < 0)
         ompdsm_fatal("diff of page %u to node %d failed", pg, home);
     dsm_push_send(pg, runs, n); /* (after the home has them: dsm/push.c) */
-    DSM_STAT(diffs, 1);
-    DSM_STAT(diff_runs, n);
     pthread_mutex_lock(&dsm_g.dirty_lock);
     notice_push(&dsm_g.extra_notices, pg, 1, dsm_g.rank);
     pthread_mutex_unlock(&dsm_g.dirty_lock);
