@@ -21,6 +21,17 @@ enum { ATOMIC_STRIPES = 64 };
 static pthread_mutex_t remote_lock[ATOMIC_STRIPES] = {
     [0 ... ATOMIC_STRIPES - 1] = PTHREAD_MUTEX_INITIALIZER};
 
+/* Per stripe (under its remote_lock): the word of the last remote update
+ * and the value it left at the home.  A page another node writes is
+ * invalid here after every acquire, and the updates of a loop of atomics
+ * on it found no guess in the copy and read the word from the home first:
+ * two round trips an update where one does when nobody else updated the
+ * word meanwhile (and a failed compare-swap returns the value anyway). */
+static struct {
+    uint64_t hoff; /* word's offset + 1; 0: none */
+    uint64_t word;
+} last_remote[ATOMIC_STRIPES];
+
 static uint64_t apply(uint64_t word, size_t off, size_t size,
                       dsm_atomic_fn fn, const void *arg, void *out_old,
                       void *out_new)
@@ -88,8 +99,10 @@ void dsm_atomic_update(void *p, size_t size, dsm_atomic_fn fn, const void *arg,
     uint64_t hoff = (uint64_t)((char *)(a - off) - dsm_g.app);
     uint64_t guess, got, nw;
     pthread_mutex_t *rl = NULL;
+    uint32_t stripe = 0;
     if (home != dsm_g.rank) {
-        rl = &remote_lock[pg % ATOMIC_STRIPES];
+        stripe = pg % ATOMIC_STRIPES;
+        rl = &remote_lock[stripe];
         pthread_mutex_lock(rl);
         /* Stores this node made to the page and not yet released are not
          * at the home: release the page first, or the compare-swap would
@@ -100,9 +113,12 @@ void dsm_atomic_update(void *p, size_t size, dsm_atomic_fn fn, const void *arg,
         if (valid)
             memcpy(&guess, dsm_g.sys + hoff, 8);
         pthread_mutex_unlock(page_lock(pg));
-        /* Our copy, if valid, is the best first guess; otherwise ask the
-         * home, so that fn never sees bytes that were never the value. */
-        if (!valid)
+        /* Our copy, if valid, is the best first guess; then the value our
+         * last update of the word left; otherwise ask the home, so that fn
+         * never sees bytes that were never the value. */
+        if (!valid && last_remote[stripe].hoff == hoff + 1)
+            guess = last_remote[stripe].word;
+        else if (!valid)
             COMM_CHECK(comm_get(home, DSM_REG_HEAP, hoff, &guess, 8));
     } else {
         memcpy(&guess, dsm_g.sys + hoff, 8);
@@ -115,6 +131,8 @@ void dsm_atomic_update(void *p, size_t size, dsm_atomic_fn fn, const void *arg,
         guess = got;
     }
     if (home != dsm_g.rank) {
+        last_remote[stripe].hoff = hoff + 1;
+        last_remote[stripe].word = nw;
         pthread_mutex_t *l = page_lock(pg);
         pthread_mutex_lock(l);
         if (dsm_g.state[pg] != PG_INVALID) {

@@ -157,6 +157,11 @@ uint32_t dsm_lock_alloc(void);
 void dsm_lock(uint32_t id);
 int dsm_trylock(uint32_t id);
 void dsm_unlock(uint32_t id);
+/* Before this node's threads wait at a barrier: the releases its lazy
+ * unlocks skipped are done now, through the log, and requests for them
+ * from other nodes are served, so that a node taking such a lock before
+ * the barrier needs no answer from a node that waits there. */
+void dsm_lock_settle(void);
 
 /* ---- atomics on shared words, performed at the page's home ---- */
 enum dsm_atomic_type {

@@ -736,6 +736,7 @@ int rt_task_rounds(struct comm_group g, struct comm_buf *down,
             rt_self = saved;
             /* a member that ran out keeps taking tasks (new ones, created
              * by tasks still running elsewhere) until every member has */
+            dsm_lock_settle();
             rt_task_arrive(member);
         }
         struct comm_buf up = {0};
@@ -743,6 +744,7 @@ int rt_task_rounds(struct comm_group g, struct comm_buf *down,
         rt_task_append(&up);
         struct dsm_sync_ext ext = {up.data, up.len, rt_ext_combine, rt_ext_at_root,
                                    NULL, down};
+        dsm_lock_settle();
         dsm_barrier(g, &ext);
         comm_buf_free(&up);
         rounds++;
