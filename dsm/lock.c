@@ -908,6 +908,7 @@ static void acquired(uint32_t id, uint32_t q, struct llock *e, int cached,
 
 void dsm_lock(uint32_t id)
 {
+    dsm_atomic_drain();
     /* (lock_ns counts waits and messages: a re-take from the cache or a
      * free entry reads no clock) */
     uint64_t t0 = 0;
@@ -944,6 +945,7 @@ void dsm_lock(uint32_t id)
 
 int dsm_trylock(uint32_t id)
 {
+    dsm_atomic_drain();
     struct llock *e = NULL;
     if (local_on()) {
         int handed;
@@ -976,15 +978,16 @@ int dsm_trylock(uint32_t id)
 /* A node waiting at a barrier answers no lazy release request: only its
  * release helper does, which polls at up to 20 ms (release.c).  The taker
  * of a lock this node left with its release skipped waits for that answer
- * while this node waits for the taker at the barrier: a critical section
- * between a single and a barrier took 20 ms an iteration.  The barrier
- * does the skipped releases at its start (dsm_release_interval), which
- * spares the requests of later takers, but not a request already made,
- * and in a program with tasks the team's arrival comes first and waits
- * for the taker.  So do the releases, then serve what was asked, before
- * any of it. */
+ * while this node waits for the taker at the barrier (a critical section
+ * between a single and a barrier: docs/design.md, "Lazy release").  The
+ * barrier does the skipped releases at its start (dsm_release_interval),
+ * which spares the requests of later takers, but not a request already
+ * made, and in a program with tasks the team's arrival comes first and
+ * waits for the taker.  So do the releases, then serve what was asked,
+ * before any of it; posted atomic updates are drained first. */
 void dsm_lock_settle(void)
 {
+    dsm_atomic_drain();
     if (dsm_g.solo || !dsm_g.started || !lazy_on())
         return;
     dsm_lazy_flush();
@@ -1032,6 +1035,7 @@ static void unlock_global(uint32_t id, uint32_t q)
 
 void dsm_unlock(uint32_t id)
 {
+    dsm_atomic_drain();
     int k;
     for (k = nheld - 1; k >= 0; k--)
         if (held[k].id == id)

@@ -24,7 +24,9 @@
  *               compares node 1's gets with K = 0 to K = 400: the first
  *               update reads the word from the home, the others take
  *               their guess from the update before (one get per update
- *               before, then the compare-swap: two round trips).
+ *               before, then the compare-swap: two round trips); over
+ *               tcp the updates are posted (a message each, no round
+ *               trip).
  *
  * Checks the results (counter, test outcomes, sums) itself; exit 0 ok. */
 #include "rt_test.h"
