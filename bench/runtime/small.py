@@ -10,6 +10,11 @@ usage: bench/runtime/small.py [BUILDDIR] [--nodes 2] [--threads 1]
                               [--transport shm] [--reps K]
                               [--names collapse,loops,...] [--suite]
                               [--iters R] [--n N] [--env KEY=VALUE ...]
+                              [--before KEY=VALUE ...]
+
+--before KEY=VALUE (repeatable) adds runs of ompdsm with that environment
+as well (LD_LIBRARY_PATH=OLDBUILD/runtime: the library before a change),
+interleaved with the others, and their columns.
 
 --suite runs the shapes of the public test suites' slow tests (issue 36:
 ordered, cpcrit, guided, static, tasks, atomic, testpoll) instead, each
@@ -63,6 +68,8 @@ def main():
     ap.add_argument('--n', type=int)
     ap.add_argument('--env', action='append', default=[],
                     help='KEY=VALUE for the ompdsm runs (repeatable)')
+    ap.add_argument('--before', action='append', default=[],
+                    help='KEY=VALUE for extra "before" ompdsm runs')
     a = ap.parse_args()
     b = a.builddir
     dsm = os.path.join(b, 'bench', 'runtime', 'small')
@@ -77,26 +84,39 @@ def main():
     for kv in a.env:
         k, v = kv.split('=', 1)
         denv[k] = v
+    benv = dict(denv)
+    for kv in a.before:
+        k, v = kv.split('=', 1)
+        benv[k] = v
     nenv = dict(base, OMP_NUM_THREADS=str(a.nodes * a.threads))
     names = a.names or ','.join(SUITE if a.suite else NAMES)
     l0 = load()
     print('load average before: %.2f' % l0)
-    print('| benchmark | ompdsm median s | min | native median s | min | '
-          'ratio (medians) |')
-    print('|---|---|---|---|---|---|')
+    bcols = '| before median s | min | ratio ' if a.before else ''
+    print('| benchmark %s| ompdsm median s | min | native median s | min | '
+          'ratio (medians) |' % bcols)
+    print('|---|---|---|---|---|---|%s' % ('---|---|---|' if a.before else ''))
     launch = [run, '-np', str(a.nodes)]
     if a.threads > 1:
         launch += ['--threads-per-node', str(a.threads)]
     for name in names.split(','):
         iters, size = SUITE.get(name, (1000, 32))
         args = [name, str(a.iters or iters), str(a.n or size)]
-        d, n = [], []
+        d, n, o = [], [], []
         for _ in range(a.reps):
+            if a.before:
+                o.append(secs(launch + [dsm] + args, benv))
             d.append(secs(launch + [dsm] + args, denv))
             n.append(secs([nat] + args, nenv))
         md, mn = statistics.median(d), statistics.median(n)
-        print('| %s | %.4f | %.4f | %.4f | %.4f | %.1f |' %
-              (name, md, min(d), mn, min(n), md / mn if mn else float('inf')))
+        bc = ''
+        if o:
+            mo = statistics.median(o)
+            bc = '%.4f | %.4f | %.1f | ' % (mo, min(o), mo / mn if mn else
+                                             float('inf'))
+        print('| %s | %s%.4f | %.4f | %.4f | %.4f | %.1f |' %
+              (name, bc, md, min(d), mn, min(n),
+               md / mn if mn else float('inf')))
         sys.stdout.flush()
     print('load average after: %.2f' % load())
     print('command: %s' % ' '.join(sys.argv))

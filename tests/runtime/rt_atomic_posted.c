@@ -28,14 +28,14 @@ enum { MAXT = 64, R = 200, BIG = 32768, K = 5000 };
 static long long *g_small;         /* node 0's page */
 static long long (*g_big)[BIG];    /* 256 KiB: homes spread over nodes */
 static double *g_dsum;
-static int *g_flag;
+static long long *g_flag;
 static long long *g_token;
 static omp_lock_t *g_lk;
 static OMPDSM_global globals[] = {
     {(void **)&g_small, 8, 8, "small"},
     {(void **)&g_big, sizeof *g_big, 8, "big"},
     {(void **)&g_dsum, 8, 8, "dsum"},
-    {(void **)&g_flag, sizeof(int), __alignof__(int), "flag"},
+    {(void **)&g_flag, 8, 8, "flag"},
     {(void **)&g_token, 8, 8, "token"},
     {(void **)&g_lk, sizeof(omp_lock_t), __alignof__(omp_lock_t), "lk"},
 };
@@ -50,6 +50,28 @@ static void add(long long *p, long long v)
 static long long *elem(int t)
 {
     return &(*g_big)[(size_t)(t % 4) * (BIG / 4) + (size_t)(t / 4) * 16 + 1];
+}
+
+/* Thread `from` adds v to g_small k times, flushes and sets *flag;
+ * thread `to` waits for the flag with flushes and checks g_small. */
+static void handoff(int t, int from, int to, volatile long long *flag, int k,
+                    long long v, long long want, const char *what)
+{
+    if (t == from) {
+        for (int i = 0; i < k; i++)
+            add(g_small, v);
+        OMPDSM_flush();
+        *flag = 1;
+        OMPDSM_flush();
+    } else if (t == to) {
+        for (;;) {
+            OMPDSM_flush();
+            if (*flag)
+                break;
+        }
+        OMPDSM_flush();
+        CHECK_EQ_LL(*g_small, want, what);
+    }
 }
 
 static void region(void *fp)
@@ -80,23 +102,9 @@ static void region(void *fp)
     OMPDSM_barrier(); /* (every check read before the next phase adds) */
 
     /* flush: a flag set after the update */
-    if (T > 1) {
-        if (t == 1) {
-            add(g_small, 1000);
-            OMPDSM_flush();
-            *g_flag = 1;
-            OMPDSM_flush();
-        } else if (t == 0) {
-            for (;;) {
-                OMPDSM_flush();
-                if (*g_flag)
-                    break;
-            }
-            OMPDSM_flush();
-            CHECK_EQ_LL(*g_small, (long long)T * (T + 1) / 2 + 1000,
-                        "update seen after the flag");
-        }
-    }
+    if (T > 1)
+        handoff(t, 1, 0, g_flag, 1, 1000, (long long)T * (T + 1) / 2 + 1000,
+                "update seen after the flag");
     OMPDSM_barrier();
 
     /* barrier and double */
@@ -113,25 +121,9 @@ static void region(void *fp)
     OMPDSM_barrier();
 
     /* relay: the flag is thread 2's element, homed away from node 0 */
-    if (T > 2) {
-        volatile long long *flag = elem(2) + 2;
-        if (t == 1) {
-            for (int i = 0; i < K; i++)
-                add(g_small, 1);
-            OMPDSM_flush();
-            *flag = 1;
-            OMPDSM_flush();
-        } else if (t == 2) {
-            for (;;) {
-                OMPDSM_flush();
-                if (*flag)
-                    break;
-            }
-            OMPDSM_flush();
-            CHECK_EQ_LL(*g_small, base + (long long)T * R + K,
-                        "updates seen after the relay's flag");
-        }
-    }
+    if (T > 2)
+        handoff(t, 1, 2, elem(2) + 2, K, 1, base + (long long)T * R + K,
+                "updates seen after the relay's flag");
     OMPDSM_barrier();
     /* updated once more; read by node 0 after the join */
     add(g_small, 1);
