@@ -179,6 +179,12 @@ int dsm_trylock(uint32_t id);
  * for the locks that may wait. */
 int dsm_lock_fast(uint32_t id);
 void dsm_unlock(uint32_t id);
+/* Before this node's threads wait at a barrier: posted atomic updates are
+ * drained, the releases its lazy unlocks skipped are done now, through
+ * the log, and requests for them from other nodes are served, so that a
+ * node taking such a lock before the barrier needs no answer from a node
+ * that waits there. */
+void dsm_lock_settle(void);
 
 /* ---- atomics on shared words, performed at the page's home ---- */
 /* Applies *p = f(*p) atomically with respect to other dsm atomics, where f
@@ -188,6 +194,18 @@ void dsm_unlock(uint32_t id);
 typedef void (*dsm_atomic_fn)(void *value, const void *arg);
 void dsm_atomic_update(void *p, size_t size, dsm_atomic_fn fn, const void *arg,
                        void *out_old, void *out_new);
+/* An update whose result the caller does not read, of a word homed at a
+ * node reached over tcp: sent to the home, which applies fn_post(value,
+ * arg) to it, with no wait; this node's copy gets the update too.  arg:
+ * arglen bytes (at most 40, no pointers) copied into the message.
+ * Returns 0 when it posted nothing (another transport, the own node, a
+ * wider object, no fn_post): then use dsm_atomic_update.  Posted updates
+ * are at their homes once dsm_atomic_drain returns, which the lock
+ * functions call and the runtime calls before its other releases and
+ * acquires. */
+void dsm_atomic_set_post_fn(dsm_atomic_fn fn_post); /* every node, at start */
+int dsm_atomic_post(void *p, size_t size, const void *arg, size_t arglen);
+void dsm_atomic_drain(void);
 
 /* ---- explicit access ---- */
 /* Makes [p, p+len) readable (write=0) or writable (write=1) now, as the

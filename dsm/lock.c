@@ -13,9 +13,9 @@
  * of a cached queue node's `next` word is one compare-swap on that word, by
  * whoever makes it:
  *
- *   NONE -> CACHED(id)      the holder releases with no successor linked
- *   CACHED(id) -> NONE      a thread of the holder's node re-takes it
- *   NONE -> successor       a successor links behind a held lock (it is
+ *   QUEUED(id) -> CACHED(id) the holder releases with no successor linked
+ *   CACHED(id) -> QUEUED(id) a thread of the holder's node re-takes it
+ *   QUEUED(id) -> successor a successor links behind a held lock (it is
  *                           granted at the holder's unlock)
  *   CACHED(id) -> DEAD      the successor takes the released lock; the
  *                           queue node is its owner's to recycle
@@ -23,6 +23,11 @@
  *                           swings the tail to itself (see try_behind)
  *   TAKEN -> TAKEN|succ     a successor finds it taken by a test: the
  *                           tester hands the lock on to it
+ *
+ * QUEUED(id) is a queue node in lock id's queue, holding or waiting, with
+ * no successor linked (NONE without lock affinity): the lock id in it lets
+ * an omp_test_lock that remembers the tail tell from that word alone that
+ * the lock is still held (try_hinted).
  *
  * So the successor's link and its takeover are decided by the same word:
  * whichever compare-swap lands first wins, the other fails and sees the
@@ -60,6 +65,7 @@
 /* | QN_CACHED | lock id: the holder's node skipped the release of its last
  * unlock (lazy release): a taker from another node asks it to release. */
 #define QN_LAZY ((uint64_t)1 << 61)
+#define QN_QUEUED ((uint64_t)1 << 60) /* | lock id */
 
 static inline uint64_t qn_cached(uint32_t id)
 {
@@ -141,6 +147,13 @@ static int caching(void)
 {
     pthread_once(&cache_once, cache_init);
     return cache_on;
+}
+
+/* A queue node's `next` word while it is in lock id's queue with no
+ * successor linked. */
+static uint64_t qn_alone(uint32_t id)
+{
+    return caching() ? QN_QUEUED | id : DSM_LOCKWORD_NONE;
 }
 
 static int lazy_on(void)
@@ -322,12 +335,12 @@ static int granter(uint32_t q, int *pushed)
 /* Waits, without a doorbell, for a successor that swapped the tail to link
  * behind q: its compare-swap is on its way, so the wait is short, but it
  * rings nothing, so the wait polls and backs off to sleeping. */
-static uint64_t await_link(uint32_t q)
+static uint64_t await_link(uint32_t id, uint32_t q)
 {
     uint64_t next;
     for (unsigned n = 0;; n++) {
         next = __atomic_load_n(&qnode(q)->next, __ATOMIC_ACQUIRE);
-        if (next != DSM_LOCKWORD_NONE)
+        if (next != qn_alone(id))
             return next;
         if (n < 1000) {
             ompdsm_cpu_relax();
@@ -350,14 +363,18 @@ static void release_to_queue(uint32_t id, uint32_t q)
     struct dsm_qnode *qn = qnode(q);
     uint64_t me = lockword_encode(dsm_g.rank, q);
     uint64_t next = __atomic_load_n(&qn->next, __ATOMIC_ACQUIRE);
-    if (next == DSM_LOCKWORD_NONE) {
+    if (next == qn_alone(id)) {
         uint64_t old;
         COMM_CHECK(comm_cas(mgr, DSM_REG_AREA, off, me, DSM_LOCKWORD_NONE, &old));
-        if (old == me)
+        if (old == me) {
+            /* Out of the queue: a test that remembers q as the tail must
+             * not read QUEUED(id) there any more. */
+            __atomic_store_n(&qn->next, QN_DEAD, __ATOMIC_RELEASE);
             return;
+        }
         /* A successor swapped itself in but has not linked yet. */
         if (caching()) {
-            next = await_link(q);
+            next = await_link(id, q);
         } else {
             if (comm_wait_ge(&qn->next, 1) < 0)
                 ompdsm_fatal("releasing lock %u: the job is failing", id);
@@ -374,7 +391,7 @@ static void evict(uint32_t k)
     uint32_t id = cache_id[k] - 1, q = cache_q[k];
     cache_id[k] = 0;
     uint64_t exp = qn_cached_here(id);
-    if (!__atomic_compare_exchange_n(&qnode(q)->next, &exp, DSM_LOCKWORD_NONE,
+    if (!__atomic_compare_exchange_n(&qnode(q)->next, &exp, qn_alone(id),
                                      0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         qnode_retire_locked(q);
         return;
@@ -406,7 +423,7 @@ static int cache_retake(uint32_t id, uint32_t *qp)
     /* A waiter behind it asked for it: queue behind the waiter, which
      * takes the cached queue node. */
     if (__atomic_load_n(&qn->want, __ATOMIC_ACQUIRE) ||
-        !__atomic_compare_exchange_n(&qn->next, &exp, DSM_LOCKWORD_NONE, 0,
+        !__atomic_compare_exchange_n(&qn->next, &exp, qn_alone(id), 0,
                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         qnode_retire_locked(q);
         pthread_mutex_unlock(&qlock);
@@ -439,11 +456,11 @@ static int follow(uint32_t id, uint32_t q, int pnode, uint32_t pq,
 {
     uint64_t me = lockword_encode(dsm_g.rank, q);
     uint64_t noff = qoff(pq, offsetof(struct dsm_qnode, next));
-    uint64_t cur = DSM_LOCKWORD_NONE, old;
+    uint64_t cur = qn_alone(id), old;
     int hinted = 0;
     for (;;) {
         uint64_t want;
-        if (cur == DSM_LOCKWORD_NONE)
+        if (cur == qn_alone(id))
             want = me;
         else if (is_cached(cur, id))
             want = QN_DEAD;
@@ -478,9 +495,10 @@ static int follow(uint32_t id, uint32_t q, int pnode, uint32_t pq,
  * the lock from that queue node (CACHED -> TAKEN) and swings the tail to q.
  * If a waiter swapped itself in behind the cached node meanwhile, the lock
  * goes to that waiter and the test fails.  Returns whether it got it;
- * *from: the node to acquire from. */
+ * *from: the node to acquire from; *seen: the word found at the queue node
+ * when it was not CACHED, TAKEN when the test took the lock from it. */
 static int try_behind(uint32_t id, uint32_t q, int mgr, uint64_t off,
-                      uint64_t tail, int *from, int *pushed)
+                      uint64_t tail, int *from, int *pushed, uint64_t *seen)
 {
     int pnode;
     uint32_t pq;
@@ -492,6 +510,7 @@ static int try_behind(uint32_t id, uint32_t q, int mgr, uint64_t off,
         exp = old; /* (the holder's node is not lazy where we are, or is) */
         COMM_CHECK(comm_cas(pnode, DSM_REG_AREA, noff, exp, QN_TAKEN, &old));
     }
+    *seen = old == exp ? QN_TAKEN : old;
     if (old != exp)
         return 0;
     /* Whoever gets the lock now (we, or a waiter we hand it to) acquires
@@ -528,6 +547,55 @@ static int try_behind(uint32_t id, uint32_t q, int mgr, uint64_t off,
     return 0;
 }
 
+/* Where a test of this node last found each lock held: the tail it saw at
+ * the lock's manager (direct-mapped by id, under qlock; 0: none). */
+static struct {
+    uint32_t id1; /* id + 1 */
+    uint64_t tail;
+} hints[CACHE_SLOTS];
+
+static uint64_t hint_get(uint32_t id)
+{
+    pthread_mutex_lock(&qlock);
+    uint64_t t = hints[id % CACHE_SLOTS].id1 == id + 1
+                     ? hints[id % CACHE_SLOTS].tail : 0;
+    pthread_mutex_unlock(&qlock);
+    return t;
+}
+
+static void hint_set(uint32_t id, uint64_t tail)
+{
+    pthread_mutex_lock(&qlock);
+    hints[id % CACHE_SLOTS].id1 = tail ? id + 1 : 0;
+    hints[id % CACHE_SLOTS].tail = tail;
+    pthread_mutex_unlock(&qlock);
+}
+
+/* omp_test_lock of a lock a test of this node found held before: asks the
+ * queue node that was its tail, not the manager.  The compare-swap that
+ * would take a lock cached there (CACHED -> TAKEN) also says, when it
+ * fails, whether that queue node is still in lock id's queue (QUEUED(id):
+ * the lock is held, by it or ahead of it): then the test fails in one
+ * round trip, where asking the manager for the tail and then its queue
+ * node took two.  Any other word (DEAD, another lock's state, a successor
+ * link, which a queue node keeps after handing the lock on) means the
+ * memory is stale: -1, and the test asks the manager. */
+static int try_hinted(uint32_t id, uint32_t q, int mgr, uint64_t off,
+                      int *from, int *pushed)
+{
+    uint64_t tail = hint_get(id), seen = 0;
+    if (!tail)
+        return -1;
+    if (try_behind(id, q, mgr, off, tail, from, pushed, &seen)) {
+        hint_set(id, 0); /* (we are the tail) */
+        return 1;
+    }
+    if (seen == (QN_QUEUED | id) || seen == QN_TAKEN)
+        return 0; /* (TAKEN: handed on to a waiter, in try_behind) */
+    hint_set(id, 0);
+    return -1;
+}
+
 /* Enqueues queue node q on lock id; returns whether it got the lock (a
  * test fails instead of waiting), and in *from the node to acquire from,
  * -1 if unknown (a lock found free in its queue: every node). */
@@ -540,17 +608,29 @@ static int enqueue(uint32_t id, uint32_t q, int try_only, int *from,
     uint64_t off;
     where(id, &mgr, &off);
     struct dsm_qnode *qn = qnode(q);
-    __atomic_store_n(&qn->next, DSM_LOCKWORD_NONE, __ATOMIC_RELAXED);
+    __atomic_store_n(&qn->next, qn_alone(id), __ATOMIC_RELAXED);
     __atomic_store_n(&qn->want, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&qn->grant, 0, __ATOMIC_RELEASE);
     uint64_t me = lockword_encode(dsm_g.rank, q);
     uint64_t guess = DSM_LOCKWORD_NONE, old;
+    if (try_only && caching()) {
+        int got = try_hinted(id, q, mgr, off, from, pushed);
+        if (got >= 0)
+            return got;
+    }
     for (;;) {
         COMM_CHECK(comm_cas(mgr, DSM_REG_AREA, off, guess, me, &old));
         if (old == guess)
             break;
-        if (try_only)
-            return caching() && try_behind(id, q, mgr, off, old, from, pushed);
+        if (try_only) {
+            if (!caching())
+                return 0;
+            uint64_t seen = 0;
+            if (try_behind(id, q, mgr, off, old, from, pushed, &seen))
+                return 1;
+            hint_set(id, seen == (QN_QUEUED | id) ? old : 0);
+            return 0;
+        }
         guess = old;
     }
     if (guess == DSM_LOCKWORD_NONE)
@@ -900,6 +980,7 @@ void dsm_lock(uint32_t id)
         DSM_STAT(lock_acquires, 1);
         return;
     }
+    dsm_atomic_drain();
     /* (lock_ns counts waits and messages: a re-take from the cache or a
      * free entry reads no clock) */
     uint64_t t0 = 0;
@@ -938,6 +1019,7 @@ int dsm_trylock(uint32_t id)
 {
     if (dsm_g.solo)
         return dsm_lock_fast(id);
+    dsm_atomic_drain();
     struct llock *e = NULL;
     if (local_on()) {
         int handed;
@@ -967,6 +1049,25 @@ int dsm_trylock(uint32_t id)
     return 1;
 }
 
+/* A node waiting at a barrier answers no lazy release request: only its
+ * release helper does, which polls at up to 20 ms (release.c).  The taker
+ * of a lock this node left with its release skipped waits for that answer
+ * while this node waits for the taker at the barrier (a critical section
+ * between a single and a barrier: docs/design.md, "Lazy release").  The
+ * barrier does the skipped releases at its start (dsm_release_interval),
+ * which spares the requests of later takers, but not a request already
+ * made, and in a program with tasks the team's arrival comes first and
+ * waits for the taker.  So do the releases, then serve what was asked,
+ * before any of it; posted atomic updates are drained first. */
+void dsm_lock_settle(void)
+{
+    dsm_atomic_drain();
+    if (dsm_g.solo || !dsm_g.started || !lazy_on())
+        return;
+    dsm_lazy_flush();
+    dsm_lazy_poll();
+}
+
 /* Unlock of a lock held through queue node q: to the next waiter of the
  * queue, or into the cache.  migratory: the lock came from another node,
  * which is likely to want it back (NPB UA's mortar points on a partition
@@ -985,7 +1086,7 @@ static void unlock_global(uint32_t id, uint32_t q, int migratory)
          * against a successor's link (see the top of the file).  A lazy
          * unlock that keeps it skips its release: a node that takes it
          * over asks for the release first (took_cached). */
-        uint64_t next = DSM_LOCKWORD_NONE;
+        uint64_t next = qn_alone(id);
         if (lz) {
             DSM_STAT(lazy_unlocks, 1);
             dsm_lazy_skip();
@@ -1013,6 +1114,7 @@ static void unlock_global(uint32_t id, uint32_t q, int migratory)
 
 void dsm_unlock(uint32_t id)
 {
+    dsm_atomic_drain();
     int k;
     for (k = nheld - 1; k >= 0; k--)
         if (held[k].id == id)
@@ -1035,7 +1137,7 @@ void dsm_unlock(uint32_t id)
      * waiter of another node is linked behind us and the node has had its
      * turns. */
     int remote = __atomic_load_n(&qnode(q)->next, __ATOMIC_ACQUIRE) !=
-                 DSM_LOCKWORD_NONE;
+                 qn_alone(id);
     if ((!remote || e->passes < local_max) && lwaiting(e)) {
         e->passes = remote ? e->passes + 1 : 0;
         int lz = lazy_on();

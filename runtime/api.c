@@ -137,11 +137,13 @@ RT_API double omp_get_wtick(void)
 RT_API void OMPDSM_flush(void)
 {
     rt_diag_flush(RT_CALLER);
+    dsm_atomic_drain();
     dsm_flush();
 }
 RT_API void OMPDSM_flush_range(const void *p, unsigned long size)
 {
     rt_diag_flush(RT_CALLER);
+    dsm_atomic_drain();
     dsm_flush_range(p, size);
 }
 

@@ -1,13 +1,15 @@
 /* runtime/atomic.c - the atomic construct: every OpenMP 3.0 form on every
- * arithmetic type, as a compare-swap loop at the variable's home (dsm/). */
+ * arithmetic type, as a compare-swap loop at the variable's home, or
+ * posted to a home reached over tcp (dsm/atomic.c). */
 #include "rt.h"
 
 #include <string.h>
 
 
+/* By value: a posted update carries it to the home. */
 struct atomic_arg {
-    int type, op, reversed;
-    const void *operand;
+    int32_t type, op, reversed;
+    unsigned char operand[16];
 };
 
 #define APPLY_INT(T, SIGNED)                                                         \
@@ -78,9 +80,17 @@ static void apply(void *v, const void *arg)
     }
 }
 
+void rt_atomic_start(void)
+{
+    dsm_atomic_set_post_fn(apply);
+}
+
 RT_API void OMPDSM_atomic(void *x, int type, int op, const void *operand,
                           int reversed)
 {
-    struct atomic_arg a = {type, op, reversed, operand};
-    dsm_atomic_update(x, rt_type_size(type), apply, &a, NULL, NULL);
+    struct atomic_arg a = {type, op, reversed, {0}};
+    size_t size = rt_type_size(type);
+    memcpy(a.operand, operand, size);
+    if (!dsm_atomic_post(x, size, &a, sizeof a))
+        dsm_atomic_update(x, size, apply, &a, NULL, NULL);
 }

@@ -311,8 +311,10 @@ RT_API void OMPDSM_ordered_start(void)
         return;
     rt_wait_begin(RT_WAIT_ORDERED, RT_CALLER, NULL, 0, NULL, ~0ull);
     ordered_wait(L);
-    if (!rt_self.lteam) /* (a nested team shares the node's copies) */
+    if (!rt_self.lteam) { /* (a nested team shares the node's copies) */
+        dsm_atomic_drain();
         dsm_acquire();
+    }
     rt_wait_end();
 }
 
@@ -321,8 +323,10 @@ RT_API void OMPDSM_ordered_end(void)
     struct rt_loop *L = rt_self.ordered_loop;
     if (!L || L->nthreads <= 1)
         return;
-    if (!rt_self.lteam)
+    if (!rt_self.lteam) {
+        dsm_atomic_drain();
         dsm_release();
+    }
     ordered_publish(L);
 }
 

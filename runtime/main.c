@@ -211,6 +211,7 @@ static void broadcast_shutdown(int status)
     if (comm_size() > 1 &&
         pthread_create(&wd, NULL, shutdown_watchdog, NULL) == 0)
         pthread_detach(wd);
+    dsm_atomic_drain();
     dsm_fork_send(COMM_WORLD, &m, sizeof m);
     /* The barrier pairing this fork, so the channel's rule holds.  Not
      * a wait for the deadlock detection: a mismatch here has its own,
@@ -287,6 +288,7 @@ void rt_fork_send(int region, int nthreads, uint64_t ws_base, const void *frame,
     if (comm_buf_append(&b, &m, sizeof m) < 0 ||
         comm_buf_append(&b, frame, frame_size) < 0)
         ompdsm_fatal("out of memory forking a region");
+    dsm_atomic_drain();
     dsm_fork_send(COMM_WORLD, b.data, b.len);
     comm_buf_free(&b);
 }
@@ -339,6 +341,7 @@ RT_API int OMPDSM_main(int argc, char **argv, char **envp,
     rt_stats_install(); /* before the DSM's SIGSEGV handler, which chains */
     dsm_init();
     dsm_volatile_threads(rt_icv.threads_per_node);
+    rt_atomic_start();
     setup_rt_region();
     rt_task_setup();
     if (comm_connect() < 0)

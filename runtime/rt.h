@@ -270,6 +270,11 @@ uint32_t rt_critical_id(const char *name);
 /* The registered translation units. */
 const OMPDSM_unit *rt_units(void);
 
+/* ---- atomic.c: the atomic construct ---- */
+/* Every node, at start: the update function of atomics posted to a home
+ * reached over tcp (dsm_atomic_post). */
+void rt_atomic_start(void);
+
 /* ---- reduction.c: reductions, and the barrier payload's records ---- */
 /* Bytes of a value of OMPDSM_TY_* type (atomic.c shares it). */
 size_t rt_type_size(int type);

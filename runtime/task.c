@@ -257,8 +257,10 @@ static void busy_claim(int d)
 /* Runs a descriptor copied out of a queue (claimed under busy_claim). */
 static void run_desc(struct tq_desc *d, int stolen)
 {
-    if (stolen)
+    if (stolen) {
+        dsm_atomic_drain();
         dsm_acquire();
+    }
     run_fn((void (*)(void *))(uintptr_t)d->fn, d->data,
            !!(d->flags & OMPDSM_TASK_FINAL), d->anc);
     busy_claim(-1);
@@ -271,6 +273,7 @@ static void run_desc(struct tq_desc *d, int stolen)
             /* one child fewer, one more that ran elsewhere: the parent's
              * taskwait must acquire */
             uint64_t old;
+            dsm_atomic_drain();
             dsm_release();
             COMM_CHECK(comm_fetch_add(node, RT_REG_TASK, off_of(&tq->ctr[idx]),
                                       CTR_REMOTE - 1, &old));
@@ -521,6 +524,7 @@ static int push(void (*fn)(void *), const void *data, unsigned long size,
     __atomic_fetch_add(&tq->ctr[c->ctr], 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&n_created, 1, __ATOMIC_RELAXED);
     /* the creator's writes before the task are the task's to see */
+    dsm_atomic_drain();
     dsm_release();
     __atomic_fetch_add(&tq->count, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&tq->state[i], ST_FULL, __ATOMIC_RELEASE);
@@ -584,6 +588,7 @@ RT_API void OMPDSM_taskwait(void)
     if (v >= CTR_REMOTE) {
         /* (no child is out: nothing else writes the word now) */
         __atomic_store_n(&tq->ctr[c->ctr], 0, __ATOMIC_RELAXED);
+        dsm_atomic_drain();
         dsm_acquire();
     }
 }
@@ -736,6 +741,7 @@ int rt_task_rounds(struct comm_group g, struct comm_buf *down,
             rt_self = saved;
             /* a member that ran out keeps taking tasks (new ones, created
              * by tasks still running elsewhere) until every member has */
+            dsm_lock_settle();
             rt_task_arrive(member);
         }
         struct comm_buf up = {0};
@@ -743,6 +749,7 @@ int rt_task_rounds(struct comm_group g, struct comm_buf *down,
         rt_task_append(&up);
         struct dsm_sync_ext ext = {up.data, up.len, rt_ext_combine, rt_ext_at_root,
                                    NULL, down};
+        dsm_lock_settle();
         dsm_barrier(g, &ext);
         comm_buf_free(&up);
         rounds++;

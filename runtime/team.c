@@ -89,6 +89,7 @@ void rt_team_member(OMPDSM_region *r, void *frame, int nthreads, int tid,
 static void join(const OMPDSM_region *r, struct rt_thread *team)
 {
     struct comm_buf up = {0}, down = {0};
+    dsm_lock_settle();
     if (team)
         rt_task_arrive(team);
     rt_wait_begin(RT_WAIT_JOIN, NULL, NULL, 0, r->name, ~0ull);
@@ -302,6 +303,7 @@ static void team_barrier(const void *cp, size_t cplen, int cp_executor,
         ompdsm_fatal("out of memory for a barrier's records");
     if (rt_self.nlocal > 1)
         rt_node_barrier_leader(rt_self.nlocal, &cp_up, &cp_uplen, &recs);
+    dsm_lock_settle();
     rt_task_arrive(&rt_self);
     struct comm_buf up = {0}, down = {0};
     if (recs.len)

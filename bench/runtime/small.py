@@ -1,14 +1,24 @@
 #!/usr/bin/python3
 """bench/runtime/small.py - small OpenMP constructs executed very often
 (bench/runtime/small.c): each benchmark built by ompcc and run with
-ompdsmrun on N nodes, and built with gcc -fopenmp and run on N threads,
-alternating, K repetitions each; prints the medians, minima and the ratio
-of the medians (ompdsm / native) of this one run, with the load average
-before and after.
+ompdsmrun on N nodes (T threads each), and built with gcc -fopenmp and run
+on N x T threads, alternating, K repetitions each; prints the medians,
+minima and the ratio of the medians (ompdsm / native) of this one run,
+with the load average before and after.
 
-usage: bench/runtime/small.py [BUILDDIR] [--nodes 2] [--transport shm]
-                              [--reps K] [--names collapse,loops,...]
+usage: bench/runtime/small.py [BUILDDIR] [--nodes 2] [--threads 1]
+                              [--transport shm] [--reps K]
+                              [--names collapse,loops,...] [--suite]
                               [--iters R] [--n N] [--env KEY=VALUE ...]
+                              [--before KEY=VALUE ...]
+
+--before KEY=VALUE (repeatable) adds runs of ompdsm with that environment
+as well (LD_LIBRARY_PATH=OLDBUILD/runtime: the library before a change),
+interleaved with the others, and their columns.
+
+--suite runs the shapes of the public test suites' slow tests (issue 36:
+ordered, cpcrit, guided, static, tasks, atomic, testpoll) instead, each
+with the suite's own counts unless --iters or --n say otherwise.
 
 BUILDDIR defaults to ./build (BUILDDIR/ompdsmrun,
 BUILDDIR/bench/runtime/{small,small.native})."""
@@ -19,6 +29,11 @@ import subprocess
 import sys
 
 NAMES = ['collapse', 'loops', 'copyprivate', 'testlock', 'nested']
+# The suites' shapes and their counts (repetitions, size): 10 repetitions
+# of a 99 x 99 nest, of 1,000 iterations or of 1,000 terms per task.
+SUITE = {'ordered': (10, 99), 'cpcrit': (10, 1000), 'guided': (10, 1000),
+         'static': (10, 1000), 'tasks': (10, 1000), 'atomic': (10, 1000),
+         'testpoll': (10, 1000)}
 PROG = os.path.basename(sys.argv[0])  # small.py, or diagcost.py importing it
 
 
@@ -44,13 +59,17 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('builddir', nargs='?', default='build')
     ap.add_argument('--nodes', type=int, default=2)
+    ap.add_argument('--threads', type=int, default=1)
     ap.add_argument('--transport', default='shm')
     ap.add_argument('--reps', type=int, default=5)
-    ap.add_argument('--names', default=','.join(NAMES))
-    ap.add_argument('--iters', type=int, default=1000)
-    ap.add_argument('--n', type=int, default=32)
+    ap.add_argument('--names')
+    ap.add_argument('--suite', action='store_true')
+    ap.add_argument('--iters', type=int)
+    ap.add_argument('--n', type=int)
     ap.add_argument('--env', action='append', default=[],
                     help='KEY=VALUE for the ompdsm runs (repeatable)')
+    ap.add_argument('--before', action='append', default=[],
+                    help='KEY=VALUE for extra "before" ompdsm runs')
     a = ap.parse_args()
     b = a.builddir
     dsm = os.path.join(b, 'bench', 'runtime', 'small')
@@ -65,21 +84,39 @@ def main():
     for kv in a.env:
         k, v = kv.split('=', 1)
         denv[k] = v
-    nenv = dict(base, OMP_NUM_THREADS=str(a.nodes))
+    benv = dict(denv)
+    for kv in a.before:
+        k, v = kv.split('=', 1)
+        benv[k] = v
+    nenv = dict(base, OMP_NUM_THREADS=str(a.nodes * a.threads))
+    names = a.names or ','.join(SUITE if a.suite else NAMES)
     l0 = load()
     print('load average before: %.2f' % l0)
-    print('| benchmark | ompdsm median s | min | native median s | min | '
-          'ratio (medians) |')
-    print('|---|---|---|---|---|---|')
-    for name in a.names.split(','):
-        args = [name, str(a.iters), str(a.n)]
-        d, n = [], []
+    bcols = '| before median s | min | ratio ' if a.before else ''
+    print('| benchmark %s| ompdsm median s | min | native median s | min | '
+          'ratio (medians) |' % bcols)
+    print('|---|---|---|---|---|---|%s' % ('---|---|---|' if a.before else ''))
+    launch = [run, '-np', str(a.nodes)]
+    if a.threads > 1:
+        launch += ['--threads-per-node', str(a.threads)]
+    for name in names.split(','):
+        iters, size = SUITE.get(name, (1000, 32))
+        args = [name, str(a.iters or iters), str(a.n or size)]
+        d, n, o = [], [], []
         for _ in range(a.reps):
-            d.append(secs([run, '-np', str(a.nodes), dsm] + args, denv))
+            if a.before:
+                o.append(secs(launch + [dsm] + args, benv))
+            d.append(secs(launch + [dsm] + args, denv))
             n.append(secs([nat] + args, nenv))
         md, mn = statistics.median(d), statistics.median(n)
-        print('| %s | %.4f | %.4f | %.4f | %.4f | %.1f |' %
-              (name, md, min(d), mn, min(n), md / mn if mn else float('inf')))
+        bc = ''
+        if o:
+            mo = statistics.median(o)
+            bc = '%.4f | %.4f | %.1f | ' % (mo, min(o), mo / mn if mn else
+                                             float('inf'))
+        print('| %s | %s%.4f | %.4f | %.4f | %.4f | %.1f |' %
+              (name, bc, md, min(d), mn, min(n),
+               md / mn if mn else float('inf')))
         sys.stdout.flush()
     print('load average after: %.2f' % load())
     print('command: %s' % ' '.join(sys.argv))

@@ -1,0 +1,154 @@
+/* rt_counts.c - programs whose statistics counters tests/runtime/
+ * counts_test.py checks (OMPDSM_STATS=FILE.json), on 2 nodes:
+ *
+ *   settle N    N times: a single copyprivate, every thread increments a
+ *               counter in a critical section, a barrier, in a program
+ *               with tasks (whose barriers first wait for every node's
+ *               arrival, running tasks, then the DSM's barrier).  The
+ *               thread that takes the lock second takes it from a node
+ *               that left it with its release skipped (lazy release) and
+ *               went on to the barrier; before nodes served such requests
+ *               on the way into a barrier, the taker waited for the
+ *               other node's release helper, which polls at up to 20 ms:
+ *               the test bounds the time both nodes spent in lock
+ *               operations (dsm_lock_ms).
+ *   testfail K  the lock's manager node holds a lock while the other node
+ *               calls omp_test_lock K times (each must fail), then frees
+ *               it (the next test must succeed); the test compares the
+ *               other node's comm operations with K = 0 to K = 400: at
+ *               most one per failed test (two before: the manager's
+ *               tail, then the holder's queue node) and no page.
+ *   atomic K    node 0 writes a word (its page is node 0's, so node 1's
+ *               copy is invalid after the barrier), then node 1 makes K
+ *               atomic additions to another word of that page: the test
+ *               compares node 1's gets with K = 0 to K = 400: the first
+ *               update reads the word from the home, the others take
+ *               their guess from the update before (one get per update
+ *               before, then the compare-swap: two round trips); over
+ *               tcp the updates are posted (a message each, no round
+ *               trip).
+ *
+ * Checks the results (counter, test outcomes, sums) itself; exit 0 ok. */
+#include "rt_test.h"
+
+static long long *g_cnt;
+static omp_lock_t *g_lk;
+static int *g_fails, *g_singles;
+static long long *g_sum;
+static OMPDSM_global globals[] = {
+    {(void **)&g_cnt, 8, 8, "cnt"},
+    {(void **)&g_lk, sizeof(omp_lock_t), __alignof__(omp_lock_t), "lk"},
+    {(void **)&g_fails, sizeof(int), __alignof__(int), "fails"},
+    {(void **)&g_singles, sizeof(int), __alignof__(int), "singles"},
+    {(void **)&g_sum, 8, 8, "sum"},
+};
+
+struct frame {
+    int n;
+    int holder;
+};
+
+static void settle_region(void *fp)
+{
+    const struct frame *f = fp;
+    OMPDSM_task_region(); /* (as ompcc starts a region of a unit with tasks) */
+    for (int i = 0; i < f->n; i++) {
+        int x = -1, ex = OMPDSM_single_start();
+        if (ex) {
+            *g_singles += 1;
+            x = i;
+        }
+        OMPDSM_single_copyprivate(ex, &x, sizeof x);
+        CHECK_EQ_LL(x, i, "copyprivate value");
+        OMPDSM_critical_start(0);
+        long long v = *g_cnt;
+        *g_cnt = v + 1;
+        OMPDSM_critical_end(0);
+        OMPDSM_barrier();
+    }
+}
+
+static void testfail_region(void *fp)
+{
+    const struct frame *f = fp;
+    int t = omp_get_thread_num();
+    if (t == f->holder)
+        omp_set_lock(g_lk);
+    OMPDSM_barrier();
+    if (t != f->holder)
+        for (int i = 0; i < f->n; i++)
+            if (omp_test_lock(g_lk))
+                *g_fails += 1;
+    OMPDSM_barrier();
+    if (t == f->holder)
+        omp_unset_lock(g_lk);
+    OMPDSM_barrier();
+    if (t != f->holder) {
+        CHECK(omp_test_lock(g_lk), "omp_test_lock of the freed lock failed");
+        omp_unset_lock(g_lk);
+    }
+}
+
+static void atomic_region(void *fp)
+{
+    const struct frame *f = fp;
+    int t = omp_get_thread_num();
+    if (t == 0)
+        *g_cnt = 1;
+    OMPDSM_barrier();
+    if (t == 1)
+        for (int i = 1; i <= f->n; i++) {
+            long long v = i;
+            OMPDSM_atomic(g_sum, OMPDSM_TY_I64, OMPDSM_OP_ADD, &v, 0);
+        }
+    OMPDSM_barrier();
+}
+
+static OMPDSM_region r_settle = {settle_region, "rt_counts.c (settle)", 0};
+static OMPDSM_region r_testfail = {testfail_region, "rt_counts.c (testfail)", 0};
+static OMPDSM_region r_atomic = {atomic_region, "rt_counts.c (atomic)", 0};
+static OMPDSM_region *regions[] = {&r_settle, &r_testfail, &r_atomic};
+static OMPDSM_unit unit = {OMPDSM_ABI_VERSION, "rt_counts.c", globals,
+                           sizeof globals / sizeof *globals, 0, regions, 3,
+                           0, 0, 0};
+__attribute__((constructor)) static void reg(void)
+{
+    OMPDSM_register_unit(&unit);
+    OMPDSM_task_region(); /* (a unit with tasks: ompcc's constructor) */
+}
+
+static int user_main(int argc, char **argv, char **envp)
+{
+    (void)envp;
+    rtt_begin("rt_counts", 45);
+    if (argc < 3 || omp_get_max_threads() != 2) {
+        printf("usage: rt_counts settle|testfail|atomic COUNT, on 2 nodes\n");
+        return 2;
+    }
+    struct frame f = {atoi(argv[2]), 0};
+    if (!strcmp(argv[1], "settle")) {
+        rtt_phase("settle");
+        OMPDSM_parallel(&r_settle, &f, sizeof f, 0, 1);
+        CHECK_EQ_LL(*g_cnt, 2LL * f.n, "critical counter");
+        CHECK_EQ_LL(*g_singles, f.n, "single executions");
+    } else if (!strcmp(argv[1], "atomic")) {
+        rtt_phase("atomic");
+        OMPDSM_parallel(&r_atomic, &f, sizeof f, 0, 1);
+        CHECK_EQ_LL(*g_sum, (long long)f.n * (f.n + 1) / 2, "atomic sum");
+    } else {
+        rtt_phase("testfail");
+        omp_init_lock(g_lk);
+        /* the lock's manager holds it (lock.c: id mod nodes) */
+        f.holder = (int)(g_lk->_ompdsm_id % 2);
+        OMPDSM_parallel(&r_testfail, &f, sizeof f, 0, 1);
+        CHECK_EQ_LL(*g_fails, 0, "omp_test_lock calls that succeeded while "
+                                 "another node held the lock");
+        omp_destroy_lock(g_lk);
+    }
+    return rtt_end(argv[1]);
+}
+
+int main(int argc, char **argv, char **envp)
+{
+    return OMPDSM_main(argc, argv, envp, user_main);
+}
