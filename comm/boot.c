@@ -5,7 +5,7 @@
  *   PMIx       started by mpirun or srun --mpi=pmix (boot_pmix.c);
  *   single     nothing set: a job of one node (running ./prog directly). */
 #include "transport.h"
-#include "boot_proto.h"
+#include "boot.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

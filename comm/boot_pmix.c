@@ -2,6 +2,7 @@
  * `mpirun` (Open MPI) or `srun --mpi=pmix` instead of ompdsmrun.  The contact
  * card exchange is a PMIx put/commit/fence/get of one byte object per node. */
 #include "transport.h"
+#include "boot.h"
 #include "ompdsm_config.h"
 
 #include <errno.h>

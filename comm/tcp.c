@@ -30,6 +30,7 @@
  * of every connection are closed, so an orderly end reports nothing and
  * loses no data. */
 #include "tcp_int.h"
+#include "boot.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -55,7 +56,7 @@ static int remote_check(int peer, int region, uint64_t off, size_t len,
                         const char *what)
 {
     uint64_t rl = (region >= 0 && region < COMM_REG_MAX)
-                      ? comm_g.cards[peer].region[region].len : 0;
+                      ? comm_g.cards[peer].region_len[region] : 0;
     if (OMPDSM_UNLIKELY(!rl || off > rl || len > rl - off)) {
         ompdsm_err("tcp %s to node %d: region %d offset %llu length %zu is "
                    "outside its registered memory", what, peer, region,
@@ -218,6 +219,53 @@ static int tcp_send(struct comm_transport *t, int peer, int tag,
 /* ------------------------------------------------------------------------ */
 /* Connection set-up                                                        */
 
+/* Every connection must be up within this. */
+enum { TCP_CONNECT_TIMEOUT_S = 30 };
+
+/* The listener, made before the card exchange (comm_tcp_listen) and closed
+ * once every peer has connected. */
+static int listen_fd = -1;
+
+int comm_tcp_listen(struct comm_card_tcp *part)
+{
+    uint32_t addr = 0;
+    const char *how = "";
+    int rc = tcp_addr_choose(&addr, &how);
+    if (rc < 0)
+        return rc;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        ompdsm_err("tcp: socket: %s", strerror(errno));
+        return -errno;
+    }
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = addr};
+    char ip[INET_ADDRSTRLEN];
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 4096) < 0) {
+        int e = errno;
+        ompdsm_err("tcp: cannot listen on %s (%s): %s",
+                   inet_ntop(AF_INET, &addr, ip, sizeof ip), how, strerror(e));
+        close(fd);
+        return -e;
+    }
+    socklen_t sl = sizeof sa;
+    getsockname(fd, (struct sockaddr *)&sa, &sl);
+    listen_fd = fd;
+    part->addr = sa.sin_addr.s_addr;
+    part->port = sa.sin_port;
+    OMPDSM_TRACE(OMPDSM_TR_COMM, "tcp: listening on %s:%u (%s)",
+                 inet_ntop(AF_INET, &addr, ip, sizeof ip), ntohs(sa.sin_port), how);
+    return 0;
+}
+
+void comm_tcp_release(void)
+{
+    if (listen_fd >= 0)
+        close(listen_fd);
+    listen_fd = -1;
+}
+
 /* Same on every node of a job, different between jobs: a stray connection
  * from another job's node is refused. */
 static uint64_t job_cookie(void)
@@ -318,7 +366,7 @@ static int start_connect(int r, struct hs *h)
  * own. */
 static int handshake(struct comm_transport *t)
 {
-    int n = t->size, lfd = comm_g.tcp_listen_fd, rc = 0, npeers = 0;
+    int n = t->size, lfd = listen_fd, rc = 0, npeers = 0;
     for (int r = 0; r < n; r++)
         npeers += served(r);
     uint64_t cookie = job_cookie();
@@ -533,17 +581,14 @@ static void tcp_stop(struct comm_transport *t)
         close(t->epfd);
     if (t->stopfd >= 0)
         close(t->stopfd);
-    if (comm_g.tcp_listen_fd >= 0) {
-        close(comm_g.tcp_listen_fd);
-        comm_g.tcp_listen_fd = -1;
-    }
+    comm_tcp_release();
     free(t->peers);
     free(t);
 }
 
 static int tcp_start(struct comm_transport **out)
 {
-    if (comm_g.tcp_listen_fd < 0) {
+    if (listen_fd < 0) {
         ompdsm_err("tcp: no listening socket (comm_init did not create one)");
         return -EINVAL;
     }
@@ -575,8 +620,7 @@ static int tcp_start(struct comm_transport **out)
     if (!rc)
         rc = handshake(t);
     if (!rc) {
-        close(comm_g.tcp_listen_fd); /* every peer is connected */
-        comm_g.tcp_listen_fd = -1;
+        comm_tcp_release(); /* every peer is connected */
         t->epfd = epoll_create1(EPOLL_CLOEXEC);
         t->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (t->epfd < 0 || t->stopfd < 0) {
@@ -627,6 +671,7 @@ static int tcp_start(struct comm_transport **out)
 
 const struct comm_transport_ops comm_tcp_ops = {
     .name = "tcp",
+    .peer_counts_rx = 1,
     .start = tcp_start,
     .stop = tcp_stop,
     .put = tcp_put,

@@ -20,7 +20,7 @@
 /* Fails the job with msg and, best effort, tells every other peer why
  * (an ABORT frame), so that the nodes that notice the failure through this
  * node's own exit still name the node that was lost first. */
-void tcp_job_failed(struct tcp_peer *lost, const char *msg)
+static void tcp_job_failed(struct tcp_peer *lost, const char *msg)
 {
     if (comm_g.failed)
         return;
@@ -70,6 +70,11 @@ int tcp_bad_peer(struct tcp_peer *p, const char *why)
 
 /* ------------------------------------------------------------------------ */
 /* Output queues                                                            */
+
+static void outq_set_len(struct tcp_outq *o, size_t len)
+{
+    __atomic_store_n(&o->len, len, __ATOMIC_RELAXED);
+}
 
 /* Appends iov[0..n) minus its first skip bytes. */
 void tcp_outq_append(struct tcp_outq *o, int peer, const struct iovec *iov,

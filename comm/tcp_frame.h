@@ -78,33 +78,11 @@ int tcp_putv_next(const struct tcp_frame *f, const unsigned char *buf,
 /* "put", "get", ... for messages; "op N" style text for unknown ops. */
 const char *tcp_op_name(unsigned op);
 
-/* Little-endian fields: the header's and the putv run table's. */
+/* A little-endian field of the putv run table (tcp.c writes it). */
 static inline void put_le32(unsigned char *p, uint32_t v)
 {
     for (int i = 0; i < 4; i++)
         p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static inline void put_le64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static inline uint32_t get_le32(const unsigned char *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static inline uint64_t get_le64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
 }
 
 #endif

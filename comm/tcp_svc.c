@@ -19,6 +19,9 @@
 
 __thread int tcp_in_service;
 
+/* After a peer is lost, a node still running this long later exits. */
+enum { TCP_FAIL_GRACE_MS = 3000 };
+
 /* ------------------------------------------------------------------------ */
 /* The service thread: executing the peers' requests                        */
 

@@ -8,7 +8,7 @@
  * that nothing outlives the job on any host. */
 #include "launch.h"
 
-#include "comm/base.h"
+#include "comm/util/base.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,7 +5,7 @@
  * result must not stall the launcher. */
 #include "launch.h"
 
-#include "comm/base.h"
+#include "comm/util/base.h"
 
 #include <assert.h>
 #include <errno.h>

@@ -524,8 +524,6 @@ int launch_outq_finish(struct launch_job *job, double deadline);
 int launch_diag_state(struct launch_job *job, struct launch_node *node,
                       const unsigned char *body, size_t len, char *why,
                       size_t whylen);
-/* Ends the job as deadlocked if every node's reports say so. */
-void launch_diag_check(struct launch_job *job);
 /* Prints where every thread is (SIGUSR1). */
 void launch_diag_status(struct launch_job *job);
 /* The status socket: listens (a warning if it cannot), answers, removes. */
@@ -564,11 +562,6 @@ void launch_boot_close_all(struct launch_job *job);
  * node had sent it on a connection of its own. */
 void launch_boot_remote(struct launch_job *job, int rank, uint32_t type,
                         const unsigned char *body, size_t len);
-/* Whether node's bootstrap connection is open, here or at its agent. */
-static inline int launch_boot_open(const struct launch_node *node)
-{
-    return node->conn >= 0 || node->vconn;
-}
 /* One receive of a bootstrap message (header, then body) on a
  * non-blocking socket, for the launcher's and the agents' servers alike:
  * LAUNCH_RECV_HDR when the header became complete (the caller checks it

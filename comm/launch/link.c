@@ -6,7 +6,7 @@
  * one line naming the host, the nodes and the cause. */
 #include "launch.h"
 
-#include "comm/base.h"
+#include "comm/util/base.h"
 
 #include <errno.h>
 #include <fcntl.h>

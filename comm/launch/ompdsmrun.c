@@ -4,7 +4,7 @@
  * node, within the grace period, leaving nothing running. */
 #include "launch.h"
 
-#include "comm/base.h"
+#include "comm/util/base.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -99,6 +99,12 @@ void launch_suspect(struct launch_job *job, struct launch_node *node)
         return;
     node->suspect_at = ompdsm_now();
     job->nsuspects++;
+}
+
+/* Whether node's bootstrap connection is open, here or at its agent. */
+static int launch_boot_open(const struct launch_node *node)
+{
+    return node->conn >= 0 || node->vconn;
 }
 
 static void judge_exit(struct launch_job *job, struct launch_node *node);

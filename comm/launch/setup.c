@@ -5,7 +5,7 @@
  * strings, integers in decimal, read back strictly. */
 #include "launch.h"
 
-#include "comm/base.h"
+#include "comm/util/base.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * reported once, by the launcher, instead of as a puzzling exit status. */
 #include "launch.h"
 
-#include "comm/base.h"
+#include "comm/util/base.h"
 
 #include <errno.h>
 #include <fcntl.h>

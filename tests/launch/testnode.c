@@ -3,7 +3,7 @@
  * write many lines, read stdin, wait for a signal) or one use of the
  * bootstrap protocol of comm/boot_proto.h, spoken directly, correct or
  * deliberately wrong.  Usage: testnode MODE [ARGS...]; see usage(). */
-#include "comm/base.h"
+#include "comm/util/base.h"
 #include "comm/boot_proto.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* comm/base.c - messages, fatal errors, the debug trace, strict
+/* comm/util/base.c - messages, fatal errors, the debug trace, strict
  * environment parsing, clocks and full reads/writes. */
 #include "base.h"
 
@@ -33,19 +33,21 @@ static void emit(const char *line)
     (void)!write(2, line, strlen(line));
 }
 
-__attribute__((noreturn)) static void vfatal(int status, const char *fmt,
-                                              va_list ap)
+void ompdsm_fatal(const char *fmt, ...)
 {
     static volatile int in_fatal;
     char body[1024], line[1200];
+    va_list ap;
+    va_start(ap, fmt);
     vsnprintf(body, sizeof body, fmt, ap);
+    va_end(ap);
     if (__sync_lock_test_and_set(&in_fatal, 1)) {
         /* A second failure while reporting the first: just leave. */
-        _exit(status ? status : 1);
+        _exit(1);
     }
     /* Under a launcher the launcher prints the one line naming the node
      * and the reason; print it here only when nobody else will. */
-    if (!ompdsm_fatal_hook || ompdsm_fatal_hook(status, body) < 0) {
+    if (!ompdsm_fatal_hook || ompdsm_fatal_hook(1, body) < 0) {
         if (ompdsm_log_rank >= 0)
             snprintf(line, sizeof line, "ompdsm: node %d: %s\n", ompdsm_log_rank,
                      body);
@@ -53,23 +55,7 @@ __attribute__((noreturn)) static void vfatal(int status, const char *fmt,
             snprintf(line, sizeof line, "ompdsm: %s\n", body);
         emit(line);
     }
-    _exit(status ? status : 1);
-}
-
-void ompdsm_fatal(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfatal(1, fmt, ap);
-    va_end(ap); /* not reached: pairs va_start for the checkers */
-}
-
-void ompdsm_fatal_status(int status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfatal(status, fmt, ap);
-    va_end(ap); /* not reached: pairs va_start for the checkers */
+    _exit(1);
 }
 
 void ompdsm_warn(const char *fmt, ...)
