@@ -21,14 +21,23 @@ int comm_boot_answer_check(const struct boot_hdr *h, size_t len, int size);
 uint32_t comm_boot_local_addr(void);
 /* Descriptor the service thread watches for launcher loss (-1 if none). */
 int comm_boot_fd(void);
+/* The job's key (comm/util/auth.h): from OMPDSM_JOB_KEY under ompdsmrun,
+ * from node 0 through PMIx (after the first allgather); NULL when there
+ * is none (a job of one node). */
+const unsigned char *comm_boot_key(void);
 /* Asks the launcher to end the job; 0 if it was told, -1 if there is no
- * launcher to tell (the caller prints the message). */
-int comm_boot_abort(int status, const char *msg);
+ * launcher to tell (the caller prints the message).  link_peer >= 0: the
+ * cause is the network between this node and that one (BOOT_ABORT_LINK). */
+int comm_boot_abort(int status, int link_peer, const char *msg);
 void comm_boot_fini(void);
 
 /* ---- PMIx (boot_pmix.c) ----
- * comm_boot_pmix_init returns -ENOSYS when not launched by PMIx. */
+ * comm_boot_pmix_init returns -ENOSYS when not launched by PMIx.  Node 0
+ * draws the job's key there and puts it; the first allgather's fence
+ * hands it to the job's other processes, and comm_boot_pmix_key reads it
+ * (0, or -EIO with the reason printed). */
 int comm_boot_pmix_init(int *rank, int *size);
+int comm_boot_pmix_key(unsigned char *key);
 int comm_boot_pmix_allgather(const void *mine, size_t len, void *all);
 void comm_boot_pmix_abort(int status, const char *msg);
 void comm_boot_pmix_fini(void);

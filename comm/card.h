@@ -58,14 +58,19 @@ int comm_card_decode(const void *buf, size_t len, int rank, int nodes,
 /* ---- host identity and build ids (host.c) ---- */
 /* Fills c's host name, boot id, network namespace and build ids. */
 void comm_host_card(struct comm_card *c);
+/* The build ids (as in the card) of the executable and of libompdsm, and
+ * their files (the bootstrap's HELLO carries them to the launcher). */
+void comm_build_ids(char exe_id[48], char lib_id[48], char *exe_path,
+                    size_t exe_len, char *lib_path, size_t lib_len);
 /* True when two cards are on one host: same boot id, network namespace
  * and host name. */
 int comm_card_same_host(const struct comm_card *a, const struct comm_card *b);
 /* "name" or "name/a.b.c.d" (its tcp address), for messages. */
 void comm_host_label(const struct comm_card *c, char *buf, size_t len);
 /* After the card exchange: 0 when every node runs node 0's executable and
- * libompdsm, else -EINVAL (the lowest-ranked node that differs printed the
- * reason). */
+ * libompdsm; else it does not return: the lowest-ranked node that differs
+ * ends the job naming both builds, the others wait for that end (or end
+ * it themselves a few seconds later). */
 int comm_check_same_build(void);
 
 #endif

@@ -84,19 +84,28 @@ void comm_stats_add_coll(int bcast)
         STAT_ADD(barriers, 1);
 }
 
+/* The job's first failure (comm_set_failed): what ompdsm_fatal tells the
+ * launcher, rather than the call that then found the job failed. */
+static struct {
+    char msg[512];
+    int link_peer; /* comm_set_link_failed's peer, or -1 */
+} cause = {.link_peer = -1};
+
 static int fatal_hook(int status, const char *msg)
 {
+    if (!comm_g.failed)
+        return comm_boot_abort(status, -1, msg);
     /* A lost peer is usually a node that died: give the launcher time to
      * notice that death, report it as the cause and end us, rather than
      * racing it with "connection closed" from every survivor. */
-    if (comm_g.failed)
-        usleep(COMM_FAILURE_LINGER_MS * 1000);
-    return comm_boot_abort(status, msg);
+    usleep(COMM_FAILURE_LINGER_MS * 1000);
+    return comm_boot_abort(status, cause.link_peer,
+                           cause.msg[0] ? cause.msg : msg);
 }
 
 void comm_abort_job(int status, const char *msg)
 {
-    if (comm_boot_abort(status, msg) < 0)
+    if (comm_boot_abort(status, -1, msg) < 0)
         ompdsm_err("%s", msg);
 }
 
@@ -134,15 +143,33 @@ int comm_same_host(int peer)
     return comm_card_same_host(&comm_g.cards[peer], &comm_g.cards[comm_g.rank]);
 }
 
-void comm_set_failed(const char *fmt, ...)
+static void set_failed(int link_peer, const char *fmt, va_list ap)
 {
-    char msg[512];
+    char msg[sizeof cause.msg];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (!__sync_lock_test_and_set(&comm_g.failed, 1)) {
+        memcpy(cause.msg, msg, sizeof msg);
+        cause.link_peer = link_peer;
+        ompdsm_err("%s", msg);
+    }
+}
+
+void comm_set_link_failed(int peer, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    set_failed(peer, fmt, ap);
     va_end(ap);
-    if (!__sync_lock_test_and_set(&comm_g.failed, 1))
-        ompdsm_err("%s", msg);
+    if (comm_g.sync)
+        comm_doorbell_ring();
+}
+
+void comm_set_failed(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_failed(-1, fmt, ap);
+    va_end(ap);
     if (comm_g.sync)
         comm_doorbell_ring();
 }

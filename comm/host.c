@@ -144,9 +144,15 @@ static void build_id(const void *addr, char *id, size_t idlen, char *path,
     snprintf(path, pathlen, "%s", bp.path);
 }
 
+/* How long the nodes that run node 0's build wait for the one that does
+ * not to end the job with its line, before they end it themselves. */
+enum { BUILD_WAIT_S = 5 };
+
 /* Every node must run node 0's executable and libompdsm (addresses of code
- * and data must agree).  The lowest-ranked node that differs says so, in
- * one line naming both hosts and the file; every node fails. */
+ * and data must agree).  Under ompdsmrun the launcher compared the builds
+ * before any card came (their HELLOs); this is for PMIx and other
+ * starters.  The lowest-ranked node that differs ends the job with one
+ * line naming both hosts and the file; the others give it the time to. */
 int comm_check_same_build(void)
 {
     const struct comm_card *c0 = &comm_g.cards[0];
@@ -160,29 +166,39 @@ int comm_check_same_build(void)
     }
     if (first < 0)
         return 0;
+    const struct comm_card *c = &comm_g.cards[first];
     if (first == comm_g.rank) {
-        const struct comm_card *me = &comm_g.cards[comm_g.rank];
         char a[96], b[96], id[48], path[512];
-        comm_host_label(me, a, sizeof a);
+        comm_host_label(c, a, sizeof a);
         comm_host_label(c0, b, sizeof b);
         build_id(what ? (const void *)comm_init : NULL, id, sizeof id, path,
                  sizeof path);
-        ompdsm_err("node %d on host %s runs a different %s (%s, build id "
-                   "%.40s) than node 0 on host %s (build id %.40s): every node "
-                   "must run the same build of the program and libompdsm",
-                   comm_g.rank, a, what ? "libompdsm" : "executable", path,
-                   what ? me->lib_id : me->exe_id, b,
-                   what ? c0->lib_id : c0->exe_id);
+        ompdsm_fatal("node %d on host %s runs a different %s (%s, build id "
+                     "%.40s) than node 0 on host %s (build id %.40s): every "
+                     "node must run the same build of the program and "
+                     "libompdsm", comm_g.rank, a, what ? "libompdsm" :
+                     "executable", path, what ? c->lib_id : c->exe_id, b,
+                     what ? c0->lib_id : c0->exe_id);
     }
-    return -EINVAL;
+    sleep(BUILD_WAIT_S);
+    ompdsm_fatal("node %d runs a different %s (build id %.40s) than node 0 "
+                 "(build id %.40s): every node must run the same build of the "
+                 "program and libompdsm", first, what ? "libompdsm" :
+                 "executable", what ? c->lib_id : c->exe_id,
+                 what ? c0->lib_id : c0->exe_id);
+}
+
+void comm_build_ids(char exe_id[48], char lib_id[48], char *exe_path,
+                    size_t exe_len, char *lib_path, size_t lib_len)
+{
+    build_id(NULL, exe_id, 48, exe_path, exe_len);
+    build_id((const void *)comm_init, lib_id, 48, lib_path, lib_len);
 }
 
 void comm_host_card(struct comm_card *c)
 {
     char path[512];
-    build_id(NULL, c->exe_id, sizeof c->exe_id, path, sizeof path);
-    build_id((const void *)comm_init, c->lib_id, sizeof c->lib_id, path,
-             sizeof path);
+    comm_build_ids(c->exe_id, c->lib_id, path, sizeof path, path, sizeof path);
     gethostname(c->host, sizeof c->host - 1);
     read_boot_id(c->boot_id, sizeof c->boot_id);
     c->netns = read_netns();

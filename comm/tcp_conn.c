@@ -17,14 +17,11 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-/* Fails the job with msg and, best effort, tells every other peer why
- * (an ABORT frame), so that the nodes that notice the failure through this
- * node's own exit still name the node that was lost first. */
-static void tcp_job_failed(struct tcp_peer *lost, const char *msg)
+/* Tells every other peer why the job fails, best effort (an ABORT
+ * frame), so that the nodes that notice the failure through this node's
+ * own exit still name the node that was lost first. */
+static void tcp_tell_peers(struct tcp_peer *lost, const char *msg)
 {
-    if (comm_g.failed)
-        return;
-    comm_set_failed("%s", msg);
     struct comm_transport *t = lost->t;
     size_t len = strnlen(msg, TCP_ABORT_MAX);
     struct tcp_frame f = {.op = TCP_OP_ABORT, .len = (uint32_t)len};
@@ -46,11 +43,45 @@ static void tcp_job_failed(struct tcp_peer *lost, const char *msg)
     }
 }
 
+/* Fails the job with msg and tells the other peers. */
+static void tcp_job_failed(struct tcp_peer *lost, const char *msg)
+{
+    if (comm_g.failed)
+        return;
+    comm_set_failed("%s", msg);
+    tcp_tell_peers(lost, msg);
+}
+
+/* Errors that say the network failed, not the peer process: no answer
+ * within tcp_timeout_s (TCP_USER_TIMEOUT, keepalive), or no route.  A
+ * process that dies has its kernel close or reset its connections. */
+static int network_error(int err)
+{
+    return err == ETIMEDOUT || err == EHOSTUNREACH || err == ENETUNREACH ||
+           err == EHOSTDOWN || err == ENETDOWN;
+}
+
 void tcp_peer_lost(struct tcp_peer *p, int err, const char *doing)
 {
     if (comm_g.failed)
         return;
     char how[96] = "closed", msg[512];
+    if (network_error(err)) {
+        char mine[96], theirs[96];
+        comm_host_label(&comm_g.cards[comm_g.rank], mine, sizeof mine);
+        comm_host_label(&comm_g.cards[p->peer], theirs, sizeof theirs);
+        if (err == ETIMEDOUT)
+            snprintf(how, sizeof how, "no answer for %d s "
+                     "(OMPDSM_TCP_TIMEOUT_S)", tcp_timeout_s);
+        else
+            snprintf(how, sizeof how, "%s", strerror(err));
+        snprintf(msg, sizeof msg, "tcp: the network between host %s and "
+                 "host %s failed: node %d lost node %d while %s: %s",
+                 mine, theirs, comm_g.rank, p->peer, doing, how);
+        comm_set_link_failed(p->peer, "%s", msg);
+        tcp_tell_peers(p, msg);
+        return;
+    }
     if (err)
         snprintf(how, sizeof how, "failed (%s)", strerror(err));
     snprintf(msg, sizeof msg, "tcp: connection to node %d %s while %s; did "

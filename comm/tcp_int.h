@@ -17,6 +17,7 @@
 
 enum {
     TCP_CLOSE_TIMEOUT_S = 10,   /* stop() waits this long for the peers */
+    TCP_TIMEOUT_DEFAULT_S = 30, /* OMPDSM_TCP_TIMEOUT_S's default */
     TCP_RBUF = 64 * 1024,       /* receive buffer per stream */
     TCP_DIRECT_MIN = 16 * 1024, /* payload rest read straight to its place */
 };
@@ -111,6 +112,11 @@ enum { KEY_STOP = -1, KEY_BOOT = -2 };
 /* Set in the service thread: transport calls from message handlers must
  * not block, and may not wait for replies. */
 extern __thread int tcp_in_service;
+
+/* OMPDSM_TCP_TIMEOUT_S: how long a peer may leave this node's data
+ * unacknowledged, or not answer keepalive probes, before its connection
+ * fails (tcp.c). */
+extern int tcp_timeout_s;
 
 /* The peers of this transport: with OMPDSM_TRANSPORT=auto, those on
  * other hosts. */

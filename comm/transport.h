@@ -100,8 +100,14 @@ static inline int comm_serves(int peer, enum comm_transport_kind kind)
 /* ---- what transports call back into (comm.c, wait.c) ---- */
 /* Dispatches an incoming control message to its handler (service threads). */
 void comm_dispatch(int src, int tag, const void *buf, size_t len);
-/* Marks the job as failing and wakes every waiter; prints msg once. */
+/* Marks the job as failing and wakes every waiter; the first failure's
+ * message is printed, and is what ompdsm_fatal then tells the launcher. */
 void comm_set_failed(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Same, for the network between this node and peer (no answer within
+ * OMPDSM_TCP_TIMEOUT_S, or no route): the launcher, which knows whether
+ * peer still runs, names both hosts (BOOT_ABORT_LINK). */
+void comm_set_link_failed(int peer, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Applies a notify to local memory: store + ring doorbell. */
 void comm_local_notify(int region, uint64_t off, uint64_t value);
 /* Bounds check of [off, off+len) in this node's region. */

@@ -8,7 +8,9 @@
  * (AG_GATHER_RESULT) and is passed to its links and nodes.  The launcher
  * judges every message as if it had come on the node's own connection
  * (bootsrv.c), so errors read the same; this file checks only what it must
- * to know which node speaks. */
+ * to know which node speaks, after the connection passed the job key's
+ * challenge-response: a stranger's connection is closed with one line sent
+ * up, and the job goes on. */
 #include "launch.h"
 
 #include <arpa/inet.h>
@@ -25,6 +27,8 @@ struct ag_conn {
     int fd;                  /* -1: slot free */
     int node;                /* index in job->nodes; -1 until HELLO */
     char peer[64];
+    int authed;              /* passed the challenge-response */
+    struct ompdsm_auth_srv auth;
     struct boot_hdr hdr;
     size_t hdr_got;
     unsigned char *body;
@@ -33,8 +37,12 @@ struct ag_conn {
     size_t out_off;
 };
 
+/* Connections that may wait for their handshake at once. */
+enum { AG_PENDING_MAX = 256 };
+
 static struct {
     int listen_fd;
+    int pending;             /* accepted, not yet authenticated */
     struct ag_conn *c;
     size_t nc;
     unsigned char *gather;   /* AG_GATHER entries of the current round */
@@ -150,6 +158,8 @@ static void conn_close(struct launch_job *job, struct ag_conn *c)
 {
     close(c->fd);
     c->fd = -1;
+    if (!c->authed)
+        ab.pending--;
     free(c->body);
     c->body = NULL;
     launch_blob_unref(c->out);
@@ -160,6 +170,19 @@ static void conn_close(struct launch_job *job, struct ag_conn *c)
                           NULL, 0);
         job->nodes[c->node].conn = -1;
     }
+}
+
+/* A connection that is not the job's: closed, one line up, the job goes
+ * on. */
+static void refuse(struct launch_job *job, struct ag_conn *c, const char *why)
+{
+    char line[512];
+    int n = snprintf(line, sizeof line, "ompdsmrun: host %s: bootstrap: "
+                     "refused a connection from %s: %s; the job goes on\n",
+                     job->hosts.h[0].name, c->peer, why);
+    launch_agent_send(AG_LOG, -1, line, n < (int)sizeof line ? (size_t)n
+                      : sizeof line - 1, NULL, 0);
+    conn_close(job, c);
 }
 
 static void conn_write(struct launch_job *job, struct ag_conn *c)
@@ -225,7 +248,7 @@ static void msg_done(struct launch_job *job, struct ag_conn *c)
             char msg[256];
             snprintf(msg, sizeof msg, "host %s: bootstrap: connection from "
                      "%s sent message type %u (%u bytes) that is not the "
-                     "HELLO of a node of this host; ending the job",
+                     "HELLO of a node of this host",
                      job->hosts.h[0].name, c->peer, type, c->hdr.len);
             fail_up(msg);
             conn_close(job, c);
@@ -260,6 +283,17 @@ static void msg_done(struct launch_job *job, struct ag_conn *c)
 static int conn_read(struct launch_job *job, struct ag_conn *c)
 {
     int budget;
+    if (!c->authed) {
+        char why[256];
+        int rc = ompdsm_auth_srv_step(&c->auth, c->fd, job->key, why,
+                                      sizeof why);
+        if (rc < 0)
+            refuse(job, c, why);
+        if (rc <= 0)
+            return 0;
+        c->authed = 1;
+        ab.pending--;
+    }
     for (budget = 64; budget > 0 && c->fd >= 0; budget--) {
         int got = launch_boot_recv(c->fd, &c->hdr, &c->hdr_got, c->body,
                                    &c->body_got);
@@ -276,7 +310,7 @@ static int conn_read(struct launch_job *job, struct ag_conn *c)
                 char msg[256];
                 snprintf(msg, sizeof msg, "host %s: bootstrap: %s sent a "
                          "message of %u bytes (type %u), over the limit of "
-                         "%u; ending the job", job->hosts.h[0].name, c->peer,
+                         "%u", job->hosts.h[0].name, c->peer,
                          c->hdr.len, c->hdr.type, BOOT_MSG_MAX);
                 fail_up(msg);
                 conn_close(job, c);
@@ -295,7 +329,7 @@ static int conn_read(struct launch_job *job, struct ag_conn *c)
     return 1;
 }
 
-static void ag_accept(void)
+static void ag_accept(struct launch_job *job)
 {
     for (;;) {
         /* Zeroed: accept4 fills it for our AF_INET listener, but the
@@ -318,6 +352,18 @@ static void ag_accept(void)
         }
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        /* Past the limit the oldest waiting connection goes: a stranger's
+         * cannot crowd out the nodes'. */
+        if (ab.pending >= AG_PENDING_MAX) {
+            struct ag_conn *old = NULL;
+            for (size_t j = 0; j < ab.nc; j++)
+                if (ab.c[j].fd >= 0 && !ab.c[j].authed &&
+                    (!old || ab.c[j].auth.deadline_ns < old->auth.deadline_ns))
+                    old = &ab.c[j];
+            if (old)
+                refuse(job, old, "too many connections waiting to "
+                       "authenticate");
+        }
         size_t i;
         for (i = 0; i < ab.nc; i++)
             if (ab.c[i].fd < 0)
@@ -342,7 +388,31 @@ static void ag_accept(void)
         char a[INET_ADDRSTRLEN] = "?";
         inet_ntop(AF_INET, &sa.sin_addr, a, sizeof a);
         snprintf(c->peer, sizeof c->peer, "%s:%d", a, ntohs(sa.sin_port));
+        ab.pending++;
+        char why[160];
+        if (ompdsm_auth_srv_start(&c->auth, fd, OMPDSM_AUTH_BOOT, why,
+                                  sizeof why) < 0)
+            refuse(job, c, why);
     }
+}
+
+int launch_agboot_expire(struct launch_job *job, double now)
+{
+    uint64_t t = (uint64_t)(now * 1e9), next = 0;
+    for (size_t i = 0; ab.pending && i < ab.nc; i++) {
+        struct ag_conn *c = &ab.c[i];
+        if (c->fd < 0 || c->authed)
+            continue;
+        if (t >= c->auth.deadline_ns) {
+            char why[96];
+            snprintf(why, sizeof why, "no answer to the job's challenge "
+                     "within %d s", OMPDSM_AUTH_TIMEOUT_MS / 1000);
+            refuse(job, c, why);
+        } else if (!next || c->auth.deadline_ns < next) {
+            next = c->auth.deadline_ns;
+        }
+    }
+    return next ? (int)((next - t) / 1000000) + 1 : -1;
 }
 
 void launch_agboot_add_fds(struct launch_job *job, struct launch_pollset *ps)
@@ -361,7 +431,7 @@ void launch_agboot_event(struct launch_job *job, int kind, int idx,
                          short revents)
 {
     if (kind == LFD_LISTEN) {
-        ag_accept();
+        ag_accept(job);
         return;
     }
     struct ag_conn *c = &ab.c[idx];
@@ -376,7 +446,7 @@ void launch_agboot_drain(struct launch_job *job, int k)
     /* A connection still in the backlog, or accepted without its HELLO
      * read yet, may be this node's. */
     if (job->nodes[k].conn < 0 && ab.listen_fd >= 0) {
-        ag_accept();
+        ag_accept(job);
         for (size_t i = 0; i < ab.nc; i++)
             if (ab.c[i].fd >= 0 && ab.c[i].node < 0)
                 conn_read(job, &ab.c[i]);

@@ -307,6 +307,9 @@ int launch_agent_main(struct launch_job *job)
         double now = ompdsm_now();
         report_exits(job, now, reported);
         int wait = launch_links_check(job, now);
+        int bw = launch_agboot_expire(job, now);
+        if (bw >= 0 && (wait < 0 || bw < wait))
+            wait = bw;
         int all = 1;
         for (int k = 0; k < job->n; k++) {
             if (!reported[k]) {

@@ -1,11 +1,17 @@
 /* comm/launch/bootsrv.c - the launcher's side of comm/boot_proto.h: accepts
- * the nodes' connections, checks every message strictly, runs the allgather
- * rounds, and turns ABORT, protocol errors and lost connections into the
- * end of the job.  Sockets are non-blocking: a node that stops reading its
- * result must not stall the launcher. */
+ * the nodes' connections, lets in only those that pass the job key's
+ * challenge-response (a stranger's connection is closed with one line and
+ * the job goes on), checks every node's build against node 0's as its
+ * HELLO comes, checks every message strictly, runs the allgather rounds,
+ * and turns ABORT, protocol errors and lost connections into the end of
+ * the job.  Sockets are non-blocking: a node that stops reading its result
+ * must not stall the launcher. */
 #include "launch.h"
 
 #include "comm/util/base.h"
+
+/* Connections that may wait for their handshake at once. */
+enum { BOOT_PENDING_MAX = 256 };
 
 #include <assert.h>
 #include <errno.h>
@@ -153,6 +159,8 @@ static void conn_close(struct launch_job *job, struct boot_conn *c, int lost)
 {
     close(c->fd);
     c->fd = -1;
+    if (!c->authed)
+        job->boot.pending--;
     while (c->outq) {
         struct boot_out *o = c->outq;
         c->outq = o->next;
@@ -170,6 +178,19 @@ static void conn_close(struct launch_job *job, struct boot_conn *c, int lost)
         if (lost && !c->fini && !job->ending)
             launch_suspect(job, node);
     }
+}
+
+/* A connection that is not the job's: closed, said once, and the job goes
+ * on. */
+static void refuse(struct launch_job *job, struct boot_conn *c,
+                   const char *why)
+{
+    char line[512];
+    int n = snprintf(line, sizeof line, "ompdsmrun: bootstrap: refused a "
+                     "connection from %s: %s; the job goes on\n", c->peer,
+                     why);
+    launch_outq_put(2, line, n < (int)sizeof line ? (size_t)n : sizeof line - 1);
+    conn_close(job, c, 0);
 }
 
 static void conn_write(struct launch_job *job, struct boot_conn *c)
@@ -291,7 +312,9 @@ static int hdr_check(struct launch_job *job, struct boot_conn *c)
     case BOOT_HELLO:
         if (c->rank >= 0)
             return proto_error(job, c, "sent HELLO twice");
-        if (len != sizeof(struct boot_hello))
+        /* Magic and version first: another version's HELLO has another
+         * length, and is told as such (on_hello). */
+        if (len < 2 * sizeof(uint32_t) || len > sizeof(struct boot_hello))
             return proto_error(job, c, "HELLO of %u bytes (expected %zu)",
                                len, sizeof(struct boot_hello));
         break;
@@ -362,10 +385,47 @@ static int hdr_check(struct launch_job *job, struct boot_conn *c)
     return 0;
 }
 
+/* "node K (pid P on host H)"'s build, for the mismatch line. */
+static void build_text(const struct launch_job *job, int k, int exe,
+                       char *buf, size_t len)
+{
+    const struct launch_node *node = &job->nodes[k];
+    const struct boot_hello *h = node->build;
+    char name[LAUNCH_HOST_MAX + 64];
+    snprintf(buf, len, "%s runs %s (build id %.40s)",
+             launch_node_name(job, node, name, sizeof name),
+             exe ? h->exe_path : h->lib_path, exe ? h->exe_id : h->lib_id);
+}
+
+/* Every node must run node 0's executable and libompdsm (addresses of
+ * code and data must agree): checked here, as each HELLO comes, before
+ * the first allgather can complete and any node connects to another, so
+ * that this line is the one the job ends with. */
+static void build_check(struct launch_job *job, int k)
+{
+    const struct boot_hello *h0 = job->nodes[0].build;
+    for (int r = k ? k : 1; h0 && r < (k ? k + 1 : job->n) && !job->ending;
+         r++) {
+        const struct boot_hello *h = job->nodes[r].build;
+        if (!h)
+            continue;
+        int exe = strcmp(h->exe_id, h0->exe_id) != 0;
+        if (!exe && !strcmp(h->lib_id, h0->lib_id))
+            continue;
+        char a[LAUNCH_HOST_MAX + 400], b[LAUNCH_HOST_MAX + 400];
+        build_text(job, r, exe, a, sizeof a);
+        build_text(job, 0, exe, b, sizeof b);
+        launch_fail(job, 1, "%s, a different %s than %s: every node must run "
+                    "the same build of the program and libompdsm; ending the "
+                    "job", a, exe ? "executable" : "libompdsm", b);
+    }
+}
+
 static void on_hello(struct launch_job *job, struct boot_conn *c, int idx)
 {
     struct boot_hello h;
-    memcpy(&h, c->body, sizeof h);
+    memset(&h, 0, sizeof h);
+    memcpy(&h, c->body, c->hdr.len);
     if (h.magic != BOOT_MAGIC) {
         proto_fail(job, c, "bad magic 0x%08x in HELLO (expected 0x%08x): "
                    "not an ompdsm bootstrap client", h.magic, BOOT_MAGIC);
@@ -375,6 +435,11 @@ static void on_hello(struct launch_job *job, struct boot_conn *c, int idx)
         proto_fail(job, c, "bootstrap protocol version %u, but this "
                    "ompdsmrun speaks version %u (mixed installations?)",
                    h.version, BOOT_VERSION);
+        return;
+    }
+    if (c->hdr.len != sizeof h) {
+        proto_fail(job, c, "HELLO of %u bytes (expected %zu)", c->hdr.len,
+                   sizeof h);
         return;
     }
     if (h.size != job->n) {
@@ -399,6 +464,36 @@ static void on_hello(struct launch_job *job, struct boot_conn *c, int idx)
         node->conn = idx;
     else
         node->vconn = 1;
+    /* Ids and files end inside their fields, whatever the node sent. */
+    h.exe_id[sizeof h.exe_id - 1] = h.lib_id[sizeof h.lib_id - 1] = 0;
+    h.exe_path[sizeof h.exe_path - 1] = h.lib_path[sizeof h.lib_path - 1] = 0;
+    node->build = malloc(sizeof h);
+    if (!node->build) {
+        proto_fail(job, c, "out of memory");
+        return;
+    }
+    memcpy(node->build, &h, sizeof h);
+    build_check(job, h.rank);
+}
+
+/* A node lost its peer through the network while the peer still runs
+ * (BOOT_ABORT_LINK): the one line names both hosts.  Returns 0, for the
+ * plain line, when the peer has ended after all. */
+static int link_failed(struct launch_job *job, int rank, int peer,
+                       const char *msg)
+{
+    if (peer < 0 || peer >= job->n || peer == rank)
+        return 0;
+    struct launch_node *p = &job->nodes[peer];
+    if (p->reaped && !p->lost)
+        return 0;
+    char a[LAUNCH_HOST_MAX], b[LAUNCH_HOST_MAX], pn[LAUNCH_HOST_MAX + 64];
+    launch_host_name(job, &job->nodes[rank], a, sizeof a);
+    launch_host_name(job, p, b, sizeof b);
+    launch_fail(job, 1, "the network between host %s and host %s failed: "
+                "node %d: %s (%s still runs); ending the job", a, b, rank,
+                msg, launch_node_name(job, p, pn, sizeof pn));
+    return 1;
 }
 
 /* The message's text, made one printable line. */
@@ -421,6 +516,8 @@ static void on_abort(struct launch_job *job, struct boot_conn *c)
                     c->rank, n ? msg : "(no message)");
         return;
     }
+    if ((a.flags & BOOT_ABORT_LINK) && link_failed(job, c->rank, a.peer, msg))
+        return;
     /* Exit statuses are 8 bits: anything else would wrap to 0 or a lie. */
     int status = a.status > 0 && a.status < 256 ? a.status : 1;
     launch_fail(job, status, "node %d aborted the job: %s", c->rank,
@@ -494,6 +591,17 @@ static int conn_read(struct launch_job *job, int idx)
     struct boot_conn *c = &job->boot.conns[idx];
     int budget;
 
+    if (!c->authed) {
+        char why[256];
+        int rc = ompdsm_auth_srv_step(&c->auth, c->fd, job->key, why,
+                                      sizeof why);
+        if (rc < 0)
+            refuse(job, c, why);
+        if (rc <= 0)
+            return 0;
+        c->authed = 1;
+        job->boot.pending--;
+    }
     /* Bounded so that one chatty node cannot starve the others. */
     for (budget = 64; budget > 0 && c->fd >= 0 && !job->ending; budget--) {
         switch (launch_boot_recv(c->fd, &c->hdr, &c->hdr_got, c->body,
@@ -560,6 +668,19 @@ static void boot_accept(struct launch_job *job)
         int one = 1;
         /* Allgather rounds are latency-bound request/answer exchanges. */
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        /* A stranger's connections, held open, cannot crowd out the
+         * nodes': past the limit the oldest waiting one goes. */
+        if (s->pending >= BOOT_PENDING_MAX) {
+            struct boot_conn *old = NULL;
+            for (size_t j = 0; j < s->nconns; j++)
+                if (s->conns[j].fd >= 0 && !s->conns[j].authed &&
+                    (!old || s->conns[j].auth.deadline_ns <
+                                 old->auth.deadline_ns))
+                    old = &s->conns[j];
+            if (old)
+                refuse(job, old, "too many connections waiting to "
+                       "authenticate");
+        }
 
         size_t i;
         for (i = 0; i < s->nconns; i++)
@@ -589,7 +710,34 @@ static void boot_accept(struct launch_job *job)
             snprintf(c->peer, sizeof c->peer, "(unknown address)");
         else
             snprintf(c->peer, sizeof c->peer, "%s:%s", host, port);
+        s->pending++;
+        char why[160];
+        if (ompdsm_auth_srv_start(&c->auth, fd, OMPDSM_AUTH_BOOT, why,
+                                  sizeof why) < 0)
+            refuse(job, c, why);
     }
+}
+
+int launch_boot_expire(struct launch_job *job, double now)
+{
+    struct boot_srv *s = &job->boot;
+    uint64_t t = (uint64_t)(now * 1e9), next = 0;
+    if (!s->pending || job->ending)
+        return -1;
+    for (size_t i = 0; i < s->nconns; i++) {
+        struct boot_conn *c = &s->conns[i];
+        if (c->fd < 0 || c->authed)
+            continue;
+        if (t >= c->auth.deadline_ns) {
+            char why[96];
+            snprintf(why, sizeof why, "no answer to the job's challenge "
+                     "within %d s", OMPDSM_AUTH_TIMEOUT_MS / 1000);
+            refuse(job, c, why);
+        } else if (!next || c->auth.deadline_ns < next) {
+            next = c->auth.deadline_ns;
+        }
+    }
+    return next ? (int)((next - t) / 1000000) + 1 : -1;
 }
 
 void launch_boot_add_fds(struct launch_job *job, struct launch_pollset *ps)

@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include "comm/boot_proto.h"
+#include "comm/util/auth.h"
 
 #define LAUNCH_MAX_NP 4096
 /* A line longer than this is relayed in pieces. */
@@ -161,6 +162,9 @@ struct boot_conn {
     int fd;                /* -1: slot free */
     int rank;              /* -1 until HELLO */
     char peer[96];         /* "addr:port" for messages before HELLO */
+    int authed;            /* passed the job key's challenge-response;
+                            * nothing else is read before */
+    struct ompdsm_auth_srv auth;
     struct boot_hdr hdr;   /* header being received */
     size_t hdr_got;
     unsigned char *body;   /* where the body goes (maybe inside a blob) */
@@ -173,6 +177,7 @@ struct boot_conn {
 struct boot_srv {
     int listen_fd;
     int accepted;              /* connections accepted (OMPDSM_TRACE=boot) */
+    int pending;               /* accepted, not yet authenticated */
     int via_frames, via_cards; /* AG_GATHER frames and the cards in them */
     char addr[96];             /* advertised host:port (OMPDSM_BOOT) */
     struct boot_conn *conns;   /* slots; fd -1 when free */
@@ -295,6 +300,7 @@ struct launch_node {
     size_t diag_len;
     double diag_at;       /* when it came */
     double diag_since;    /* >0: it has waited, unchanged, since then */
+    struct boot_hello *build; /* its HELLO (build ids and files), or NULL */
 };
 
 enum stdin_state {
@@ -336,6 +342,12 @@ struct launch_job {
                                 cpus[k * bind_width % ncpus] on */
     int bind_width;          /* CPUs per node: its threads per node */
     char jobid[128];
+    /* The job's key (comm/util/auth.h): drawn by the launcher, sent to
+     * agents in AG_SETUP and to every node as OMPDSM_JOB_KEY. */
+    unsigned char key[OMPDSM_KEY_LEN];
+    char key_hex[2 * OMPDSM_KEY_LEN + 1];
+    char boot_host[64];      /* launcher with remote hosts: the address its
+                              * bootstrap socket listens on (plan.c) */
     unsigned long nofile_orig; /* soft RLIMIT_NOFILE to restore in nodes */
     int devnull;             /* stdin of nodes other than 0 */
     int sigfd;
@@ -463,6 +475,10 @@ void launch_agent_send(int type, int rank, const void *a, size_t alen,
                        const void *b, size_t blen);
 /* "node 3" or "nodes 1, 2, 5, 6 and 3 more" for messages. */
 void launch_format_ranks(char *buf, size_t len, const int *ranks, int n);
+/* The name of node's host for messages: as -H or the hostfile gave it,
+ * else this host's name. */
+void launch_host_name(const struct launch_job *job,
+                      const struct launch_node *node, char *buf, size_t len);
 /* Names a node for messages: "node 3 (pid 42 on host h2)". */
 const char *launch_node_name(const struct launch_job *job,
                              const struct launch_node *node, char *buf,
@@ -548,6 +564,9 @@ int launch_status_main(const char *which);
 int launch_boot_listen(struct launch_job *job, const char *bind_host,
                        const char *advertise_host);
 void launch_boot_add_fds(struct launch_job *job, struct launch_pollset *ps);
+/* Closes the connections that did not answer the key's challenge in
+ * time; returns the ms until the next such deadline, or -1. */
+int launch_boot_expire(struct launch_job *job, double now);
 void launch_boot_event(struct launch_job *job, int kind, int idx,
                        short revents);
 /* A node exited with status 0: checks allgather progress is still
@@ -579,6 +598,8 @@ void launch_blob_unref(struct boot_blob *b);
  * OMPDSM_BOOT at it; 0 or -errno with the reason in err. */
 int launch_agboot_listen(struct launch_job *job, char *err, size_t errlen);
 void launch_agboot_add_fds(struct launch_job *job, struct launch_pollset *ps);
+/* As launch_boot_expire, for the agent's socket. */
+int launch_agboot_expire(struct launch_job *job, double now);
 void launch_agboot_event(struct launch_job *job, int kind, int idx,
                          short revents);
 /* An AG_GATHER from the agent of link l; -EPROTO if it makes no sense. */

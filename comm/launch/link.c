@@ -34,6 +34,16 @@ const char *launch_node_name(const struct launch_job *job,
     return buf;
 }
 
+void launch_host_name(const struct launch_job *job,
+                      const struct launch_node *node, char *buf, size_t len)
+{
+    if (job->hosts.n)
+        snprintf(buf, len, "%s", job->hosts.h[node->host].name);
+    else if (gethostname(buf, len) < 0)
+        snprintf(buf, len, "localhost");
+    buf[len - 1] = 0;
+}
+
 void launch_format_ranks(char *buf, size_t len, const int *ranks, int n)
 {
     size_t at = (size_t)snprintf(buf, len, "node%s", n == 1 ? "" : "s");

@@ -109,7 +109,7 @@ void launch_decide_bind(struct launch_job *job, int nlocal)
 static const char *const own_vars[] = {
     "OMPDSM_RANK=", "OMPDSM_SIZE=", "OMPDSM_LOCAL_RANK=",
     "OMPDSM_LOCAL_SIZE=", "OMPDSM_JOBID=", "OMPDSM_BOOT=",
-    "OMPDSM_BIND_THREADS=",
+    "OMPDSM_BIND_THREADS=", OMPDSM_KEY_VAR "=",
 };
 #define NOWN OMPDSM_ARRAY_LEN(own_vars)
 
@@ -178,6 +178,13 @@ static void node_env(const struct launch_job *job,
     /* the runtime pins each of the node's threads to one of its CPUs */
     snprintf(buf[6], 192, "OMPDSM_BIND_THREADS=%d",
              job->bind && job->bind_width > 1);
+    /* The key in the environment rather than on an inherited descriptor:
+     * a node may be started through wrappers (sh -c, env, a debugger) that
+     * keep the environment but not descriptors they do not know; only its
+     * own user and root can read /proc/PID/environ, and they could read
+     * the key from its memory as well; the runtime wipes it there and
+     * takes it out of the environment at start (ompdsm_key_from_env). */
+    snprintf(buf[7], 192, "%s=%s", OMPDSM_KEY_VAR, job->key_hex);
     for (size_t i = 0; i < NOWN; i++)
         env[nbase + i] = buf[i];
     env[nbase + NOWN] = NULL;
