@@ -39,22 +39,11 @@ static struct {
 /* How long the launcher may take to send its challenge and its proof. */
 enum { BOOT_AUTH_WAIT_MS = 30000 };
 
-/* send(MSG_NOSIGNAL): a launcher that went away must not kill us with
+/* ompdsm_send_full: a launcher that went away must not kill us with
  * SIGPIPE while we try to tell it we are failing. */
 static int send_all(const void *p, size_t len)
 {
-    const char *c = p;
-    while (len) {
-        ssize_t n = send(boot.fd, c, len, MSG_NOSIGNAL);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        c += n;
-        len -= (size_t)n;
-    }
-    return 0;
+    return ompdsm_send_full(boot.fd, p, len);
 }
 
 static int send_msg(uint32_t type, const void *a, size_t alen, const void *b,
@@ -272,7 +261,8 @@ int comm_boot_fd(void)
     return boot.fd;
 }
 
-int comm_boot_abort(int status, int link_peer, const char *msg)
+int comm_boot_abort(int status, int link_by, int link_peer,
+                    const char *link_what, const char *msg)
 {
     if (boot.kind == BOOT_PMIX) {
         /* PMIx_Abort prints nothing of ours reliably: print it too. */
@@ -288,10 +278,12 @@ int comm_boot_abort(int status, int link_peer, const char *msg)
             /* Status 0 is asked for only by the program's exit(0): a
              * failure always has a non-zero status. */
             struct boot_abort a = {status, status == 0 ? BOOT_ABORT_EXIT : 0,
-                                   -1, 0};
+                                   -1, -1};
             if (link_peer >= 0) {
                 a.flags |= BOOT_ABORT_LINK;
                 a.peer = link_peer;
+                a.by = link_by;
+                msg = link_what;
             }
             int rc = send_msg(BOOT_ABORT, &a, sizeof a, msg, strlen(msg));
             pthread_mutex_unlock(&boot.lock);

@@ -27,8 +27,11 @@ int comm_boot_fd(void);
 const unsigned char *comm_boot_key(void);
 /* Asks the launcher to end the job; 0 if it was told, -1 if there is no
  * launcher to tell (the caller prints the message).  link_peer >= 0: the
- * cause is the network between this node and that one (BOOT_ABORT_LINK). */
-int comm_boot_abort(int status, int link_peer, const char *msg);
+ * cause is the network between nodes link_by and link_peer, and ompdsmrun
+ * is told link_what, which its line completes with both hosts
+ * (BOOT_ABORT_LINK); PMIx gets msg whole. */
+int comm_boot_abort(int status, int link_by, int link_peer,
+                    const char *link_what, const char *msg);
 void comm_boot_fini(void);
 
 /* ---- PMIx (boot_pmix.c) ----

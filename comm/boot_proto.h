@@ -78,17 +78,19 @@ struct boot_hello {
 struct boot_abort {
     int32_t status;
     uint32_t flags;  /* BOOT_ABORT_* */
-    int32_t peer;    /* with BOOT_ABORT_LINK: the node it lost; else -1 */
-    uint32_t pad;
+    int32_t peer;    /* with BOOT_ABORT_LINK: the node lost; else -1 */
+    int32_t by;      /* and the node that lost it (the sender, or the
+                      * node that told it); else -1 */
 };
 /* The status is the program's own exit status (exit() inside a parallel
  * region), so 0 ends the job with status 0 instead of reading as a
  * failure without a status. */
 #define BOOT_ABORT_EXIT 1u
-/* The node lost peer through the network (no answer within
+/* Node `by` lost node `peer` through the network (no answer within
  * OMPDSM_TCP_TIMEOUT_S, or no route), not by the peer closing its
- * connections: the launcher, which knows whether peer still runs, names
- * both hosts and says the network between them failed. */
+ * connections; the message says what happened without the hosts: the
+ * launcher, which knows whether peer still runs, names both hosts and
+ * says the network between them failed. */
 #define BOOT_ABORT_LINK 2u
 
 enum { BOOT_STATE_THREADS_MAX = 64, BOOT_STATE_HELD_MAX = 64 };

@@ -87,25 +87,26 @@ void comm_stats_add_coll(int bcast)
 /* The job's first failure (comm_set_failed): what ompdsm_fatal tells the
  * launcher, rather than the call that then found the job failed. */
 static struct {
-    char msg[512];
-    int link_peer; /* comm_set_link_failed's peer, or -1 */
-} cause = {.link_peer = -1};
+    char msg[768];
+    int link_by, link_peer; /* comm_set_link_failed's nodes, or -1 */
+    char what[512];         /* and what happened, without the hosts */
+} cause = {.link_by = -1, .link_peer = -1};
 
 static int fatal_hook(int status, const char *msg)
 {
     if (!comm_g.failed)
-        return comm_boot_abort(status, -1, msg);
+        return comm_boot_abort(status, -1, -1, NULL, msg);
     /* A lost peer is usually a node that died: give the launcher time to
      * notice that death, report it as the cause and end us, rather than
      * racing it with "connection closed" from every survivor. */
     usleep(COMM_FAILURE_LINGER_MS * 1000);
-    return comm_boot_abort(status, cause.link_peer,
+    return comm_boot_abort(status, cause.link_by, cause.link_peer, cause.what,
                            cause.msg[0] ? cause.msg : msg);
 }
 
 void comm_abort_job(int status, const char *msg)
 {
-    if (comm_boot_abort(status, -1, msg) < 0)
+    if (comm_boot_abort(status, -1, -1, NULL, msg) < 0)
         ompdsm_err("%s", msg);
 }
 
@@ -143,35 +144,46 @@ int comm_same_host(int peer)
     return comm_card_same_host(&comm_g.cards[peer], &comm_g.cards[comm_g.rank]);
 }
 
-static void set_failed(int link_peer, const char *fmt, va_list ap)
+/* The first failure's message is kept and printed: prefix (formatted)
+ * then, for a network failure (what set), the hosts and what. */
+static void set_failed(int by, int peer, const char *what, const char *fmt,
+                       va_list ap)
 {
     char msg[sizeof cause.msg];
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int n = vsnprintf(msg, sizeof msg, fmt, ap);
+    if (what && n >= 0 && (size_t)n < sizeof msg) {
+        char a[96], b[96];
+        comm_host_label(&comm_g.cards[by], a, sizeof a);
+        comm_host_label(&comm_g.cards[peer], b, sizeof b);
+        snprintf(msg + n, sizeof msg - (size_t)n, "the network between host "
+                 "%s and host %s failed: %s", a, b, what);
+    }
     if (!__sync_lock_test_and_set(&comm_g.failed, 1)) {
         memcpy(cause.msg, msg, sizeof msg);
-        cause.link_peer = link_peer;
+        snprintf(cause.what, sizeof cause.what, "%s", what ? what : "");
+        cause.link_by = what ? by : -1;
+        cause.link_peer = what ? peer : -1;
         ompdsm_err("%s", msg);
     }
+    if (comm_g.sync)
+        comm_doorbell_ring();
 }
 
-void comm_set_link_failed(int peer, const char *fmt, ...)
+void comm_set_link_failed(int by, int peer, const char *what,
+                          const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    set_failed(peer, fmt, ap);
+    set_failed(by, peer, what, fmt, ap);
     va_end(ap);
-    if (comm_g.sync)
-        comm_doorbell_ring();
 }
 
 void comm_set_failed(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    set_failed(-1, fmt, ap);
+    set_failed(-1, -1, NULL, fmt, ap);
     va_end(ap);
-    if (comm_g.sync)
-        comm_doorbell_ring();
 }
 
 int comm_init(void)

@@ -23,8 +23,17 @@
  * that thread writes the queue when it unlocks.  So every node always drains
  * the requests sent to it, and no cycle of full sockets can deadlock.
  *
+ * Set-up: every node listens (comm_tcp_listen, before the card exchange),
+ * then connects to every peer it serves and accepts every peer's
+ * connection; each connection starts with the job key's challenge-response
+ * (comm/util/auth.h), and one that fails it is refused with a line and
+ * does not stop the job.  Each connection then gets TCP_USER_TIMEOUT and
+ * keepalives from OMPDSM_TCP_TIMEOUT_S, so a peer that stops answering is
+ * lost within that time even when nothing is being sent.
+ *
  * Failure: a connection that closes without the peer's BYE frame, or fails,
- * while the job runs is fatal for the job (comm_set_failed).  stop() sends
+ * while the job runs is fatal for the job (comm_set_failed; a timeout or no
+ * route is the network's failure, comm_set_link_failed).  stop() sends
  * BYE and half-closes each out connection; a service thread answers a BYE
  * by half-closing the in connection; stop() returns once both directions
  * of every connection are closed, so an orderly end reports nothing and
@@ -492,8 +501,9 @@ static int in_step(struct comm_transport *t, struct hs *h,
  * naming where it came from. */
 static void refuse(struct hs *h, const char *why)
 {
-    ompdsm_warn("tcp: refused a connection from %s: %s; the job goes on",
-                h->peer, why);
+    if (why[0])
+        ompdsm_warn("tcp: refused a connection from %s: %s; the job goes on",
+                    h->peer, why);
     close(h->fd);
     h->fd = -1;
 }
@@ -631,8 +641,13 @@ static int handshake(struct comm_transport *t)
     for (int r = 0; out && r < n; r++)
         if (out[r].fd >= 0)
             close(out[r].fd);
-    for (int i = 0; i < nacc; i++)
-        close(acc[i].fd);
+    for (int i = 0; i < nacc; i++) {
+        if (rc < 0)
+            close(acc[i].fd);
+        else
+            refuse(&acc[i], "still unauthenticated when every node had "
+                   "connected");
+    }
     free(out);
     free(acc);
     free(pf);

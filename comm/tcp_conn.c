@@ -19,12 +19,17 @@
 
 /* Tells every other peer why the job fails, best effort (an ABORT
  * frame), so that the nodes that notice the failure through this node's
- * own exit still name the node that was lost first. */
-static void tcp_tell_peers(struct tcp_peer *lost, const char *msg)
+ * own exit still name the node that was lost first; link: through the
+ * network (msg then names no hosts: each receiver labels them). */
+static void tcp_tell_peers(struct tcp_peer *lost, const char *msg, int link)
 {
     struct comm_transport *t = lost->t;
     size_t len = strnlen(msg, TCP_ABORT_MAX);
     struct tcp_frame f = {.op = TCP_OP_ABORT, .len = (uint32_t)len};
+    if (link) {
+        f.a = (uint64_t)comm_g.rank + 1;
+        f.b = (uint64_t)lost->peer + 1;
+    }
     unsigned char hdr[TCP_FRAME_HDR];
     tcp_frame_encode(&f, hdr);
     for (int r = 0; r < t->size; r++) {
@@ -49,7 +54,7 @@ static void tcp_job_failed(struct tcp_peer *lost, const char *msg)
     if (comm_g.failed)
         return;
     comm_set_failed("%s", msg);
-    tcp_tell_peers(lost, msg);
+    tcp_tell_peers(lost, msg, 0);
 }
 
 /* Errors that say the network failed, not the peer process: no answer
@@ -67,19 +72,16 @@ void tcp_peer_lost(struct tcp_peer *p, int err, const char *doing)
         return;
     char how[96] = "closed", msg[512];
     if (network_error(err)) {
-        char mine[96], theirs[96];
-        comm_host_label(&comm_g.cards[comm_g.rank], mine, sizeof mine);
-        comm_host_label(&comm_g.cards[p->peer], theirs, sizeof theirs);
         if (err == ETIMEDOUT)
             snprintf(how, sizeof how, "no answer for %d s "
                      "(OMPDSM_TCP_TIMEOUT_S)", tcp_timeout_s);
         else
             snprintf(how, sizeof how, "%s", strerror(err));
-        snprintf(msg, sizeof msg, "tcp: the network between host %s and "
-                 "host %s failed: node %d lost node %d while %s: %s",
-                 mine, theirs, comm_g.rank, p->peer, doing, how);
-        comm_set_link_failed(p->peer, "%s", msg);
-        tcp_tell_peers(p, msg);
+        char what[256];
+        snprintf(what, sizeof what, "node %d lost node %d while %s: %s",
+                 comm_g.rank, p->peer, doing, how);
+        comm_set_link_failed(comm_g.rank, p->peer, what, "%s", "tcp: ");
+        tcp_tell_peers(p, what, 1);
         return;
     }
     if (err)

@@ -79,7 +79,7 @@ static const uint8_t op_fields[TCP_OP_END] = {
     [TCP_OP_SEND] = F_TAG | F_LEN,
     [TCP_OP_REPLY] = F_ID | F_LEN | F_A | F_B,
     [TCP_OP_BYE] = 0,
-    [TCP_OP_ABORT] = F_LEN,
+    [TCP_OP_ABORT] = F_LEN | F_A | F_B,
     [TCP_OP_PUTV] = F_REGION | F_LEN | F_OFF | F_A,
 };
 

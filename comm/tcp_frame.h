@@ -27,7 +27,10 @@ enum tcp_op {
     TCP_OP_REPLY,     /* id of the request, a = old value, b = status (0 or
                          -errno); len payload bytes follow (GET data) */
     TCP_OP_BYE,       /* orderly end: the sender sends nothing more */
-    TCP_OP_ABORT,     /* the sender is failing: len bytes of text say why */
+    TCP_OP_ABORT,     /* the sender is failing: len bytes of text say why;
+                         a = 1 + node X, b = 1 + node Y when X lost Y
+                         through the network (the text then names no
+                         hosts), else both 0 */
     TCP_OP_PUTV,      /* region, off = base, a = number of runs; len payload
                          bytes follow: a runs of (u32 off, u32 len), then
                          their data in order; run k goes to base + off_k */

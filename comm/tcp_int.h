@@ -174,7 +174,8 @@ void tcp_service_flush_out(struct comm_transport *t, struct tcp_peer *p);
 int tcp_outq_write(struct tcp_outq *o, int fd);
 
 /* The connection to p failed (err) or closed while doing: fails the job,
- * unless it has failed already. */
+ * unless it has failed already; a timeout or no route (err) as the failure
+ * of the network between the two hosts. */
 void tcp_peer_lost(struct tcp_peer *p, int err, const char *doing);
 
 /* Appends iov[0..n) minus its first skip bytes. */

@@ -103,11 +103,14 @@ void comm_dispatch(int src, int tag, const void *buf, size_t len);
 /* Marks the job as failing and wakes every waiter; the first failure's
  * message is printed, and is what ompdsm_fatal then tells the launcher. */
 void comm_set_failed(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Same, for the network between this node and peer (no answer within
- * OMPDSM_TCP_TIMEOUT_S, or no route): the launcher, which knows whether
- * peer still runs, names both hosts (BOOT_ABORT_LINK). */
-void comm_set_link_failed(int peer, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* Same, for the network between node by (this one, or the peer that told
+ * us) and node peer (no answer within OMPDSM_TCP_TIMEOUT_S, or no route):
+ * the message printed is the formatted prefix, then both hosts and what
+ * happened (what); the launcher, which knows whether peer still runs,
+ * words its own line from what (BOOT_ABORT_LINK). */
+void comm_set_link_failed(int by, int peer, const char *what,
+                          const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* Applies a notify to local memory: store + ring doorbell. */
 void comm_local_notify(int region, uint64_t off, uint64_t value);
 /* Bounds check of [off, off+len) in this node's region. */

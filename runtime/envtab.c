@@ -240,6 +240,8 @@ static const struct rt_env_var vars[] = {
      "the namespace hosts tests/cluster/netns.sh rsh runs in", NULL},
     {"OMPDSM_NETNS_HIDE", RT_ENV_TEST, "", "HOST:DIR",
      "netns.sh rsh hides DIR on HOST", NULL},
+    {"OMPDSM_NETNS_SWAP", RT_ENV_TEST, "", "HOST:FILE:OTHER",
+     "netns.sh rsh HOST runs its command with OTHER mounted over FILE", NULL},
 
     {"OMPDSM_CC", RT_ENV_OMPCC, "clang-19", "command", "ompcc's backend compiler", NULL},
     {"OMPDSM_LIBDIR", RT_ENV_OMPCC, "where ompcc found libompdsm", "directory",

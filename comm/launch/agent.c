@@ -192,7 +192,7 @@ int launch_agent_main(struct launch_job *job)
     job->agent = 1;
     job->self = getpid();
     job->start = ompdsm_now();
-    job->boot.listen_fd = -1;
+    job->boot.door.listen_fd = -1;
     job->sigfd = -1;
     job->node0_in = -1;
 
@@ -359,6 +359,7 @@ int launch_agent_main(struct launch_job *job)
                 launch_link_event(job, kind, idx, re);
                 break;
             case LFD_LISTEN:
+            case LFD_DOOR:
             case LFD_CONN:
                 launch_agboot_event(job, kind, idx, re);
                 break;

@@ -1,29 +1,27 @@
-/* comm/launch/bootsrv.c - the launcher's side of comm/boot_proto.h: accepts
- * the nodes' connections, lets in only those that pass the job key's
- * challenge-response (a stranger's connection is closed with one line and
- * the job goes on), checks every node's build against node 0's as its
- * HELLO comes, checks every message strictly, runs the allgather rounds,
- * and turns ABORT, protocol errors and lost connections into the end of
- * the job.  Sockets are non-blocking: a node that stops reading its result
- * must not stall the launcher. */
+/* comm/launch/bootsrv.c - the launcher's side of comm/boot_proto.h: takes
+ * the nodes' connections that its door (door.c) admitted after the job
+ * key's challenge-response, checks every node's build against node 0's as
+ * its HELLO comes, checks every message strictly, runs the allgather
+ * rounds, and turns ABORT, protocol errors and lost connections into the
+ * end of the job.  Sockets are non-blocking: a node that stops reading its
+ * result must not stall the launcher. */
 #include "launch.h"
 
 #include "comm/util/base.h"
-
-/* Connections that may wait for their handshake at once. */
-enum { BOOT_PENDING_MAX = 256 };
 
 #include <assert.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+static void admit(void *arg, int fd, const char *peer);
+static void log_line(const char *line, size_t len);
 
 int launch_boot_listen(struct launch_job *job, const char *bind_host,
                        const char *advertise_host)
@@ -79,7 +77,12 @@ int launch_boot_listen(struct launch_job *job, const char *bind_host,
     snprintf(s->addr, sizeof s->addr,
              strchr(advertise_host, ':') ? "[%s]:%s" : "%s:%s",
              advertise_host, port);
-    s->listen_fd = fd;
+    s->door.listen_fd = fd;
+    s->door.key = job->key;
+    snprintf(s->door.who, sizeof s->door.who, "bootstrap");
+    s->door.log = log_line;
+    s->door.admit = admit;
+    s->door.arg = job;
     return 0;
 }
 
@@ -159,8 +162,6 @@ static void conn_close(struct launch_job *job, struct boot_conn *c, int lost)
 {
     close(c->fd);
     c->fd = -1;
-    if (!c->authed)
-        job->boot.pending--;
     while (c->outq) {
         struct boot_out *o = c->outq;
         c->outq = o->next;
@@ -178,19 +179,6 @@ static void conn_close(struct launch_job *job, struct boot_conn *c, int lost)
         if (lost && !c->fini && !job->ending)
             launch_suspect(job, node);
     }
-}
-
-/* A connection that is not the job's: closed, said once, and the job goes
- * on. */
-static void refuse(struct launch_job *job, struct boot_conn *c,
-                   const char *why)
-{
-    char line[512];
-    int n = snprintf(line, sizeof line, "ompdsmrun: bootstrap: refused a "
-                     "connection from %s: %s; the job goes on\n", c->peer,
-                     why);
-    launch_outq_put(2, line, n < (int)sizeof line ? (size_t)n : sizeof line - 1);
-    conn_close(job, c, 0);
 }
 
 static void conn_write(struct launch_job *job, struct boot_conn *c)
@@ -479,20 +467,20 @@ static void on_hello(struct launch_job *job, struct boot_conn *c, int idx)
 /* A node lost its peer through the network while the peer still runs
  * (BOOT_ABORT_LINK): the one line names both hosts.  Returns 0, for the
  * plain line, when the peer has ended after all. */
-static int link_failed(struct launch_job *job, int rank, int peer,
+static int link_failed(struct launch_job *job, int by, int peer,
                        const char *msg)
 {
-    if (peer < 0 || peer >= job->n || peer == rank)
+    if (peer < 0 || peer >= job->n || by < 0 || by >= job->n || peer == by)
         return 0;
     struct launch_node *p = &job->nodes[peer];
     if (p->reaped && !p->lost)
         return 0;
     char a[LAUNCH_HOST_MAX], b[LAUNCH_HOST_MAX], pn[LAUNCH_HOST_MAX + 64];
-    launch_host_name(job, &job->nodes[rank], a, sizeof a);
+    launch_host_name(job, &job->nodes[by], a, sizeof a);
     launch_host_name(job, p, b, sizeof b);
     launch_fail(job, 1, "the network between host %s and host %s failed: "
-                "node %d: %s (%s still runs); ending the job", a, b, rank,
-                msg, launch_node_name(job, p, pn, sizeof pn));
+                "%s (%s still runs); ending the job", a, b, msg,
+                launch_node_name(job, p, pn, sizeof pn));
     return 1;
 }
 
@@ -516,7 +504,7 @@ static void on_abort(struct launch_job *job, struct boot_conn *c)
                     c->rank, n ? msg : "(no message)");
         return;
     }
-    if ((a.flags & BOOT_ABORT_LINK) && link_failed(job, c->rank, a.peer, msg))
+    if ((a.flags & BOOT_ABORT_LINK) && link_failed(job, a.by, a.peer, msg))
         return;
     /* Exit statuses are 8 bits: anything else would wrap to 0 or a lie. */
     int status = a.status > 0 && a.status < 256 ? a.status : 1;
@@ -591,17 +579,6 @@ static int conn_read(struct launch_job *job, int idx)
     struct boot_conn *c = &job->boot.conns[idx];
     int budget;
 
-    if (!c->authed) {
-        char why[256];
-        int rc = ompdsm_auth_srv_step(&c->auth, c->fd, job->key, why,
-                                      sizeof why);
-        if (rc < 0)
-            refuse(job, c, why);
-        if (rc <= 0)
-            return 0;
-        c->authed = 1;
-        job->boot.pending--;
-    }
     /* Bounded so that one chatty node cannot starve the others. */
     for (budget = 64; budget > 0 && c->fd >= 0 && !job->ending; budget--) {
         switch (launch_boot_recv(c->fd, &c->hdr, &c->hdr_got, c->body,
@@ -627,15 +604,59 @@ static int conn_read(struct launch_job *job, int idx)
     return budget == 0;
 }
 
-static void boot_accept(struct launch_job *job);
+/* The door let a node's connection in. */
+static void admit(void *arg, int fd, const char *peer)
+{
+    struct launch_job *job = arg;
+    struct boot_srv *s = &job->boot;
+    size_t i;
+    for (i = 0; i < s->nconns; i++)
+        if (s->conns[i].fd < 0)
+            break;
+    if (i == s->nconns) {
+        size_t cap = s->nconns ? 2 * s->nconns : (size_t)job->n + 4;
+        struct boot_conn *nc = realloc(s->conns, cap * sizeof *nc);
+        if (!nc) {
+            close(fd);
+            launch_fail(job, 1, "bootstrap: out of memory; ending the job");
+            return;
+        }
+        for (size_t j = s->nconns; j < cap; j++)
+            nc[j].fd = -1;
+        s->conns = nc;
+        s->nconns = cap;
+    }
+    struct boot_conn *c = &s->conns[i];
+    memset(c, 0, sizeof *c);
+    c->fd = fd;
+    c->rank = -1;
+    snprintf(c->peer, sizeof c->peer, "%s", peer);
+    s->accepted++;
+}
+
+static void log_line(const char *line, size_t len)
+{
+    launch_outq_put(2, line, len);
+}
+
+/* The door's events and pump; accept failing for good (EMFILE and
+ * friends) ends the job: the socket would stay readable for ever, and the
+ * node that is not served would hang. */
+static void door_result(struct launch_job *job, int rc)
+{
+    if (rc < 0)
+        launch_fail(job, 1, "bootstrap: accept: %s; ending the job",
+                    strerror(-rc));
+}
 
 void launch_boot_drain(struct launch_job *job, struct launch_node *node)
 {
-    /* Its connection may still wait in the backlog, or be accepted but not
-     * yet say HELLO, while its exit is already known: read those first. */
-    if (node->conn < 0 && !node->hello && job->boot.listen_fd >= 0 &&
+    /* Its connection may still wait in the backlog, or at the door, or be
+     * admitted but not yet say HELLO, while its exit is already known:
+     * read those first. */
+    if (node->conn < 0 && !node->hello && job->boot.door.listen_fd >= 0 &&
         !job->ending) {
-        boot_accept(job);
+        door_result(job, launch_door_pump(&job->boot.door));
         for (size_t i = 0; i < job->boot.nconns && !job->ending; i++)
             if (job->boot.conns[i].fd >= 0 && job->boot.conns[i].rank < 0)
                 conn_read(job, (int)i);
@@ -644,100 +665,9 @@ void launch_boot_drain(struct launch_job *job, struct launch_node *node)
         ;
 }
 
-static void boot_accept(struct launch_job *job)
-{
-    struct boot_srv *s = &job->boot;
-
-    for (;;) {
-        struct sockaddr_storage ss;
-        socklen_t sl = sizeof ss;
-        int fd = accept4(s->listen_fd, (struct sockaddr *)&ss, &sl,
-                         SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd < 0) {
-            if (errno == EINTR || errno == ECONNABORTED)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                return;
-            /* EMFILE and friends: the socket would stay readable forever,
-             * and the node that is not served would hang. */
-            launch_fail(job, 1, "bootstrap: accept: %s; ending the job",
-                        strerror(errno));
-            return;
-        }
-        s->accepted++;
-        int one = 1;
-        /* Allgather rounds are latency-bound request/answer exchanges. */
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        /* A stranger's connections, held open, cannot crowd out the
-         * nodes': past the limit the oldest waiting one goes. */
-        if (s->pending >= BOOT_PENDING_MAX) {
-            struct boot_conn *old = NULL;
-            for (size_t j = 0; j < s->nconns; j++)
-                if (s->conns[j].fd >= 0 && !s->conns[j].authed &&
-                    (!old || s->conns[j].auth.deadline_ns <
-                                 old->auth.deadline_ns))
-                    old = &s->conns[j];
-            if (old)
-                refuse(job, old, "too many connections waiting to "
-                       "authenticate");
-        }
-
-        size_t i;
-        for (i = 0; i < s->nconns; i++)
-            if (s->conns[i].fd < 0)
-                break;
-        if (i == s->nconns) {
-            size_t cap = s->nconns ? 2 * s->nconns : (size_t)job->n + 4;
-            struct boot_conn *nc = realloc(s->conns, cap * sizeof *nc);
-            if (!nc) {
-                close(fd);
-                launch_fail(job, 1, "bootstrap: out of memory; ending the "
-                            "job");
-                return;
-            }
-            for (size_t j = s->nconns; j < cap; j++)
-                nc[j].fd = -1;
-            s->conns = nc;
-            s->nconns = cap;
-        }
-        struct boot_conn *c = &s->conns[i];
-        memset(c, 0, sizeof *c);
-        c->fd = fd;
-        c->rank = -1;
-        char host[64], port[16];
-        if (getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, port,
-                        sizeof port, NI_NUMERICHOST | NI_NUMERICSERV))
-            snprintf(c->peer, sizeof c->peer, "(unknown address)");
-        else
-            snprintf(c->peer, sizeof c->peer, "%s:%s", host, port);
-        s->pending++;
-        char why[160];
-        if (ompdsm_auth_srv_start(&c->auth, fd, OMPDSM_AUTH_BOOT, why,
-                                  sizeof why) < 0)
-            refuse(job, c, why);
-    }
-}
-
 int launch_boot_expire(struct launch_job *job, double now)
 {
-    struct boot_srv *s = &job->boot;
-    uint64_t t = (uint64_t)(now * 1e9), next = 0;
-    if (!s->pending || job->ending)
-        return -1;
-    for (size_t i = 0; i < s->nconns; i++) {
-        struct boot_conn *c = &s->conns[i];
-        if (c->fd < 0 || c->authed)
-            continue;
-        if (t >= c->auth.deadline_ns) {
-            char why[96];
-            snprintf(why, sizeof why, "no answer to the job's challenge "
-                     "within %d s", OMPDSM_AUTH_TIMEOUT_MS / 1000);
-            refuse(job, c, why);
-        } else if (!next || c->auth.deadline_ns < next) {
-            next = c->auth.deadline_ns;
-        }
-    }
-    return next ? (int)((next - t) / 1000000) + 1 : -1;
+    return job->ending ? -1 : launch_door_expire(&job->boot.door, now);
 }
 
 void launch_boot_add_fds(struct launch_job *job, struct launch_pollset *ps)
@@ -746,8 +676,7 @@ void launch_boot_add_fds(struct launch_job *job, struct launch_pollset *ps)
     /* Once the job is ending, nothing a node says matters any more. */
     if (job->ending)
         return;
-    if (s->listen_fd >= 0)
-        launch_pollset_add(ps, s->listen_fd, POLLIN, LFD_LISTEN, 0);
+    launch_door_add_fds(&s->door, ps);
     for (size_t i = 0; i < s->nconns; i++)
         if (s->conns[i].fd >= 0)
             launch_pollset_add(ps, s->conns[i].fd,
@@ -760,8 +689,8 @@ void launch_boot_event(struct launch_job *job, int kind, int idx,
 {
     if (job->ending)
         return;
-    if (kind == LFD_LISTEN) {
-        boot_accept(job);
+    if (kind == LFD_LISTEN || kind == LFD_DOOR) {
+        door_result(job, launch_door_event(&job->boot.door, kind, idx));
         return;
     }
     struct boot_conn *c = &job->boot.conns[idx];
@@ -783,9 +712,7 @@ void launch_boot_close_all(struct launch_job *job)
     s->nconns = 0;
     launch_blob_unref(s->result);
     s->result = NULL;
-    if (s->listen_fd >= 0)
-        close(s->listen_fd);
-    s->listen_fd = -1;
+    launch_door_close(&s->door);
 }
 
 void launch_boot_remote(struct launch_job *job, int rank, uint32_t type,

@@ -1,7 +1,8 @@
 /* comm/launch/launch.h - the interface between the files of ompdsmrun, the
  * launcher: options (opts.c), hosts and mapping (hosts.c), the multi-host
  * plan (plan.c), starting nodes (spawn.c), stdio relay (relay.c) and its
- * output queues (outq.c), the bootstrap server (bootsrv.c), the agents on
+ * output queues (outq.c), the bootstrap server (bootsrv.c) and its door
+ * (door.c, shared with the agents' agboot.c), the agents on
  * other hosts (link.c for their parent's side, setup.c for their orders,
  * agent.c for ompdsmrun --agent) and the job's event loop and failure handling (ompdsmrun.c).
  *
@@ -143,6 +144,50 @@ struct relay_stream {
     size_t pend_len, pend_cap;
 };
 
+/* ---- the door of a bootstrap socket (door.c) ---- */
+/* Connections that may wait for the job key's handshake at once. */
+#define LAUNCH_DOOR_MAX 256
+
+/* An accepted connection that has not passed the handshake; fd -1: a
+ * free slot. */
+struct launch_door_wait {
+    int fd;
+    char peer[96];         /* "addr:port" */
+    struct ompdsm_auth_srv auth;
+};
+
+struct launch_door {
+    int listen_fd;         /* the bootstrap socket, or -1 */
+    const unsigned char *key; /* the job's */
+    char who[LAUNCH_HOST_MAX + 32]; /* "bootstrap", "host H: bootstrap" */
+    /* Writes one line about a refused connection (ours: stderr; an
+     * agent's: AG_LOG to the launcher). */
+    void (*log)(const char *line, size_t len);
+    /* Takes a connection that passed, with its address. */
+    void (*admit)(void *arg, int fd, const char *peer);
+    void *arg;
+    struct launch_door_wait *w;
+    size_t nw;             /* slots */
+    int waiting;           /* slots in use */
+};
+
+struct launch_pollset;
+/* The poll set's entries: the socket (LFD_LISTEN) and the waiting
+ * connections (LFD_DOOR, the slot as idx). */
+void launch_door_add_fds(struct launch_door *d, struct launch_pollset *ps);
+/* Accepts (LFD_LISTEN) or reads a waiting connection (LFD_DOOR); 0, or
+ * -errno when accept failed for good (EMFILE and friends: the socket
+ * would stay readable for ever and the caller must end the job). */
+int launch_door_event(struct launch_door *d, int kind, int idx);
+/* Accepts what waits in the backlog and reads every waiting connection
+ * (before a node's exit is judged, its connection may be among them); as
+ * launch_door_event. */
+int launch_door_pump(struct launch_door *d);
+/* Refuses the connections past their deadline; the ms until the next
+ * deadline, or -1. */
+int launch_door_expire(struct launch_door *d, double now);
+void launch_door_close(struct launch_door *d);
+
 /* ---- bootstrap server (bootsrv.c) ---- */
 /* A message shared by the send queues of several connections: an allgather
  * result goes to every node from one buffer. */
@@ -162,9 +207,6 @@ struct boot_conn {
     int fd;                /* -1: slot free */
     int rank;              /* -1 until HELLO */
     char peer[96];         /* "addr:port" for messages before HELLO */
-    int authed;            /* passed the job key's challenge-response;
-                            * nothing else is read before */
-    struct ompdsm_auth_srv auth;
     struct boot_hdr hdr;   /* header being received */
     size_t hdr_got;
     unsigned char *body;   /* where the body goes (maybe inside a blob) */
@@ -175,9 +217,8 @@ struct boot_conn {
 };
 
 struct boot_srv {
-    int listen_fd;
-    int accepted;              /* connections accepted (OMPDSM_TRACE=boot) */
-    int pending;               /* accepted, not yet authenticated */
+    struct launch_door door;   /* the socket, and who waits at it */
+    int accepted;              /* connections admitted (OMPDSM_TRACE=boot) */
     int via_frames, via_cards; /* AG_GATHER frames and the cards in them */
     char addr[96];             /* advertised host:port (OMPDSM_BOOT) */
     struct boot_conn *conns;   /* slots; fd -1 when free */
@@ -379,7 +420,7 @@ struct launch_job {
 
 /* poll set rebuilt each loop iteration; ref says what each entry is. */
 enum launch_fd_kind {
-    LFD_SIGNAL, LFD_LISTEN, LFD_CONN, LFD_OUT, LFD_ERR, LFD_STDIN,
+    LFD_SIGNAL, LFD_LISTEN, LFD_DOOR, LFD_CONN, LFD_OUT, LFD_ERR, LFD_STDIN,
     LFD_NODE0_IN, LFD_WAKE, LFD_LINK_TO, LFD_LINK_FROM, LFD_LINK_ERR,
     LFD_PARENT, LFD_STATUS,
 };
@@ -564,8 +605,7 @@ int launch_status_main(const char *which);
 int launch_boot_listen(struct launch_job *job, const char *bind_host,
                        const char *advertise_host);
 void launch_boot_add_fds(struct launch_job *job, struct launch_pollset *ps);
-/* Closes the connections that did not answer the key's challenge in
- * time; returns the ms until the next such deadline, or -1. */
+/* launch_door_expire of the bootstrap socket. */
 int launch_boot_expire(struct launch_job *job, double now);
 void launch_boot_event(struct launch_job *job, int kind, int idx,
                        short revents);
@@ -598,7 +638,7 @@ void launch_blob_unref(struct boot_blob *b);
  * OMPDSM_BOOT at it; 0 or -errno with the reason in err. */
 int launch_agboot_listen(struct launch_job *job, char *err, size_t errlen);
 void launch_agboot_add_fds(struct launch_job *job, struct launch_pollset *ps);
-/* As launch_boot_expire, for the agent's socket. */
+/* launch_door_expire of the agent's socket. */
 int launch_agboot_expire(struct launch_job *job, double now);
 void launch_agboot_event(struct launch_job *job, int kind, int idx,
                          short revents);

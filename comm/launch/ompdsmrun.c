@@ -446,6 +446,7 @@ static void run(struct launch_job *job)
                 launch_diag_accept(job);
                 break;
             case LFD_LISTEN:
+            case LFD_DOOR:
             case LFD_CONN:
                 launch_boot_event(job, kind, idx, re);
                 break;
@@ -513,7 +514,7 @@ int main(int argc, char **argv)
     job->n = job->size = job->opts.np;
     job->self = getpid();
     job->start = ompdsm_now();
-    job->boot.listen_fd = -1;
+    job->boot.door.listen_fd = -1;
     job->sigfd = -1;
     job->nodes = calloc((size_t)job->n, sizeof *job->nodes);
     if (!job->nodes) {

@@ -1,6 +1,7 @@
-/* comm/launch/spawn.c - starts the nodes: pipes, environment, and each
- * child's preparation before exec (one process group, death with the
- * launcher, no address randomisation, CPU pinning, clean signal state).
+/* comm/launch/spawn.c - starts the nodes: pipes, environment (the job's
+ * key among it), and each child's preparation before exec (one process
+ * group, death with the launcher, no address randomisation when the job
+ * has several nodes, CPU pinning, clean signal state).
  * A failure in the child comes back through a close-on-exec pipe, so it is
  * reported once, by the launcher, instead of as a puzzling exit status. */
 #include "launch.h"
@@ -240,10 +241,12 @@ child(const struct launch_job *job, int k, int first, int in_fd, int out_fd,
     if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
         child_fail(ep, ST_DUP, errno);
 
-    /* Nodes must share one address layout (docs: "Addresses agree across
-     * nodes"); the runtime re-executes itself if this did not work. */
+    /* Nodes must share one address layout (docs/design.md, "Who may
+     * connect"): pointers to code and data travel between them.  A job of
+     * one node shares nothing and keeps its randomisation.  The runtime
+     * re-executes itself if this did not work. */
     int persona = personality(0xffffffff);
-    if (persona != -1 && !(persona & ADDR_NO_RANDOMIZE) &&
+    if (job->size > 1 && persona != -1 && !(persona & ADDR_NO_RANDOMIZE) &&
         personality((unsigned long)persona | ADDR_NO_RANDOMIZE) == -1 &&
         first)
         dprintf(2, "ompdsmrun: warning: cannot disable address "

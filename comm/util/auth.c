@@ -8,12 +8,12 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
 /* Version 1 of the handshake; a peer of another version fails at once
  * with a clear message instead of a wrong HMAC. */
@@ -38,11 +38,11 @@ void ompdsm_key_hex(const unsigned char key[OMPDSM_KEY_LEN],
                     char hex[2 * OMPDSM_KEY_LEN + 1])
 {
     static const char digits[] = "0123456789abcdef";
-    for (int i = 0; i < OMPDSM_KEY_LEN; i++) {
+    for (size_t i = 0; i < OMPDSM_KEY_LEN; i++) {
         hex[2 * i] = digits[key[i] >> 4];
         hex[2 * i + 1] = digits[key[i] & 15];
     }
-    hex[2 * OMPDSM_KEY_LEN] = 0;
+    hex[(size_t)2 * OMPDSM_KEY_LEN] = 0;
 }
 
 static int hexval(char c)
@@ -54,9 +54,9 @@ static int hexval(char c)
 
 int ompdsm_key_parse(const char *hex, unsigned char key[OMPDSM_KEY_LEN])
 {
-    if (strlen(hex) != 2 * OMPDSM_KEY_LEN)
+    if (strlen(hex) != (size_t)2 * OMPDSM_KEY_LEN)
         return -EINVAL;
-    for (int i = 0; i < OMPDSM_KEY_LEN; i++) {
+    for (size_t i = 0; i < OMPDSM_KEY_LEN; i++) {
         int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
         if (hi < 0 || lo < 0)
             return -EINVAL;
@@ -187,9 +187,14 @@ int ompdsm_auth_srv_step(struct ompdsm_auth_srv *s, int fd,
             return 0;
         if (n <= 0) {
             int e = n ? errno : ECONNRESET;
-            snprintf(why, whylen, "%s after %zu bytes, without answering "
-                     "the job's challenge", n ? strerror(e) : "closed",
-                     s->got);
+            /* Nothing sent, nothing to report: a node ended before it
+             * answered (its job is ending), or a port scan. */
+            if (!s->got)
+                why[0] = 0;
+            else
+                snprintf(why, whylen, "%s after %zu bytes, without "
+                         "answering the job's challenge",
+                         n ? strerror(e) : "closed", s->got);
             return -e;
         }
         s->got += (size_t)n;
@@ -209,49 +214,20 @@ int ompdsm_auth_srv_step(struct ompdsm_auth_srv *s, int fd,
     return 1;
 }
 
+int ompdsm_auth_srv_expired(const struct ompdsm_auth_srv *s, uint64_t now_ns,
+                            uint64_t *next, char *why, size_t whylen)
+{
+    if (now_ns >= s->deadline_ns) {
+        snprintf(why, whylen, "no answer to the job's challenge within %d s",
+                 OMPDSM_AUTH_TIMEOUT_MS / 1000);
+        return 1;
+    }
+    if (!*next || s->deadline_ns < *next)
+        *next = s->deadline_ns;
+    return 0;
+}
+
 /* ---- the connector's side, blocking ---- */
-
-/* send(MSG_NOSIGNAL): a peer that hung up must not kill us with SIGPIPE. */
-static int send_full(int fd, const void *buf, size_t len)
-{
-    const unsigned char *p = buf;
-    while (len) {
-        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return errno == ECONNRESET ? -EPIPE : -errno;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-/* Reads exactly len bytes, each wait at most timeout_ms. */
-static int read_within(int fd, void *buf, size_t len, int timeout_ms)
-{
-    unsigned char *p = buf;
-    while (len) {
-        struct pollfd pf = {.fd = fd, .events = POLLIN};
-        int r = poll(&pf, 1, timeout_ms);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r == 0)
-            return -ETIMEDOUT;
-        if (r < 0)
-            return -errno;
-        ssize_t n = recv(fd, p, len, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -errno;
-        if (n == 0)
-            return -EPIPE;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
 
 int ompdsm_auth_client(int fd, enum ompdsm_auth_kind kind,
                        const unsigned char key[OMPDSM_KEY_LEN], int timeout_ms,
@@ -260,10 +236,15 @@ int ompdsm_auth_client(int fd, enum ompdsm_auth_kind kind,
     unsigned char ch[OMPDSM_AUTH_CHALLENGE_LEN], resp[OMPDSM_AUTH_RESPONSE_LEN];
     unsigned char proof[OMPDSM_AUTH_PROOF_LEN];
     struct ompdsm_auth a;
-    int rc = read_within(fd, ch, sizeof ch, timeout_ms);
+    /* Each read gives up after timeout_ms (-EAGAIN), then blocks again. */
+    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000L};
+    struct timeval none = {0, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    int rc = ompdsm_read_full(fd, ch, sizeof ch);
     if (rc < 0) {
         snprintf(why, whylen, "no challenge came: %s", rc == -EPIPE
-                 ? "the connection closed" : strerror(-rc));
+                 ? "the connection closed" : rc == -EAGAIN
+                 ? "timed out" : strerror(-rc));
         return rc;
     }
     rc = ompdsm_auth_respond(&a, kind, key, ch, resp);
@@ -276,9 +257,10 @@ int ompdsm_auth_client(int fd, enum ompdsm_auth_kind kind,
         snprintf(why, whylen, "getrandom: %s", strerror(-rc));
         return rc;
     }
-    rc = send_full(fd, resp, sizeof resp);
+    rc = ompdsm_send_full(fd, resp, sizeof resp);
     if (!rc)
-        rc = read_within(fd, proof, sizeof proof, timeout_ms);
+        rc = ompdsm_read_full(fd, proof, sizeof proof);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
     if (rc < 0) {
         snprintf(why, whylen, "%s", rc == -EPIPE
                  ? "the other side closed the connection: it does not hold "

@@ -98,10 +98,17 @@ struct ompdsm_auth_srv {
 int ompdsm_auth_srv_start(struct ompdsm_auth_srv *s, int fd,
                           enum ompdsm_auth_kind kind, char *why, size_t whylen);
 /* 1: authenticated (the proof is sent); 0: more is needed; -errno: the
- * connection must be closed, why says what it did. */
+ * connection must be closed, why says what it did (empty when it closed
+ * without sending a byte: nothing to report). */
 int ompdsm_auth_srv_step(struct ompdsm_auth_srv *s, int fd,
                          const unsigned char key[OMPDSM_KEY_LEN], char *why,
                          size_t whylen);
+
+/* Whether s's connection missed its deadline by now_ns: 1 with why (close
+ * it); else 0, and *next lowered to its deadline when that is sooner (0:
+ * none yet), for the caller's next wake-up. */
+int ompdsm_auth_srv_expired(const struct ompdsm_auth_srv *s, uint64_t now_ns,
+                            uint64_t *next, char *why, size_t whylen);
 
 /* The connector's whole handshake on a blocking socket fd, each read
  * bounded by timeout_ms: 0, or -errno with a one-line reason in why

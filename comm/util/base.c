@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -237,11 +238,12 @@ uint64_t ompdsm_coarse_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-int ompdsm_write_full(int fd, const void *buf, size_t len)
+/* write(2), or send(2) with flags on a socket. */
+static int out_full(int fd, const void *buf, size_t len, int sock)
 {
     const char *p = buf;
     while (len) {
-        ssize_t n = write(fd, p, len);
+        ssize_t n = sock ? send(fd, p, len, MSG_NOSIGNAL) : write(fd, p, len);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -251,6 +253,16 @@ int ompdsm_write_full(int fd, const void *buf, size_t len)
         len -= (size_t)n;
     }
     return 0;
+}
+
+int ompdsm_write_full(int fd, const void *buf, size_t len)
+{
+    return out_full(fd, buf, len, 0);
+}
+
+int ompdsm_send_full(int fd, const void *buf, size_t len)
+{
+    return out_full(fd, buf, len, 1);
 }
 
 int ompdsm_read_full(int fd, void *buf, size_t len)

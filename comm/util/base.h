@@ -92,6 +92,9 @@ uint64_t ompdsm_coarse_ns(void);
  * Return 0, or -errno (-EPIPE on EOF for reads). */
 int ompdsm_write_full(int fd, const void *buf, size_t len);
 int ompdsm_read_full(int fd, void *buf, size_t len);
+/* ompdsm_write_full on a socket with MSG_NOSIGNAL: a peer that went away
+ * must not kill us with SIGPIPE (-EPIPE instead). */
+int ompdsm_send_full(int fd, const void *buf, size_t len);
 
 /* CPU relax hint for spin loops. */
 static inline void ompdsm_cpu_relax(void)

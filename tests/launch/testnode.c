@@ -343,7 +343,7 @@ static int mode_abort(int argc, char **argv, int then_exit)
         msleep(100);
         size_t mlen = strlen(argv[4]);
         char *body = malloc(sizeof(struct boot_abort) + mlen);
-        struct boot_abort a = {atoi(argv[3]), 0, -1, 0};
+        struct boot_abort a = {atoi(argv[3]), 0, -1, -1};
         memcpy(body, &a, sizeof a);
         memcpy(body + sizeof a, argv[4], mlen);
         boot_send(fd, BOOT_ABORT, body, (uint32_t)(sizeof a + mlen));
