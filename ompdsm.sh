@@ -11,7 +11,7 @@ BUILD=${BUILD:-build}
 PKGS=(clang-19 llvm-19 llvm-19-dev llvm-19-tools libclang-19-dev libclang-rt-19-dev libpapi-dev libibverbs-dev rdma-core
       libpmix-dev openmpi-bin libcmocka-dev meson ninja-build pkg-config gcc g++
       python3 python3-matplotlib procps cppcheck clang-tidy gdb libomp-19-dev
-      slurmd slurmctld slurm-client munge)
+      slurmd slurmctld slurm-client munge libssl-dev)
 
 deps() {
     local missing=()

@@ -1,11 +1,16 @@
-/* comm/boot.c - bootstrap: how a node learns its rank, the job size and
- * every other node's contact card.  Three ways, tried in order:
+/* comm/boot.c - bootstrap: how a node learns its rank, the job size,
+ * the job's key and every other node's contact card.  Three ways, tried in
+ * order:
  *   ompdsmrun  OMPDSM_RANK/OMPDSM_SIZE/OMPDSM_BOOT set: talk to the
- *              launcher over TCP (comm/boot_proto.h);
+ *              launcher (or this host's agent) over TCP, after the
+ *              challenge-response of comm/util/auth.h with OMPDSM_JOB_KEY
+ *              (comm/boot_proto.h);
  *   PMIx       started by mpirun or srun --mpi=pmix (boot_pmix.c);
  *   single     nothing set: a job of one node (running ./prog directly). */
 #include "transport.h"
-#include "boot_proto.h"
+#include "boot.h"
+#include "card.h"
+#include "util/auth.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,24 +32,18 @@ static struct {
     int rank, size;
     uint32_t local_addr;    /* our end of the launcher connection */
     pthread_mutex_t lock;   /* one message at a time on fd */
+    unsigned char key[OMPDSM_KEY_LEN]; /* the job's key, when has_key */
+    int has_key;
 } boot = {.fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* send(MSG_NOSIGNAL): a launcher that went away must not kill us with
+/* How long the launcher may take to send its challenge and its proof. */
+enum { BOOT_AUTH_WAIT_MS = 30000 };
+
+/* ompdsm_send_full: a launcher that went away must not kill us with
  * SIGPIPE while we try to tell it we are failing. */
 static int send_all(const void *p, size_t len)
 {
-    const char *c = p;
-    while (len) {
-        ssize_t n = send(boot.fd, c, len, MSG_NOSIGNAL);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        c += n;
-        len -= (size_t)n;
-    }
-    return 0;
+    return ompdsm_send_full(boot.fd, p, len);
 }
 
 static int send_msg(uint32_t type, const void *a, size_t alen, const void *b,
@@ -86,6 +85,15 @@ static int connect_launcher(const char *spec)
         return -e;
     }
     freeaddrinfo(res);
+    char why[256];
+    int rc = ompdsm_auth_client(fd, OMPDSM_AUTH_BOOT, boot.key,
+                                BOOT_AUTH_WAIT_MS, why, sizeof why);
+    if (rc < 0) {
+        ompdsm_err("bootstrap: the launcher at %s did not pass the job's "
+                   "authentication: %s", spec, why);
+        close(fd);
+        return rc;
+    }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     struct sockaddr_in sa = {0};
@@ -116,11 +124,21 @@ int comm_boot_init(int *rank, int *size)
                              "multi-node jobs with ompdsmrun", s);
             boot.kind = BOOT_SINGLE;
         } else {
-            int rc = connect_launcher(b);
-            if (rc < 0)
+            int rc = ompdsm_key_from_env(boot.key);
+            if (rc <= 0)
+                ompdsm_fatal("OMPDSM_BOOT is set but %s: the launcher hands "
+                             "every node the job's key (start multi-node "
+                             "jobs with ompdsmrun)", rc ? "OMPDSM_JOB_KEY is "
+                             "not 64 hex digits" : "OMPDSM_JOB_KEY is not");
+            boot.has_key = 1;
+            if ((rc = connect_launcher(b)) < 0)
                 return rc;
+            /* The launcher checks every node's build against node 0's
+             * before any of them connects to another. */
             struct boot_hello h = {BOOT_MAGIC, BOOT_VERSION, boot.rank,
                                    boot.size, (int32_t)getpid(), 0};
+            comm_build_ids(h.exe_id, h.lib_id, h.exe_path, sizeof h.exe_path,
+                           h.lib_path, sizeof h.lib_path);
             if ((rc = send_msg(BOOT_HELLO, &h, sizeof h, NULL, 0)) < 0) {
                 ompdsm_err("bootstrap: hello to the launcher: %s",
                            strerror(-rc));
@@ -141,6 +159,8 @@ int comm_boot_init(int *rank, int *size)
     }
     *rank = boot.rank;
     *size = boot.size;
+    if (!boot.has_key)
+        ompdsm_key_from_env(boot.key); /* a stray one: out of the environment */
     OMPDSM_TRACE(OMPDSM_TR_BOOT, "bootstrap %d: rank %d size %d", boot.kind,
                  boot.rank, boot.size);
     return 0;
@@ -223,6 +243,14 @@ int comm_report(uint32_t type, const void *buf, size_t len)
     return rc;
 }
 
+const unsigned char *comm_boot_key(void)
+{
+    if (boot.kind == BOOT_PMIX && !boot.has_key &&
+        comm_boot_pmix_key(boot.key) == 0)
+        boot.has_key = 1;
+    return boot.has_key ? boot.key : NULL;
+}
+
 uint32_t comm_boot_local_addr(void)
 {
     return boot.local_addr;
@@ -233,7 +261,8 @@ int comm_boot_fd(void)
     return boot.fd;
 }
 
-int comm_boot_abort(int status, const char *msg)
+int comm_boot_abort(int status, int link_by, int link_peer,
+                    const char *link_what, const char *msg)
 {
     if (boot.kind == BOOT_PMIX) {
         /* PMIx_Abort prints nothing of ours reliably: print it too. */
@@ -248,7 +277,14 @@ int comm_boot_abort(int status, const char *msg)
         if (pthread_mutex_trylock(&boot.lock) == 0) {
             /* Status 0 is asked for only by the program's exit(0): a
              * failure always has a non-zero status. */
-            struct boot_abort a = {status, status == 0 ? BOOT_ABORT_EXIT : 0};
+            struct boot_abort a = {status, status == 0 ? BOOT_ABORT_EXIT : 0,
+                                   -1, -1};
+            if (link_peer >= 0) {
+                a.flags |= BOOT_ABORT_LINK;
+                a.peer = link_peer;
+                a.by = link_by;
+                msg = link_what;
+            }
             int rc = send_msg(BOOT_ABORT, &a, sizeof a, msg, strlen(msg));
             pthread_mutex_unlock(&boot.lock);
             return rc < 0 ? -1 : 0;

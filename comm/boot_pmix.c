@@ -1,7 +1,11 @@
 /* comm/boot_pmix.c - bootstrap through PMIx, for nodes started by
  * `mpirun` (Open MPI) or `srun --mpi=pmix` instead of ompdsmrun.  The contact
- * card exchange is a PMIx put/commit/fence/get of one byte object per node. */
+ * card exchange is a PMIx put/commit/fence/get of one byte object per node;
+ * node 0 puts the job's key beside its first card, and only the processes
+ * of the job, which the PMIx server serves, can get it. */
 #include "transport.h"
+#include "boot.h"
+#include "util/auth.h"
 #include "ompdsm_config.h"
 
 #include <errno.h>
@@ -16,6 +20,59 @@ static pmix_proc_t myproc;
 static int initialized;
 static unsigned round_no;
 static char node0[256];   /* node 0's host name (PMIX_HOSTNAME) */
+static unsigned char key0[OMPDSM_KEY_LEN]; /* node 0: the key it drew */
+#define KEY_NAME "ompdsm.key"
+
+/* Node 0 draws the job's key and puts it; the first allgather's commit
+ * and fence publish it with node 0's card. */
+static int put_key(void)
+{
+    int rc = ompdsm_key_new(key0);
+    if (rc < 0) {
+        ompdsm_err("PMIx: cannot draw the job's key: getrandom: %s",
+                   strerror(-rc));
+        return -EIO;
+    }
+    pmix_value_t v;
+    PMIX_VALUE_CONSTRUCT(&v);
+    v.type = PMIX_BYTE_OBJECT;
+    v.data.bo.bytes = (char *)key0;
+    v.data.bo.size = sizeof key0;
+    pmix_status_t st = PMIx_Put(PMIX_GLOBAL, KEY_NAME, &v);
+    if (st != PMIX_SUCCESS) {
+        ompdsm_err("PMIx_Put of the job's key failed: %s",
+                   PMIx_Error_string(st));
+        return -EIO;
+    }
+    return 0;
+}
+
+int comm_boot_pmix_key(unsigned char *key)
+{
+    if (!initialized || !round_no) {
+        ompdsm_err("PMIx: the job's key is read after the first exchange");
+        return -EIO;
+    }
+    if (myproc.rank == 0) {
+        memcpy(key, key0, sizeof key0);
+        return 0;
+    }
+    pmix_proc_t p;
+    PMIX_PROC_CONSTRUCT(&p);
+    PMIX_LOAD_PROCID(&p, myproc.nspace, 0);
+    pmix_value_t *got = NULL;
+    pmix_status_t st = PMIx_Get(&p, KEY_NAME, NULL, 0, &got);
+    int ok = st == PMIX_SUCCESS && got && got->type == PMIX_BYTE_OBJECT &&
+             got->data.bo.size == OMPDSM_KEY_LEN;
+    if (ok)
+        memcpy(key, got->data.bo.bytes, OMPDSM_KEY_LEN);
+    if (got)
+        PMIX_VALUE_RELEASE(got);
+    if (!ok)
+        ompdsm_err("PMIx_Get of the job's key from node 0 failed: %s",
+                   PMIx_Error_string(st));
+    return ok ? 0 : -EIO;
+}
 static int local_size;    /* PMIX_LOCAL_SIZE: nodes on this host */
 
 /* A job-level (rank wildcard) or per-rank value as a number; -1 when the
@@ -85,7 +142,7 @@ int comm_boot_pmix_init(int *rank, int *size)
     OMPDSM_TRACE(OMPDSM_TR_BOOT, "PMIx: namespace %s rank %d of %d, local "
                  "rank %ld of %d, node 0 on '%s'", myproc.nspace, *rank, *size,
                  lr, local_size, node0);
-    return 0;
+    return *rank == 0 && n > 1 ? put_key() : 0;
 }
 
 const char *comm_boot_pmix_node0(void)
@@ -166,6 +223,11 @@ int comm_boot_pmix_init(int *rank, int *size)
 int comm_boot_pmix_allgather(const void *mine, size_t len, void *all)
 {
     (void)mine; (void)len; (void)all;
+    return -ENOSYS;
+}
+int comm_boot_pmix_key(unsigned char *key)
+{
+    (void)key;
     return -ENOSYS;
 }
 void comm_boot_pmix_abort(int status, const char *msg) { (void)status; (void)msg; }

@@ -8,8 +8,11 @@
  *   OMPDSM_SIZE   N
  *   OMPDSM_BOOT   host:port of the launcher's socket
  *   OMPDSM_JOBID  a string unique to the job (for names and messages)
- * A node that uses the runtime connects to OMPDSM_BOOT and sends HELLO;
- * programs that never connect (any executable) are simply run.
+ *   OMPDSM_JOB_KEY the job's secret (comm/util/auth.h)
+ * A node that uses the runtime connects to OMPDSM_BOOT, passes the
+ * challenge-response of comm/util/auth.h (the launcher, or its host's
+ * agent, reads nothing else before it) and sends HELLO; programs that
+ * never connect (any executable) are simply run.
  *
  * Every message is a header followed by len bytes, integers in host order
  * (launcher and nodes run the same build on one kind of machine). */
@@ -19,7 +22,7 @@
 #include <stdint.h>
 
 #define BOOT_MAGIC 0x4f4d5042u /* "OMPB" */
-#define BOOT_VERSION 1u
+#define BOOT_VERSION 2u /* 2: build ids in HELLO, the peer in ABORT */
 
 enum boot_msg_type {
     /* node -> launcher: struct boot_hello */
@@ -53,6 +56,8 @@ struct boot_hdr {
     uint32_t len;
 };
 
+/* magic and version come first in every version, so that a launcher can
+ * tell a node of another version by them. */
 struct boot_hello {
     uint32_t magic;
     uint32_t version;
@@ -60,16 +65,33 @@ struct boot_hello {
     int32_t size;
     int32_t pid;
     uint32_t pad;
+    /* The node's build: the build ids of its executable and of the object
+     * holding libompdsm (comm/card.h), and their files, NUL-terminated;
+     * all empty for a node without libompdsm.  The launcher refuses a node
+     * whose ids differ from node 0's before any node connects to another. */
+    char exe_id[48];
+    char lib_id[48];
+    char exe_path[256];
+    char lib_path[256];
 };
 
 struct boot_abort {
     int32_t status;
     uint32_t flags;  /* BOOT_ABORT_* */
+    int32_t peer;    /* with BOOT_ABORT_LINK: the node lost; else -1 */
+    int32_t by;      /* and the node that lost it (the sender, or the
+                      * node that told it); else -1 */
 };
 /* The status is the program's own exit status (exit() inside a parallel
  * region), so 0 ends the job with status 0 instead of reading as a
  * failure without a status. */
 #define BOOT_ABORT_EXIT 1u
+/* Node `by` lost node `peer` through the network (no answer within
+ * OMPDSM_TCP_TIMEOUT_S, or no route), not by the peer closing its
+ * connections; the message says what happened without the hosts: the
+ * launcher, which knows whether peer still runs, names both hosts and
+ * says the network between them failed. */
+#define BOOT_ABORT_LINK 2u
 
 enum { BOOT_STATE_THREADS_MAX = 64, BOOT_STATE_HELD_MAX = 64 };
 

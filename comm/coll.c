@@ -17,20 +17,72 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum {
+    FANOUT_MAX = 16,
+    SLOT_SIZE = 16 * 1024,        /* inline payload per slot */
+    SPILL_SIZE = 16 * 1024 * 1024 /* per spill buffer, lazily touched */
+};
+
+/* Header of a payload slot; the payload follows inline or lives in the
+ * writer's spill buffer (read with comm_get). */
+struct slot_hdr {
+    uint64_t len;       /* payload bytes */
+    uint64_t spill_off; /* offset in the writer's COMM_REG_SYNC, 0 = inline */
+};
+
+/* Per channel, on every node. */
+struct chan_area {
+    /* arrive[i] = sequence number of the last gather child i finished */
+    struct {
+        volatile uint64_t seq;
+        char pad[OMPDSM_CACHELINE - 8];
+    } arrive[FANOUT_MAX];
+    /* release[p] = sequence number of the last release (parity p) */
+    struct {
+        volatile uint64_t seq;
+        char pad[OMPDSM_CACHELINE - 8];
+    } release[2];
+    /* slots written by children (up) and by the parent (down, by parity) */
+    char up[FANOUT_MAX][SLOT_SIZE];
+    char down[2][SLOT_SIZE];
+};
+
+/* The collectives' part of every node's COMM_REG_SYNC, at
+ * COMM_SYNC_COLL_OFF (transport.h). */
+struct coll_area {
+    struct chan_area chan[COMM_CHANNELS];
+    /* Spill buffers: per channel, one for up payloads and two (by parity)
+     * for down payloads; aligned to pages. */
+    char spill[COMM_CHANNELS][3][SPILL_SIZE] __attribute__((aligned(4096)));
+};
+
+size_t comm_coll_area_len(void)
+{
+    return sizeof(struct coll_area);
+}
 
 enum { SPILL_UP = 0, SPILL_DOWN0 = 1 };
 
+/* Offsets in COMM_REG_SYNC, the same on every node. */
 #define CHAN_OFF(c, field) \
-    (offsetof(struct comm_sync_area, chan) + \
-     (size_t)(c) * sizeof(struct comm_chan_area) + \
-     offsetof(struct comm_chan_area, field))
+    (COMM_SYNC_COLL_OFF + offsetof(struct coll_area, chan) + \
+     (size_t)(c) * sizeof(struct chan_area) + \
+     offsetof(struct chan_area, field))
 #define SPILL_OFF(c, which) \
-    (offsetof(struct comm_sync_area, spill) + \
-     ((size_t)(c) * 3 + (size_t)(which)) * COMM_SPILL_SIZE)
+    (COMM_SYNC_COLL_OFF + offsetof(struct coll_area, spill) + \
+     ((size_t)(c) * 3 + (size_t)(which)) * SPILL_SIZE)
+
+static int fanout;                        /* OMPDSM_TREE_FANOUT */
+static uint64_t coll_seq[COMM_CHANNELS];  /* last collective, per channel */
+
+void comm_coll_init(void)
+{
+    fanout = (int)ompdsm_env_u64("OMPDSM_TREE_FANOUT", 4, 2, FANOUT_MAX, 0);
+}
 
 /* Scratch for building a slot image (header + inline payload); one
  * collective at a time per channel, so one buffer per channel. */
-static char scratch[COMM_CHANNELS][COMM_SLOT_SIZE];
+static char scratch[COMM_CHANNELS][SLOT_SIZE];
 
 static int check_group(struct comm_group g)
 {
@@ -48,17 +100,17 @@ static int check_group(struct comm_group g)
 static int write_payload(int c, int peer, size_t slot_off, int which,
                          const void *data, size_t len)
 {
-    struct comm_slot_hdr *h = (struct comm_slot_hdr *)scratch[c];
+    struct slot_hdr *h = (struct slot_hdr *)scratch[c];
     h->len = len;
-    if (len <= COMM_SLOT_SIZE - sizeof *h) {
+    if (len <= SLOT_SIZE - sizeof *h) {
         h->spill_off = 0;
         if (len)
             memcpy(h + 1, data, len);
         return comm_put(peer, COMM_REG_SYNC, slot_off, h, sizeof *h + len);
     }
-    if (len > COMM_SPILL_SIZE) {
+    if (len > SPILL_SIZE) {
         ompdsm_err("collective payload of %zu bytes exceeds the %d-byte limit",
-                   len, COMM_SPILL_SIZE);
+                   len, SPILL_SIZE);
         return -E2BIG;
     }
     size_t so = SPILL_OFF(c, which);
@@ -73,8 +125,8 @@ static int write_payload(int c, int peer, size_t slot_off, int which,
 /* Reads the payload written into our slot at slot_off by node src. */
 static int read_payload(int src, size_t slot_off, struct comm_buf *out)
 {
-    const struct comm_slot_hdr *h =
-        (const struct comm_slot_hdr *)((char *)comm_g.sync + slot_off);
+    const struct slot_hdr *h =
+        (const struct slot_hdr *)((char *)comm_g.sync + slot_off);
     size_t len = h->len;
     out->len = 0;
     int rc = comm_buf_reserve(out, len ? len : 1);
@@ -93,7 +145,7 @@ static int read_payload(int src, size_t slot_off, struct comm_buf *out)
 static int down_phase(struct comm_group g, uint64_t seq, struct comm_buf *down,
                       int have_payload)
 {
-    int c = g.chan, r = comm_g.rank, F = comm_g.fanout;
+    int c = g.chan, r = comm_g.rank, F = fanout;
     int par = (int)(seq & 1);
     int rc;
     if (r != 0) {
@@ -128,8 +180,8 @@ int comm_barrier_x(struct comm_group g, const void *up, size_t uplen,
     int rc = check_group(g);
     if (rc < 0)
         return rc;
-    int c = g.chan, r = comm_g.rank, F = comm_g.fanout;
-    uint64_t seq = ++comm_g.coll_seq[c];
+    int c = g.chan, r = comm_g.rank, F = fanout;
+    uint64_t seq = ++coll_seq[c];
     comm_stats_add_coll(0);
     OMPDSM_TRACE(OMPDSM_TR_COLL, "barrier chan %d seq %llu over %d", c,
                  (unsigned long long)seq, g.nodes);
@@ -186,13 +238,13 @@ out:
 
 uint64_t comm_coll_seq(int chan)
 {
-    return comm_g.coll_seq[chan];
+    return coll_seq[chan];
 }
 
 void comm_coll_set_seq(int chan, uint64_t seq)
 {
-    if (seq > comm_g.coll_seq[chan])
-        comm_g.coll_seq[chan] = seq;
+    if (seq > coll_seq[chan])
+        coll_seq[chan] = seq;
 }
 
 int comm_barrier(struct comm_group g)
@@ -205,7 +257,7 @@ int comm_bcast0(struct comm_group g, struct comm_buf *buf)
     int rc = check_group(g);
     if (rc < 0)
         return rc;
-    uint64_t seq = ++comm_g.coll_seq[g.chan];
+    uint64_t seq = ++coll_seq[g.chan];
     comm_stats_add_coll(1);
     OMPDSM_TRACE(OMPDSM_TR_COLL, "bcast0 chan %d seq %llu over %d", g.chan,
                  (unsigned long long)seq, g.nodes);

@@ -1,22 +1,37 @@
-/* comm/comm.c - the comm layer's life cycle, region registry, transport
- * selection, and the one-sided/two-sided entry points (local operations,
- * statistics, dispatch to the transport). */
+/* comm/comm.c - the comm layer's life cycle, region registry, the card
+ * exchange, transport selection, and the one-sided/two-sided entry points
+ * (local operations, statistics, dispatch to the transport). */
 #include "transport.h"
+#include "boot.h"
+#include "card.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
-struct comm_state comm_g = {.tcp_listen_fd = -1, .sync_fd = -1};
+struct comm_state comm_g;
+
+/* What only this file uses. */
+static struct {
+    int connected;
+    enum comm_transport_kind want;     /* from OMPDSM_TRANSPORT */
+    /* Each transport in use, indexed by kind (AUTO unused): started once
+     * for the peers it serves, stopped at comm_fini. */
+    struct comm_tp {
+        const struct comm_transport_ops *ops;
+        struct comm_transport *tr;
+    } tp[COMM_TRANSPORT_KINDS];
+    /* peer[r]: the table and instance serving node r, for the fast path. */
+    struct comm_tp *peer;
+    int all_local;           /* every node on this host */
+    struct comm_card_tcp tcp; /* this node's tcp listener, if any */
+    comm_handler_fn handler[COMM_TAG_MAX];
+    void *handler_arg[COMM_TAG_MAX];
+} cm;
 
 /* Statistics: relaxed atomic counters, one set per node. */
 static struct comm_stats stats;
@@ -50,7 +65,7 @@ void comm_traffic_rx(void)
 static void traffic_out(int peer)
 {
     __atomic_fetch_add(&traffic_tx, 1, __ATOMIC_RELEASE);
-    if (comm_g.peer[peer].ops != &comm_tcp_ops)
+    if (!cm.peer[peer].ops->peer_counts_rx)
         comm_traffic_rx();
 }
 
@@ -69,25 +84,35 @@ void comm_stats_add_coll(int bcast)
         STAT_ADD(barriers, 1);
 }
 
+/* The job's first failure (comm_set_failed): what ompdsm_fatal tells the
+ * launcher, rather than the call that then found the job failed. */
+static struct {
+    char msg[768];
+    int link_by, link_peer; /* comm_set_link_failed's nodes, or -1 */
+    char what[512];         /* and what happened, without the hosts */
+} cause = {.link_by = -1, .link_peer = -1};
+
 static int fatal_hook(int status, const char *msg)
 {
+    if (!comm_g.failed)
+        return comm_boot_abort(status, -1, -1, NULL, msg);
     /* A lost peer is usually a node that died: give the launcher time to
      * notice that death, report it as the cause and end us, rather than
      * racing it with "connection closed" from every survivor. */
-    if (comm_g.failed)
-        usleep(COMM_FAILURE_LINGER_MS * 1000);
-    return comm_boot_abort(status, msg);
+    usleep(COMM_FAILURE_LINGER_MS * 1000);
+    return comm_boot_abort(status, cause.link_by, cause.link_peer, cause.what,
+                           cause.msg[0] ? cause.msg : msg);
 }
 
 void comm_abort_job(int status, const char *msg)
 {
-    if (comm_boot_abort(status, msg) < 0)
+    if (comm_boot_abort(status, -1, -1, NULL, msg) < 0)
         ompdsm_err("%s", msg);
 }
 
 int comm_rank(void) { return comm_g.rank; }
 int comm_size(void) { return comm_g.size; }
-int comm_all_local(void) { return comm_g.all_local; }
+int comm_all_local(void) { return cm.all_local; }
 
 const char *comm_transport_name(void)
 {
@@ -96,9 +121,9 @@ const char *comm_transport_name(void)
         return "self";
     if (!name[0]) {
         for (int k = 0; k < COMM_TRANSPORT_KINDS; k++)
-            if (comm_g.tp[k].ops)
+            if (cm.tp[k].ops)
                 snprintf(name + strlen(name), sizeof name - strlen(name),
-                         "%s%s", name[0] ? "+" : "", comm_g.tp[k].ops->name);
+                         "%s%s", name[0] ? "+" : "", cm.tp[k].ops->name);
     }
     return name[0] ? name : "none";
 }
@@ -107,9 +132,9 @@ const char *comm_peer_transport(int peer)
 {
     if (peer == comm_g.rank)
         return "self";
-    if (peer < 0 || peer >= comm_g.size || !comm_g.peer || !comm_g.peer[peer].ops)
+    if (peer < 0 || peer >= comm_g.size || !cm.peer || !cm.peer[peer].ops)
         return "none";
-    return comm_g.peer[peer].ops->name;
+    return cm.peer[peer].ops->name;
 }
 
 int comm_same_host(int peer)
@@ -119,63 +144,55 @@ int comm_same_host(int peer)
     return comm_card_same_host(&comm_g.cards[peer], &comm_g.cards[comm_g.rank]);
 }
 
-void comm_set_failed(const char *fmt, ...)
+/* The first failure's message is kept and printed: prefix (formatted)
+ * then, for a network failure (what set), the hosts and what. */
+static void set_failed(int by, int peer, const char *what, const char *fmt,
+                       va_list ap)
 {
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (!__sync_lock_test_and_set(&comm_g.failed, 1))
+    char msg[sizeof cause.msg];
+    int n = vsnprintf(msg, sizeof msg, fmt, ap);
+    if (what && n >= 0 && (size_t)n < sizeof msg) {
+        char a[96], b[96];
+        comm_host_label(&comm_g.cards[by], a, sizeof a);
+        comm_host_label(&comm_g.cards[peer], b, sizeof b);
+        snprintf(msg + n, sizeof msg - (size_t)n, "the network between host "
+                 "%s and host %s failed: %s", a, b, what);
+    }
+    if (!__sync_lock_test_and_set(&comm_g.failed, 1)) {
+        memcpy(cause.msg, msg, sizeof msg);
+        snprintf(cause.what, sizeof cause.what, "%s", what ? what : "");
+        cause.link_by = what ? by : -1;
+        cause.link_peer = what ? peer : -1;
         ompdsm_err("%s", msg);
+    }
     if (comm_g.sync)
         comm_doorbell_ring();
 }
 
-/* Creates the tcp listener before the card exchange so that the port can
- * be advertised: bound to the chosen address (tcp_addr_choose), ephemeral
- * port. */
-static int tcp_listen_early(void)
+void comm_set_link_failed(int by, int peer, const char *what,
+                          const char *fmt, ...)
 {
-    uint32_t addr = 0;
-    const char *how = "";
-    int rc = comm_tcp_addr_choose(&addr, &how);
-    if (rc < 0)
-        return rc;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        ompdsm_err("tcp: socket: %s", strerror(errno));
-        return -errno;
-    }
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = addr};
-    char ip[INET_ADDRSTRLEN];
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 4096) < 0) {
-        int e = errno;
-        ompdsm_err("tcp: cannot listen on %s (%s): %s", inet_ntop(AF_INET, &addr, ip, sizeof ip), how,
-                   strerror(e));
-        close(fd);
-        return -e;
-    }
-    socklen_t sl = sizeof sa;
-    getsockname(fd, (struct sockaddr *)&sa, &sl);
-    comm_g.tcp_listen_fd = fd;
-    comm_g.tcp_addr = sa.sin_addr.s_addr;
-    comm_g.tcp_port = sa.sin_port;
-    OMPDSM_TRACE(OMPDSM_TR_COMM, "tcp: listening on %s:%u (%s)",
-                 inet_ntop(AF_INET, &addr, ip, sizeof ip), ntohs(sa.sin_port), how);
-    return 0;
+    va_list ap;
+    va_start(ap, fmt);
+    set_failed(by, peer, what, fmt, ap);
+    va_end(ap);
+}
+
+void comm_set_failed(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_failed(-1, -1, NULL, fmt, ap);
+    va_end(ap);
 }
 
 int comm_init(void)
 {
     static const char *const kinds[] = {"auto", "shm", "tcp", "verbs"};
     ompdsm_trace_init();
-    comm_g.want = ompdsm_env_choice("OMPDSM_TRANSPORT", kinds, 4,
-                                    COMM_TRANSPORT_AUTO);
-    comm_g.fanout = (int)ompdsm_env_u64("OMPDSM_TREE_FANOUT", 4, 2,
-                                        COMM_FANOUT_MAX, 0);
+    cm.want = ompdsm_env_choice("OMPDSM_TRANSPORT", kinds, 4,
+                                COMM_TRANSPORT_AUTO);
+    comm_coll_init();
     int rc = comm_boot_init(&comm_g.rank, &comm_g.size);
     if (rc < 0)
         return rc;
@@ -195,8 +212,10 @@ int comm_init(void)
         local = comm_g.size;
     comm_g.spin_ns = ompdsm_spin_us(local > ncpu) * 1000;
 
-    /* The comm layer's own region: doorbell and collective slots. */
-    size_t len = OMPDSM_ALIGN_UP(comm_sync_len(comm_g.size), (size_t)4096);
+    /* The comm layer's own region (transport.h): doorbell, collective
+     * slots, shm's mailboxes. */
+    size_t len = OMPDSM_ALIGN_UP(COMM_SYNC_COLL_OFF + comm_coll_area_len() +
+                                 comm_shm_area_len(comm_g.size), (size_t)4096);
     int fd = memfd_create("ompdsm-sync", MFD_CLOEXEC);
     if (fd < 0 || ftruncate(fd, (off_t)len) < 0) {
         ompdsm_err("memfd for the sync area (%zu bytes): %s", len,
@@ -209,14 +228,13 @@ int comm_init(void)
         return -errno;
     }
     comm_g.sync = p;
-    comm_g.sync_fd = fd;
     rc = comm_register(COMM_REG_SYNC, p, len, fd);
     if (rc < 0)
         return rc;
 
     if (comm_g.size > 1 &&
-        (comm_g.want == COMM_TRANSPORT_AUTO || comm_g.want == COMM_TRANSPORT_TCP)) {
-        rc = tcp_listen_early();
+        (cm.want == COMM_TRANSPORT_AUTO || cm.want == COMM_TRANSPORT_TCP)) {
+        rc = comm_tcp_listen(&cm.tcp);
         if (rc < 0)
             return rc;
     }
@@ -231,7 +249,7 @@ int comm_register(int region, void *base, size_t len, int fd)
         ompdsm_err("comm_register: bad region id %d", region);
         return -EINVAL;
     }
-    if (comm_g.connected) {
+    if (cm.connected) {
         ompdsm_err("comm_register: region %d registered after comm_connect",
                    region);
         return -EBUSY;
@@ -249,7 +267,7 @@ static int choose_transport(int peer, enum comm_transport_kind *kind)
     const struct comm_card *me = &comm_g.cards[comm_g.rank];
     const struct comm_card *c = &comm_g.cards[peer];
     int same = comm_card_same_host(me, c);
-    switch (comm_g.want) {
+    switch (cm.want) {
     case COMM_TRANSPORT_AUTO:
         /* Between hosts, RDMA when both ends opened a device. */
         *kind = same ? COMM_TRANSPORT_SHM
@@ -272,7 +290,7 @@ static int choose_transport(int peer, enum comm_transport_kind *kind)
         *kind = COMM_TRANSPORT_SHM;
         return 0;
     default:
-        *kind = comm_g.want;
+        *kind = cm.want;
         return 0;
     }
 }
@@ -290,8 +308,8 @@ static int start_transports(void)
 {
     int n = comm_g.size;
     comm_g.peer_kind = calloc((size_t)n, 1);
-    comm_g.peer = calloc((size_t)n, sizeof *comm_g.peer);
-    if (!comm_g.peer_kind || !comm_g.peer)
+    cm.peer = calloc((size_t)n, sizeof *cm.peer);
+    if (!comm_g.peer_kind || !cm.peer)
         return -ENOMEM;
     int used[COMM_TRANSPORT_KINDS] = {0};
     for (int r = 0; r < n; r++) {
@@ -307,7 +325,7 @@ static int start_transports(void)
     for (int k = 1; k < COMM_TRANSPORT_KINDS; k++) {
         if (!used[k])
             continue;
-        struct comm_tp *tp = &comm_g.tp[k];
+        struct comm_tp *tp = &cm.tp[k];
         tp->ops = kind_ops[k];
         int rc = tp->ops->start(&tp->tr);
         if (rc < 0) {
@@ -317,7 +335,7 @@ static int start_transports(void)
     }
     for (int r = 0; r < n; r++)
         if (r != comm_g.rank)
-            comm_g.peer[r] = comm_g.tp[comm_g.peer_kind[r]];
+            cm.peer[r] = cm.tp[comm_g.peer_kind[r]];
     if (ompdsm_trace_mask & OMPDSM_TR_COMM) {
         char line[1024] = "";
         for (int r = 0; r < n && strlen(line) < sizeof line - 32; r++)
@@ -339,9 +357,9 @@ static int verbs_wanted(void)
 {
     if (comm_g.size == 1)
         return 0;
-    if (comm_g.want == COMM_TRANSPORT_VERBS)
+    if (cm.want == COMM_TRANSPORT_VERBS)
         return 1;
-    if (comm_g.want != COMM_TRANSPORT_AUTO)
+    if (cm.want != COMM_TRANSPORT_AUTO)
         return 0;
     const char *ls = getenv("OMPDSM_LOCAL_SIZE");
     int local = ls && *ls ? atoi(ls) : comm_boot_pmix_local_size();
@@ -358,13 +376,12 @@ static int exchange_cards(void)
     mine.magic = COMM_CARD_MAGIC;
     mine.rank = comm_g.rank;
     mine.pid = getpid();
-    mine.transport = comm_g.want;
+    mine.transport = cm.want;
     comm_host_card(&mine);
-    mine.tcp.addr = comm_g.tcp_addr;
-    mine.tcp.port = comm_g.tcp_port;
+    mine.tcp = cm.tcp;
     for (int r = 0; r < COMM_REG_MAX; r++) {
-        mine.region[r].fd = comm_g.reg[r].base ? comm_g.reg[r].fd : -1;
-        mine.region[r].len = comm_g.reg[r].len;
+        mine.shm.fd[r] = comm_g.reg[r].base ? comm_g.reg[r].fd : -1;
+        mine.region_len[r] = comm_g.reg[r].len;
     }
     size_t wl = comm_card_wire_len(n);
     comm_g.cards = calloc((size_t)n, sizeof *comm_g.cards);
@@ -378,7 +395,7 @@ static int exchange_cards(void)
     int rc = 0;
     if (verbs_wanted())
         rc = comm_verbs_prepare(&mine.verbs, myqpn,
-                                comm_g.want == COMM_TRANSPORT_VERBS);
+                                cm.want == COMM_TRANSPORT_VERBS);
     if (!rc) {
         comm_card_encode(&mine, myqpn, n, wire + (size_t)n * wl);
         rc = comm_boot_allgather(wire + (size_t)n * wl, wl, wire);
@@ -398,7 +415,7 @@ int comm_connect(void)
     const struct comm_card *me = &comm_g.cards[comm_g.rank];
     if ((rc = comm_check_same_build()) < 0)
         return rc;
-    comm_g.all_local = 1;
+    cm.all_local = 1;
     for (int r = 0; r < comm_g.size; r++) {
         struct comm_card *c = &comm_g.cards[r];
         if (c->transport != me->transport) {
@@ -407,16 +424,16 @@ int comm_connect(void)
             return -EINVAL;
         }
         for (int g = 0; g < COMM_REG_MAX; g++)
-            if (c->region[g].len != me->region[g].len) {
+            if (c->region_len[g] != me->region_len[g]) {
                 ompdsm_err("node %d registered region %d with %llu bytes, this "
                            "node with %llu; every node must use the same "
                            "settings (OMPDSM_HEAP_SIZE ...)",
-                           r, g, (unsigned long long)c->region[g].len,
-                           (unsigned long long)me->region[g].len);
+                           r, g, (unsigned long long)c->region_len[g],
+                           (unsigned long long)me->region_len[g]);
                 return -EINVAL;
             }
         if (!comm_card_same_host(c, me))
-            comm_g.all_local = 0;
+            cm.all_local = 0;
     }
 
     if (comm_g.size > 1) {
@@ -424,41 +441,39 @@ int comm_connect(void)
         if (rc < 0)
             return rc;
     }
-    if (!comm_g.tp[COMM_TRANSPORT_VERBS].ops)
+    if (!cm.tp[COMM_TRANSPORT_VERBS].ops)
         comm_verbs_release();
-    if (comm_g.tcp_listen_fd >= 0 && !comm_g.tp[COMM_TRANSPORT_TCP].ops) {
-        close(comm_g.tcp_listen_fd);
-        comm_g.tcp_listen_fd = -1;
-    }
+    if (!cm.tp[COMM_TRANSPORT_TCP].ops)
+        comm_tcp_release();
     /* A node bound to one CPU that spins takes that CPU from its own tcp
      * service thread, which must run to deliver the notify being waited
      * for: block at once instead (unless OMPDSM_SPIN_US says otherwise). */
     cpu_set_t cpus;
-    if (comm_g.tp[COMM_TRANSPORT_TCP].ops && !getenv("OMPDSM_SPIN_US") &&
+    if (cm.tp[COMM_TRANSPORT_TCP].ops && !getenv("OMPDSM_SPIN_US") &&
         sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) == 1)
         comm_g.spin_ns = 0;
-    comm_g.connected = 1;
+    cm.connected = 1;
     OMPDSM_TRACE(OMPDSM_TR_COMM, "comm_connect: transport %s, all local %d",
-                 comm_transport_name(), comm_g.all_local);
+                 comm_transport_name(), cm.all_local);
     /* Nobody may use a peer's memory before every node has it mapped. */
     return comm_barrier(COMM_WORLD);
 }
 
 void comm_fini(void)
 {
-    if (comm_g.connected && comm_g.size > 1 && !comm_g.failed)
+    if (cm.connected && comm_g.size > 1 && !comm_g.failed)
         comm_barrier(COMM_WORLD);
     for (int k = COMM_TRANSPORT_KINDS - 1; k > 0; k--) {
-        struct comm_tp *tp = &comm_g.tp[k];
+        struct comm_tp *tp = &cm.tp[k];
         if (tp->ops && tp->tr)
             tp->ops->stop(tp->tr);
         tp->tr = NULL;
     }
-    free(comm_g.peer);
+    free(cm.peer);
     free(comm_g.peer_kind);
-    comm_g.peer = NULL;
+    cm.peer = NULL;
     comm_g.peer_kind = NULL;
-    comm_g.connected = 0;
+    cm.connected = 0;
     comm_boot_fini();
 }
 
@@ -514,7 +529,7 @@ int comm_put(int peer, int region, uint64_t off, const void *src, size_t len)
         return 0;
     }
     traffic_out(peer);
-    return comm_g.peer[peer].ops->put(comm_g.peer[peer].tr, peer, region, off, src, len);
+    return cm.peer[peer].ops->put(cm.peer[peer].tr, peer, region, off, src, len);
 }
 
 int comm_putv(int peer, int region, uint64_t base, const void *src,
@@ -538,7 +553,7 @@ int comm_putv(int peer, int region, uint64_t base, const void *src,
                    (const char *)src + runs[k].off, runs[k].len);
         return 0;
     }
-    const struct comm_tp *tp = &comm_g.peer[peer];
+    const struct comm_tp *tp = &cm.peer[peer];
     if (tp->ops->putv) {
         traffic_out(peer);
         return tp->ops->putv(tp->tr, peer, region, base, src, runs, nruns);
@@ -562,7 +577,7 @@ int comm_get(int peer, int region, uint64_t off, void *dst, size_t len)
         memcpy(dst, local_addr(region, off), len);
         return 0;
     }
-    return comm_g.peer[peer].ops->get(comm_g.peer[peer].tr, peer, region, off, dst, len);
+    return cm.peer[peer].ops->get(cm.peer[peer].tr, peer, region, off, dst, len);
 }
 
 int comm_fetch_add(int peer, int region, uint64_t off, uint64_t add,
@@ -584,7 +599,7 @@ int comm_fetch_add(int peer, int region, uint64_t off, uint64_t add,
                                   __ATOMIC_SEQ_CST);
         return 0;
     }
-    return comm_g.peer[peer].ops->fetch_add(comm_g.peer[peer].tr, peer, region, off, add, old);
+    return cm.peer[peer].ops->fetch_add(cm.peer[peer].tr, peer, region, off, add, old);
 }
 
 int comm_cas(int peer, int region, uint64_t off, uint64_t expect,
@@ -609,7 +624,7 @@ int comm_cas(int peer, int region, uint64_t off, uint64_t expect,
         *old = e;
         return 0;
     }
-    return comm_g.peer[peer].ops->cas(comm_g.peer[peer].tr, peer, region, off, expect, desired, old);
+    return cm.peer[peer].ops->cas(cm.peer[peer].tr, peer, region, off, expect, desired, old);
 }
 
 int comm_notify(int peer, int region, uint64_t off, uint64_t value)
@@ -630,7 +645,7 @@ int comm_notify(int peer, int region, uint64_t off, uint64_t value)
         return 0;
     }
     traffic_out(peer);
-    return comm_g.peer[peer].ops->notify(comm_g.peer[peer].tr, peer, region, off, value);
+    return cm.peer[peer].ops->notify(cm.peer[peer].tr, peer, region, off, value);
 }
 
 int comm_fence(int peer)
@@ -643,7 +658,7 @@ int comm_fence(int peer)
     if (peer < 0) {
         for (int p = 0; p < comm_g.size; p++)
             if (p != comm_g.rank) {
-                int rc = comm_g.peer[p].ops->fence(comm_g.peer[p].tr, p);
+                int rc = cm.peer[p].ops->fence(cm.peer[p].tr, p);
                 if (rc < 0)
                     return rc;
             }
@@ -652,7 +667,7 @@ int comm_fence(int peer)
     int rc = check_peer(peer, "fence");
     if (rc < 0)
         return rc;
-    return comm_g.peer[peer].ops->fence(comm_g.peer[peer].tr, peer);
+    return cm.peer[peer].ops->fence(cm.peer[peer].tr, peer);
 }
 
 /* ---- control messages ---- */
@@ -661,8 +676,8 @@ int comm_set_handler(int tag, comm_handler_fn fn, void *arg)
 {
     if (tag < 0 || tag >= COMM_TAG_MAX)
         return -EINVAL;
-    comm_g.handler_arg[tag] = arg;
-    __atomic_store_n(&comm_g.handler[tag], fn, __ATOMIC_RELEASE);
+    cm.handler_arg[tag] = arg;
+    __atomic_store_n(&cm.handler[tag], fn, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -670,13 +685,13 @@ void comm_dispatch(int src, int tag, const void *buf, size_t len)
 {
     comm_handler_fn fn = NULL;
     if (tag >= 0 && tag < COMM_TAG_MAX)
-        fn = __atomic_load_n(&comm_g.handler[tag], __ATOMIC_ACQUIRE);
+        fn = __atomic_load_n(&cm.handler[tag], __ATOMIC_ACQUIRE);
     if (!fn) {
         ompdsm_warn("message with tag %d from node %d has no handler; dropped",
                     tag, src);
         return;
     }
-    fn(src, tag, buf, len, comm_g.handler_arg[tag]);
+    fn(src, tag, buf, len, cm.handler_arg[tag]);
     if (src != comm_g.rank)
         comm_traffic_rx();
 }
@@ -699,7 +714,7 @@ int comm_send(int peer, int tag, const void *buf, size_t len)
     }
     /* Received where the peer dispatches it (comm_dispatch). */
     __atomic_fetch_add(&traffic_tx, 1, __ATOMIC_RELEASE);
-    return comm_g.peer[peer].ops->send(comm_g.peer[peer].tr, peer, tag, buf, len);
+    return cm.peer[peer].ops->send(cm.peer[peer].tr, peer, tag, buf, len);
 }
 
 /* ---- payload buffers ---- */

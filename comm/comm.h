@@ -23,7 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "base.h"
+#include "util/base.h"
 #include "boot_proto.h"
 
 /* Region ids: small integers that name a registered region on every node.

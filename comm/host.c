@@ -1,22 +1,19 @@
-/* comm/host.c - what a node tells the others about its host and build, and
- * what it concludes from theirs: host identity (kernel boot id, network
- * namespace, host name), the address the tcp transport advertises
- * (OMPDSM_TCP_ADDR, OMPDSM_IFACE, or a route lookup), and the build ids of
- * the executable and libompdsm, which must match node 0's. */
+/* comm/host.c - the contact card's common part and its wire form: what a
+ * node tells the others about its host and build, and what it concludes
+ * from theirs: host identity (kernel boot id, network namespace, host
+ * name), the build ids of the executable and libompdsm, which must match
+ * node 0's, and the checks every card received passes. */
 #include "transport.h"
+#include "card.h"
 
 #include <arpa/inet.h>
 #include <elf.h>
 #include <errno.h>
-#include <ifaddrs.h>
 #include <link.h>
-#include <net/if.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,166 +21,6 @@ int comm_card_same_host(const struct comm_card *a, const struct comm_card *b)
 {
     return !strcmp(a->boot_id, b->boot_id) && a->netns == b->netns &&
            !strcmp(a->host, b->host);
-}
-
-/* Formats an IPv4 address (network order) into buf. */
-static const char *ip_str(uint32_t addr, char buf[INET_ADDRSTRLEN])
-{
-    return inet_ntop(AF_INET, &addr, buf, INET_ADDRSTRLEN);
-}
-
-/* OMPDSM_IFACE: an interface name (its first IPv4 address) or a.b.c.d/len
- * (the first address of an up interface inside that subnet). */
-static int iface_addr(const char *spec, uint32_t *out)
-{
-    struct ifaddrs *ifs;
-    if (getifaddrs(&ifs) < 0) {
-        ompdsm_err("OMPDSM_IFACE=%s: getifaddrs: %s", spec, strerror(errno));
-        return -errno;
-    }
-    uint32_t net = 0, mask = 0;
-    int bysubnet = strchr(spec, '/') != NULL;
-    if (bysubnet) {
-        char ip[INET_ADDRSTRLEN];
-        const char *slash = strchr(spec, '/');
-        uint64_t len;
-        struct in_addr ia;
-        if ((size_t)(slash - spec) >= sizeof ip ||
-            ompdsm_parse_u64(slash + 1, 0, &len) < 0 || len > 32) {
-            ompdsm_err("OMPDSM_IFACE='%s' is neither an interface name nor "
-                       "a.b.c.d/len", spec);
-            freeifaddrs(ifs);
-            return -EINVAL;
-        }
-        memcpy(ip, spec, (size_t)(slash - spec));
-        ip[slash - spec] = 0;
-        if (inet_pton(AF_INET, ip, &ia) != 1) {
-            ompdsm_err("OMPDSM_IFACE='%s' is neither an interface name nor "
-                       "a.b.c.d/len", spec);
-            freeifaddrs(ifs);
-            return -EINVAL;
-        }
-        mask = len ? htonl(~0u << (32 - len)) : 0;
-        net = ia.s_addr & mask;
-    }
-    char names[256] = "";
-    int found = 0;
-    for (struct ifaddrs *a = ifs; a; a = a->ifa_next) {
-        if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET)
-            continue;
-        uint32_t ad = ((struct sockaddr_in *)a->ifa_addr)->sin_addr.s_addr;
-        char ip[INET_ADDRSTRLEN];
-        if (strlen(names) < sizeof names - 40)
-            snprintf(names + strlen(names), sizeof names - strlen(names),
-                     "%s%s %s", names[0] ? ", " : "", a->ifa_name,
-                     ip_str(ad, ip));
-        if (found || !(a->ifa_flags & IFF_UP))
-            continue;
-        if (bysubnet ? (ad & mask) == net : !strcmp(a->ifa_name, spec)) {
-            *out = ad;
-            found = 1;
-        }
-    }
-    freeifaddrs(ifs);
-    if (!found) {
-        ompdsm_err("OMPDSM_IFACE=%s: no up interface of this host %s (it "
-                   "has: %s); name one of those or a subnet a.b.c.d/len", spec,
-                   bysubnet ? "has an IPv4 address in that subnet"
-                            : "has that name and an IPv4 address",
-                   names[0] ? names : "none");
-        return -ENODEV;
-    }
-    return 0;
-}
-
-/* The source address the kernel would use toward dst (a route lookup: a
- * UDP connect sends nothing); 0 when there is no route. */
-static uint32_t route_src(uint32_t dst)
-{
-    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return 0;
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(9),
-                             .sin_addr.s_addr = dst};
-    socklen_t sl = sizeof sa;
-    uint32_t src = 0;
-    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
-        getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
-        src = sa.sin_addr.s_addr;
-    close(fd);
-    return src;
-}
-
-/* The first address of an up, non-loopback interface (0 if none). */
-static uint32_t first_external_addr(void)
-{
-    struct ifaddrs *ifs;
-    uint32_t got = 0;
-    if (getifaddrs(&ifs) < 0)
-        return 0;
-    for (struct ifaddrs *a = ifs; a && !got; a = a->ifa_next)
-        if (a->ifa_addr && a->ifa_addr->sa_family == AF_INET &&
-            (a->ifa_flags & IFF_UP) && !(a->ifa_flags & IFF_LOOPBACK))
-            got = ((struct sockaddr_in *)a->ifa_addr)->sin_addr.s_addr;
-    freeifaddrs(ifs);
-    return got;
-}
-
-/* Under PMIx there is no connection to a launcher to look the route up
- * from: look it up toward node 0's host instead; node 0's own host, which
- * resolves its name to loopback, takes its first external address unless
- * the whole job runs on it. */
-static uint32_t pmix_addr(const char **how)
-{
-    const char *h0 = comm_boot_pmix_node0();
-    uint32_t addr = 0;
-    *how = "route to node 0's host";
-    if (h0) {
-        struct addrinfo hints = {.ai_family = AF_INET}, *res;
-        if (getaddrinfo(h0, NULL, &hints, &res) == 0) {
-            addr = route_src(((struct sockaddr_in *)res->ai_addr)->sin_addr.s_addr);
-            freeaddrinfo(res);
-        }
-    }
-    if ((!addr || (ntohl(addr) >> 24) == 127) &&
-        comm_boot_pmix_local_size() < comm_g.size) {
-        addr = first_external_addr();
-        *how = "first external interface";
-    }
-    return addr;
-}
-
-/* The address the tcp transport listens on and advertises, by precedence:
- * OMPDSM_TCP_ADDR (one address), OMPDSM_IFACE (an interface or subnet),
- * the route toward the launcher (our end of its connection) or, under
- * PMIx, toward node 0; loopback when none applies (one host). */
-int comm_tcp_addr_choose(uint32_t *out, const char **how)
-{
-    const char *fixed = getenv("OMPDSM_TCP_ADDR");
-    const char *iface = getenv("OMPDSM_IFACE");
-    if (fixed && *fixed) {
-        struct in_addr ia;
-        if (inet_pton(AF_INET, fixed, &ia) != 1) {
-            ompdsm_err("OMPDSM_TCP_ADDR='%s' is not an IPv4 address", fixed);
-            return -EINVAL;
-        }
-        *out = ia.s_addr;
-        *how = "OMPDSM_TCP_ADDR";
-        return 0;
-    }
-    if (iface && *iface) {
-        *how = "OMPDSM_IFACE";
-        return iface_addr(iface, out);
-    }
-    *out = comm_boot_local_addr();
-    *how = "route to the launcher";
-    if (!*out && comm_boot_pmix_node0())
-        *out = pmix_addr(how);
-    if (!*out) {
-        *out = htonl(INADDR_LOOPBACK);
-        *how = "loopback";
-    }
-    return 0;
 }
 
 static void read_boot_id(char *out, size_t len)
@@ -307,9 +144,15 @@ static void build_id(const void *addr, char *id, size_t idlen, char *path,
     snprintf(path, pathlen, "%s", bp.path);
 }
 
+/* How long the nodes that run node 0's build wait for the one that does
+ * not to end the job with its line, before they end it themselves. */
+enum { BUILD_WAIT_S = 5 };
+
 /* Every node must run node 0's executable and libompdsm (addresses of code
- * and data must agree).  The lowest-ranked node that differs says so, in
- * one line naming both hosts and the file; every node fails. */
+ * and data must agree).  Under ompdsmrun the launcher compared the builds
+ * before any card came (their HELLOs); this is for PMIx and other
+ * starters.  The lowest-ranked node that differs ends the job with one
+ * line naming both hosts and the file; the others give it the time to. */
 int comm_check_same_build(void)
 {
     const struct comm_card *c0 = &comm_g.cards[0];
@@ -323,29 +166,39 @@ int comm_check_same_build(void)
     }
     if (first < 0)
         return 0;
+    const struct comm_card *c = &comm_g.cards[first];
     if (first == comm_g.rank) {
-        const struct comm_card *me = &comm_g.cards[comm_g.rank];
         char a[96], b[96], id[48], path[512];
-        comm_host_label(me, a, sizeof a);
+        comm_host_label(c, a, sizeof a);
         comm_host_label(c0, b, sizeof b);
         build_id(what ? (const void *)comm_init : NULL, id, sizeof id, path,
                  sizeof path);
-        ompdsm_err("node %d on host %s runs a different %s (%s, build id "
-                   "%.40s) than node 0 on host %s (build id %.40s): every node "
-                   "must run the same build of the program and libompdsm",
-                   comm_g.rank, a, what ? "libompdsm" : "executable", path,
-                   what ? me->lib_id : me->exe_id, b,
-                   what ? c0->lib_id : c0->exe_id);
+        ompdsm_fatal("node %d on host %s runs a different %s (%s, build id "
+                     "%.40s) than node 0 on host %s (build id %.40s): every "
+                     "node must run the same build of the program and "
+                     "libompdsm", comm_g.rank, a, what ? "libompdsm" :
+                     "executable", path, what ? c->lib_id : c->exe_id, b,
+                     what ? c0->lib_id : c0->exe_id);
     }
-    return -EINVAL;
+    sleep(BUILD_WAIT_S);
+    ompdsm_fatal("node %d runs a different %s (build id %.40s) than node 0 "
+                 "(build id %.40s): every node must run the same build of the "
+                 "program and libompdsm", first, what ? "libompdsm" :
+                 "executable", what ? c->lib_id : c->exe_id,
+                 what ? c0->lib_id : c0->exe_id);
+}
+
+void comm_build_ids(char exe_id[48], char lib_id[48], char *exe_path,
+                    size_t exe_len, char *lib_path, size_t lib_len)
+{
+    build_id(NULL, exe_id, 48, exe_path, exe_len);
+    build_id((const void *)comm_init, lib_id, 48, lib_path, lib_len);
 }
 
 void comm_host_card(struct comm_card *c)
 {
     char path[512];
-    build_id(NULL, c->exe_id, sizeof c->exe_id, path, sizeof path);
-    build_id((const void *)comm_init, c->lib_id, sizeof c->lib_id, path,
-             sizeof path);
+    comm_build_ids(c->exe_id, c->lib_id, path, sizeof path, path, sizeof path);
     gethostname(c->host, sizeof c->host - 1);
     read_boot_id(c->boot_id, sizeof c->boot_id);
     c->netns = read_netns();
@@ -392,7 +245,7 @@ int comm_card_decode(const void *buf, size_t len, int rank, int nodes,
         snprintf(why, sizeof why, "a name is not terminated");
     else {
         for (int r = 0; r < COMM_REG_MAX && !why[0]; r++)
-            if (!c->region[r].len && c->region[r].fd != -1)
+            if (!c->region_len[r] && c->shm.fd[r] != -1)
                 snprintf(why, sizeof why, "region %d has a memfd but no "
                          "length", r);
         if (!why[0] && comm_card_verbs_check(c, qpn, rank, nodes, why,

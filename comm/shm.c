@@ -2,10 +2,11 @@
  * node maps the registered regions of each peer it serves, the nodes of its
  * own host (memfds opened through /proc/PID/fd), so put, get and atomics
  * are plain memory operations on the peer's memory with no CPU of the peer
- * involved.  Control messages go
- * through one-producer rings in the receiver's sync region, drained by a
- * service thread that sleeps on a futex of its own. */
+ * involved.  Control messages go through one-producer rings (mailboxes)
+ * at the end of the receiver's COMM_REG_SYNC, drained by a service thread
+ * that sleeps on a futex of its own. */
 #include "transport.h"
+#include "card.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +29,45 @@ struct comm_transport {
     pthread_t service;
     volatile int stop;
 };
+
+/* A single-producer single-consumer ring of control messages from one
+ * sender, in the receiver's memory.  Records are struct mbox_rec then the
+ * payload, padded to 8 bytes; a record never wraps (a pad record with tag
+ * -1 fills the end of the ring). */
+enum { MBOX_DATA = 256 * 1024 };
+struct mbox {
+    volatile uint64_t head; /* consumed bytes, written by the receiver */
+    char pad0[OMPDSM_CACHELINE - 8];
+    volatile uint64_t tail; /* produced bytes, written by the sender */
+    char pad1[OMPDSM_CACHELINE - 8];
+    char data[MBOX_DATA];
+};
+struct mbox_rec {
+    int32_t tag; /* -1: padding to the end of the ring */
+    uint32_t len;
+};
+
+/* shm's part of a node's COMM_REG_SYNC: the last comm_shm_area_len bytes. */
+struct shm_area {
+    /* A futex of the service thread's own, so that it sleeping does not
+     * make every notify (which rings the doorbell) pay for a wake-up. */
+    volatile uint32_t bell;
+    volatile uint32_t sleepers;
+    char pad[OMPDSM_CACHELINE - 8];
+    struct mbox mbox[]; /* one per sender */
+};
+
+size_t comm_shm_area_len(int nodes)
+{
+    return sizeof(struct shm_area) + (size_t)nodes * sizeof(struct mbox);
+}
+
+/* The shm area of a sync region of len bytes mapped at sync_base. */
+static struct shm_area *area_of(void *sync_base, size_t len, int nodes)
+{
+    return (struct shm_area *)((char *)sync_base + len -
+                               comm_shm_area_len(nodes));
+}
 
 static long futex(volatile uint32_t *uaddr, int op, uint32_t val,
                   const struct timespec *ts)
@@ -115,6 +155,18 @@ static struct comm_sync_area *peer_sync(struct comm_transport *t, int peer)
                                             COMM_REG_SYNC];
 }
 
+/* Every node's sync region has this node's length (the card exchange
+ * checked it). */
+static struct shm_area *peer_area(struct comm_transport *t, int peer)
+{
+    return area_of(peer_sync(t, peer), comm_g.reg[COMM_REG_SYNC].len, t->size);
+}
+
+static struct shm_area *my_area(void)
+{
+    return area_of(comm_g.sync, comm_g.reg[COMM_REG_SYNC].len, comm_g.size);
+}
+
 static int shm_notify(struct comm_transport *t, int peer, int region,
                       uint64_t off, uint64_t value)
 {
@@ -137,18 +189,18 @@ static int shm_fence(struct comm_transport *t, int peer)
 static int shm_send(struct comm_transport *t, int peer, int tag,
                     const void *buf, size_t len)
 {
-    struct comm_sync_area *ps = peer_sync(t, peer);
-    struct comm_mbox *mb = comm_mbox_of(ps, t->rank);
-    size_t need = sizeof(struct comm_mbox_rec) + OMPDSM_ALIGN_UP(len, (size_t)8);
+    struct shm_area *pa = peer_area(t, peer);
+    struct mbox *mb = &pa->mbox[t->rank];
+    size_t need = sizeof(struct mbox_rec) + OMPDSM_ALIGN_UP(len, (size_t)8);
     pthread_mutex_lock(&t->send_lock[peer]);
     uint64_t tail = mb->tail;
     for (int pass = 0;; pass++) {
         uint64_t head = __atomic_load_n(&mb->head, __ATOMIC_ACQUIRE);
-        size_t pos = tail % COMM_MBOX_DATA;
-        size_t to_end = COMM_MBOX_DATA - pos;
+        size_t pos = tail % MBOX_DATA;
+        size_t to_end = MBOX_DATA - pos;
         /* A record never wraps: pad to the end when it does not fit. */
         size_t total = need <= to_end ? need : to_end + need;
-        if (COMM_MBOX_DATA - (tail - head) >= total)
+        if (MBOX_DATA - (tail - head) >= total)
             break;
         if (comm_g.failed) {
             pthread_mutex_unlock(&t->send_lock[peer]);
@@ -159,21 +211,21 @@ static int shm_send(struct comm_transport *t, int peer, int tag,
         struct timespec ts = {0, pass < 10 ? 10000 : 1000000};
         nanosleep(&ts, NULL);
     }
-    size_t pos = tail % COMM_MBOX_DATA;
-    if (COMM_MBOX_DATA - pos < need) {
-        struct comm_mbox_rec pad = {-1, (uint32_t)(COMM_MBOX_DATA - pos)};
+    size_t pos = tail % MBOX_DATA;
+    if (MBOX_DATA - pos < need) {
+        struct mbox_rec pad = {-1, (uint32_t)(MBOX_DATA - pos)};
         memcpy(mb->data + pos, &pad, sizeof pad);
-        tail += COMM_MBOX_DATA - pos;
+        tail += MBOX_DATA - pos;
         pos = 0;
     }
-    struct comm_mbox_rec rec = {tag, (uint32_t)len};
+    struct mbox_rec rec = {tag, (uint32_t)len};
     memcpy(mb->data + pos, &rec, sizeof rec);
     memcpy(mb->data + pos + sizeof rec, buf, len);
     __atomic_store_n(&mb->tail, tail + need, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&t->send_lock[peer]);
-    __atomic_fetch_add(&ps->mbox_bell, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&ps->mbox_sleepers, __ATOMIC_SEQ_CST))
-        futex(&ps->mbox_bell, FUTEX_WAKE, 1, NULL);
+    __atomic_fetch_add(&pa->bell, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&pa->sleepers, __ATOMIC_SEQ_CST))
+        futex(&pa->bell, FUTEX_WAKE, 1, NULL);
     return 0;
 }
 
@@ -182,15 +234,16 @@ static int drain(struct comm_transport *t)
 {
     int n = 0;
     char *buf = NULL;
+    struct shm_area *a = my_area();
     for (int s = 0; s < t->size; s++) {
         if (!comm_serves(s, COMM_TRANSPORT_SHM))
             continue;
-        struct comm_mbox *mb = comm_mbox_of(comm_g.sync, s);
+        struct mbox *mb = &a->mbox[s];
         uint64_t head = mb->head;
         uint64_t tail = __atomic_load_n(&mb->tail, __ATOMIC_ACQUIRE);
         while (head != tail) {
-            size_t pos = head % COMM_MBOX_DATA;
-            struct comm_mbox_rec rec;
+            size_t pos = head % MBOX_DATA;
+            struct mbox_rec rec;
             memcpy(&rec, mb->data + pos, sizeof rec);
             if (rec.tag < 0) {
                 head += rec.len;
@@ -215,16 +268,16 @@ static int drain(struct comm_transport *t)
 static void *service_main(void *arg)
 {
     struct comm_transport *t = arg;
-    struct comm_sync_area *s = comm_g.sync;
+    struct shm_area *a = my_area();
     while (!t->stop) {
-        __atomic_fetch_add(&s->mbox_sleepers, 1, __ATOMIC_SEQ_CST);
-        uint32_t bell = __atomic_load_n(&s->mbox_bell, __ATOMIC_SEQ_CST);
+        __atomic_fetch_add(&a->sleepers, 1, __ATOMIC_SEQ_CST);
+        uint32_t bell = __atomic_load_n(&a->bell, __ATOMIC_SEQ_CST);
         int n = drain(t);
         if (!n && !t->stop) {
             struct timespec ts = {0, 500L * 1000 * 1000};
-            futex(&s->mbox_bell, FUTEX_WAIT, bell, &ts);
+            futex(&a->bell, FUTEX_WAIT, bell, &ts);
         }
-        __atomic_fetch_sub(&s->mbox_sleepers, 1, __ATOMIC_SEQ_CST);
+        __atomic_fetch_sub(&a->sleepers, 1, __ATOMIC_SEQ_CST);
     }
     return NULL;
 }
@@ -235,8 +288,9 @@ static void shm_stop(struct comm_transport *t)
         return;
     if (t->service) {
         t->stop = 1;
-        __atomic_fetch_add(&comm_g.sync->mbox_bell, 1, __ATOMIC_SEQ_CST);
-        futex(&comm_g.sync->mbox_bell, FUTEX_WAKE, INT32_MAX, NULL);
+        struct shm_area *a = my_area();
+        __atomic_fetch_add(&a->bell, 1, __ATOMIC_SEQ_CST);
+        futex(&a->bell, FUTEX_WAKE, INT32_MAX, NULL);
         pthread_join(t->service, NULL);
     }
     /* Also called when shm_start failed to allocate the tables. */
@@ -277,9 +331,9 @@ static int shm_start(struct comm_transport **out)
                 continue;
             }
             const struct comm_card *c = &comm_g.cards[p];
-            if (!c->region[r].len || !comm_serves(p, COMM_TRANSPORT_SHM))
+            if (!c->region_len[r] || !comm_serves(p, COMM_TRANSPORT_SHM))
                 continue;
-            if (c->region[r].fd < 0) {
+            if (c->shm.fd[r] < 0) {
                 ompdsm_err("shm: node %d's region %d has no memfd to share", p,
                            r);
                 shm_stop(t);
@@ -287,7 +341,7 @@ static int shm_start(struct comm_transport **out)
             }
             char path[64];
             snprintf(path, sizeof path, "/proc/%d/fd/%d", c->pid,
-                     c->region[r].fd);
+                     c->shm.fd[r]);
             int fd = open(path, O_RDWR | O_CLOEXEC);
             if (fd < 0) {
                 int e = errno;
@@ -297,19 +351,19 @@ static int shm_start(struct comm_transport **out)
                 shm_stop(t);
                 return -e;
             }
-            void *m = mmap(NULL, c->region[r].len, PROT_READ | PROT_WRITE,
+            void *m = mmap(NULL, c->region_len[r], PROT_READ | PROT_WRITE,
                            MAP_SHARED | MAP_NORESERVE, fd, 0);
             int e = errno;
             close(fd);
             if (m == MAP_FAILED) {
                 ompdsm_err("shm: cannot map node %d's region %d (%llu bytes): "
-                           "%s", p, r, (unsigned long long)c->region[r].len,
+                           "%s", p, r, (unsigned long long)c->region_len[r],
                            strerror(e));
                 shm_stop(t);
                 return -e;
             }
             t->base[i] = m;
-            t->len[i] = c->region[r].len;
+            t->len[i] = c->region_len[r];
         }
     }
     int rc = pthread_create(&t->service, NULL, service_main, t);

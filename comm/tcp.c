@@ -23,13 +23,24 @@
  * that thread writes the queue when it unlocks.  So every node always drains
  * the requests sent to it, and no cycle of full sockets can deadlock.
  *
+ * Set-up: every node listens (comm_tcp_listen, before the card exchange),
+ * then connects to every peer it serves and accepts every peer's
+ * connection; each connection starts with the job key's challenge-response
+ * (comm/util/auth.h), and one that fails it is refused with a line and
+ * does not stop the job.  Each connection then gets TCP_USER_TIMEOUT and
+ * keepalives from OMPDSM_TCP_TIMEOUT_S, so a peer that stops answering is
+ * lost within that time even when nothing is being sent.
+ *
  * Failure: a connection that closes without the peer's BYE frame, or fails,
- * while the job runs is fatal for the job (comm_set_failed).  stop() sends
+ * while the job runs is fatal for the job (comm_set_failed; a timeout or no
+ * route is the network's failure, comm_set_link_failed).  stop() sends
  * BYE and half-closes each out connection; a service thread answers a BYE
  * by half-closing the in connection; stop() returns once both directions
  * of every connection are closed, so an orderly end reports nothing and
  * loses no data. */
 #include "tcp_int.h"
+#include "boot.h"
+#include "util/auth.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -55,7 +66,7 @@ static int remote_check(int peer, int region, uint64_t off, size_t len,
                         const char *what)
 {
     uint64_t rl = (region >= 0 && region < COMM_REG_MAX)
-                      ? comm_g.cards[peer].region[region].len : 0;
+                      ? comm_g.cards[peer].region_len[region] : 0;
     if (OMPDSM_UNLIKELY(!rl || off > rl || len > rl - off)) {
         ompdsm_err("tcp %s to node %d: region %d offset %llu length %zu is "
                    "outside its registered memory", what, peer, region,
@@ -218,8 +229,60 @@ static int tcp_send(struct comm_transport *t, int peer, int tag,
 /* ------------------------------------------------------------------------ */
 /* Connection set-up                                                        */
 
-/* Same on every node of a job, different between jobs: a stray connection
- * from another job's node is refused. */
+/* Every connection must be up within this. */
+enum { TCP_CONNECT_TIMEOUT_S = 30 };
+
+/* The listener, made before the card exchange (comm_tcp_listen) and closed
+ * once every peer has connected. */
+static int listen_fd = -1;
+
+int tcp_timeout_s;
+
+int comm_tcp_listen(struct comm_card_tcp *part)
+{
+    tcp_timeout_s = (int)ompdsm_env_u64("OMPDSM_TCP_TIMEOUT_S",
+                                        TCP_TIMEOUT_DEFAULT_S, 2, 3600, 0);
+    uint32_t addr = 0;
+    const char *how = "";
+    int rc = tcp_addr_choose(&addr, &how);
+    if (rc < 0)
+        return rc;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        ompdsm_err("tcp: socket: %s", strerror(errno));
+        return -errno;
+    }
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = addr};
+    char ip[INET_ADDRSTRLEN];
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 4096) < 0) {
+        int e = errno;
+        ompdsm_err("tcp: cannot listen on %s (%s): %s",
+                   inet_ntop(AF_INET, &addr, ip, sizeof ip), how, strerror(e));
+        close(fd);
+        return -e;
+    }
+    socklen_t sl = sizeof sa;
+    getsockname(fd, (struct sockaddr *)&sa, &sl);
+    listen_fd = fd;
+    part->addr = sa.sin_addr.s_addr;
+    part->port = sa.sin_port;
+    OMPDSM_TRACE(OMPDSM_TR_COMM, "tcp: listening on %s:%u (%s)",
+                 inet_ntop(AF_INET, &addr, ip, sizeof ip), ntohs(sa.sin_port), how);
+    return 0;
+}
+
+void comm_tcp_release(void)
+{
+    if (listen_fd >= 0)
+        close(listen_fd);
+    listen_fd = -1;
+}
+
+/* Same on every node of a job: after the key's handshake, which keeps out
+ * whoever does not hold it, a hello must also agree with the cards this
+ * node received (a node of the job that read other cards is refused). */
 static uint64_t job_cookie(void)
 {
     uint64_t h = 0xcbf29ce484222325ull;
@@ -233,15 +296,33 @@ static uint64_t job_cookie(void)
     return h;
 }
 
-/* One socket in the handshake. */
+/* One socket in the handshake.  The connector (out) reads the acceptor's
+ * challenge, sends its answer and its hello at once, then reads the proof
+ * and the acceptor's hello.  The acceptor (in) sends the challenge, reads
+ * the answer and nothing more until it is right (auth.h), sends the proof,
+ * then reads the hello and answers with its own. */
 struct hs {
     int fd;
     int state;    /* HS_* */
     int rank;     /* out: the peer; in: learnt from its hello */
+    char peer[32]; /* in: "a.b.c.d:port" for messages */
+    struct ompdsm_auth a;      /* out */
+    struct ompdsm_auth_srv srv; /* in */
     size_t got;
-    unsigned char buf[TCP_FRAME_HDR];
+    unsigned char buf[OMPDSM_AUTH_PROOF_LEN + TCP_FRAME_HDR];
 };
-enum { HS_CONNECTING, HS_HELLO_WAIT, HS_DONE };
+enum {
+    HS_CONNECTING,  /* out: connect in progress */
+    HS_CHALLENGE,   /* out: reading the challenge */
+    HS_PROOF,       /* out: reading the proof and the hello */
+    HS_AUTH,        /* in: reading the answer to our challenge */
+    HS_HELLO_WAIT,  /* in: reading the hello */
+    HS_DONE,
+};
+
+/* Accepted connections waiting for their handshake, beyond one per peer:
+ * a stranger's connections cannot crowd out the job's. */
+enum { TCP_ACCEPT_SPARE = 64 };
 
 static void hello_encode(unsigned char *b, uint64_t cookie)
 {
@@ -250,24 +331,32 @@ static void hello_encode(unsigned char *b, uint64_t cookie)
     tcp_frame_encode(&f, b);
 }
 
-/* Reads more of a hello.  Returns 1 when complete (rank in h->rank), 0 when
- * more is needed, or -1 with why. */
-static int hello_read(struct hs *h, uint64_t cookie, char *why, size_t whylen)
+/* Reads h->buf up to want bytes.  1 when they are in, 0 when more is
+ * needed, -1 with why. */
+static int hs_read(struct hs *h, size_t want, char *why, size_t whylen)
 {
-    ssize_t n = recv(h->fd, h->buf + h->got, sizeof h->buf - h->got,
-                     MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return 0;
-    if (n <= 0) {
-        snprintf(why, whylen, "%s", n ? strerror(errno)
-                                      : "closed during the handshake");
-        return -1;
+    while (h->got < want) {
+        ssize_t n = recv(h->fd, h->buf + h->got, want - h->got, MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return 0;
+        if (n <= 0) {
+            snprintf(why, whylen, "%s", n ? strerror(errno)
+                                          : "closed during the handshake");
+            return -1;
+        }
+        h->got += (size_t)n;
     }
-    h->got += (size_t)n;
-    if (h->got < sizeof h->buf)
-        return 0;
+    return 1;
+}
+
+/* Checks a hello in b.  Returns 0 (rank in *rank) or -1 with why. */
+static int hello_check(const unsigned char *b, uint64_t cookie, int *rank,
+                       char *why, size_t whylen)
+{
     struct tcp_frame f;
-    if (tcp_frame_decode(h->buf, &f, why, whylen) < 0)
+    if (tcp_frame_decode(b, &f, why, whylen) < 0)
         return -1;
     if (f.op != TCP_OP_HELLO) {
         snprintf(why, whylen, "expected a hello, got a %s", tcp_op_name(f.op));
@@ -279,8 +368,8 @@ static int hello_read(struct hs *h, uint64_t cookie, char *why, size_t whylen)
                  (unsigned long long)f.id, (unsigned long long)f.off);
         return -1;
     }
-    h->rank = (int)f.id;
-    return 1;
+    *rank = (int)f.id;
+    return 0;
 }
 
 static int start_connect(int r, struct hs *h)
@@ -312,22 +401,134 @@ static int start_connect(int r, struct hs *h)
     return 0;
 }
 
+/* One step of an out connection's handshake, on poll's word that it is
+ * ready.  0 (carry on, or done: h->state HS_DONE), or a negative errno
+ * after printing why. */
+static int out_step(struct hs *h, const unsigned char *key,
+                    const unsigned char *hello, uint64_t cookie)
+{
+    int r = h->rank, got;
+    char why[160];
+    if (h->state == HS_CONNECTING) {
+        int e = 0;
+        socklen_t el = sizeof e;
+        getsockopt(h->fd, SOL_SOCKET, SO_ERROR, &e, &el);
+        if (e) {
+            ompdsm_err("tcp: cannot connect to node %d: %s", r, strerror(e));
+            return -e;
+        }
+        h->state = HS_CHALLENGE;
+        h->got = 0;
+        return 0;
+    }
+    if (h->state == HS_CHALLENGE) {
+        if ((got = hs_read(h, OMPDSM_AUTH_CHALLENGE_LEN, why, sizeof why)) <= 0)
+            goto read_failed;
+        unsigned char msg[OMPDSM_AUTH_RESPONSE_LEN + TCP_FRAME_HDR];
+        if (ompdsm_auth_respond(&h->a, OMPDSM_AUTH_TCP, key, h->buf, msg) < 0) {
+            ompdsm_err("tcp: node %d's address answered with something else "
+                       "than the job's challenge (another program listens "
+                       "there?)", r);
+            return -EPROTO;
+        }
+        memcpy(msg + OMPDSM_AUTH_RESPONSE_LEN, hello, TCP_FRAME_HDR);
+        if (send(h->fd, msg, sizeof msg, MSG_DONTWAIT | MSG_NOSIGNAL) !=
+            (ssize_t)sizeof msg) {
+            int e = errno ? errno : EIO;
+            ompdsm_err("tcp: cannot connect to node %d: %s", r, strerror(e));
+            return -e;
+        }
+        h->state = HS_PROOF;
+        h->got = 0;
+        return 0;
+    }
+    if ((got = hs_read(h, sizeof h->buf, why, sizeof why)) <= 0)
+        goto read_failed;
+    if (ompdsm_auth_confirm(&h->a, key, h->buf) < 0) {
+        ompdsm_err("tcp: node %d's address did not prove it holds the job's "
+                   "key: not node %d of this job", r, r);
+        return -EACCES;
+    }
+    int rank = -1;
+    if (hello_check(h->buf + OMPDSM_AUTH_PROOF_LEN, cookie, &rank, why,
+                    sizeof why) == 0) {
+        if (rank == r) {
+            h->state = HS_DONE;
+            return 0;
+        }
+        snprintf(why, sizeof why, "node %d answered", rank);
+    }
+    ompdsm_err("tcp: handshake with node %d failed: %s", r, why);
+    return -EPROTO;
+read_failed:
+    if (got == 0)
+        return 0;
+    ompdsm_err("tcp: handshake with node %d failed: %s", r, why);
+    return -EPROTO;
+}
+
+/* One step of an accepted connection's handshake.  1: it is now the in
+ * connection of h->rank; 0: more to come; -1: refused, with why. */
+static int in_step(struct comm_transport *t, struct hs *h,
+                   const unsigned char *key, const unsigned char *hello,
+                   uint64_t cookie, char *why, size_t whylen)
+{
+    if (h->state == HS_AUTH) {
+        int rc = ompdsm_auth_srv_step(&h->srv, h->fd, key, why, whylen);
+        if (rc <= 0)
+            return rc < 0 ? -1 : 0;
+        h->state = HS_HELLO_WAIT;
+        h->got = 0;
+    }
+    int got = hs_read(h, TCP_FRAME_HDR, why, whylen);
+    if (got <= 0)
+        return got;
+    if (hello_check(h->buf, cookie, &h->rank, why, whylen) < 0)
+        return -1;
+    if (t->peers[h->rank].in_fd >= 0) {
+        snprintf(why, whylen, "node %d connected twice", h->rank);
+        return -1;
+    }
+    if (send(h->fd, hello, TCP_FRAME_HDR, MSG_DONTWAIT | MSG_NOSIGNAL) !=
+        TCP_FRAME_HDR) {
+        snprintf(why, whylen, "could not answer node %d", h->rank);
+        return -1;
+    }
+    return 1;
+}
+
+/* A connection this node accepted and will not use: closed, and said once,
+ * naming where it came from. */
+static void refuse(struct hs *h, const char *why)
+{
+    if (why[0])
+        ompdsm_warn("tcp: refused a connection from %s: %s; the job goes on",
+                    h->peer, why);
+    close(h->fd);
+    h->fd = -1;
+}
+
 /* Connects an out connection to every peer and accepts an in connection
- * from every peer, all at once in one poll loop (no order to deadlock on):
- * the connector sends a hello, the acceptor checks it and answers with its
- * own. */
+ * from every peer, all at once in one poll loop (no order to deadlock on);
+ * each connection first passes the key's challenge-response (auth.h). */
 static int handshake(struct comm_transport *t)
 {
-    int n = t->size, lfd = comm_g.tcp_listen_fd, rc = 0, npeers = 0;
+    int n = t->size, lfd = listen_fd, rc = 0, npeers = 0;
     for (int r = 0; r < n; r++)
         npeers += served(r);
+    const unsigned char *key = comm_boot_key();
+    if (!key) {
+        ompdsm_err("tcp: no job key to authenticate the connections with");
+        return -EINVAL;
+    }
     uint64_t cookie = job_cookie();
     uint64_t deadline = ompdsm_now_ns() + TCP_CONNECT_TIMEOUT_S * 1000000000ull;
     unsigned char hello[TCP_FRAME_HDR];
     hello_encode(hello, cookie);
+    int accmax = n + TCP_ACCEPT_SPARE;
     struct hs *out = calloc((size_t)n, sizeof *out);
-    struct hs *acc = calloc((size_t)n, sizeof *acc); /* accepted, unnamed */
-    struct pollfd *pf = calloc(2 * (size_t)n + 1, sizeof *pf);
+    struct hs *acc = calloc((size_t)accmax, sizeof *acc); /* accepted */
+    struct pollfd *pf = calloc((size_t)(n + accmax) + 1, sizeof *pf);
     int nacc = 0, ins = 0, outs = 0;
     if (!out || !acc || !pf)
         rc = -ENOMEM;
@@ -341,14 +542,17 @@ static int handshake(struct comm_transport *t)
     char why[160];
     while (!rc && (ins < npeers || outs < npeers)) {
         int k = 0;
+        uint64_t now = ompdsm_now_ns(), wake = deadline;
         pf[k++] = (struct pollfd){.fd = ins < npeers ? lfd : -1, .events = POLLIN};
         for (int r = 0; r < n; r++)
             pf[k++] = (struct pollfd){
                 .fd = !served(r) || out[r].state == HS_DONE ? -1 : out[r].fd,
                 .events = out[r].state == HS_CONNECTING ? POLLOUT : POLLIN};
-        for (int i = 0; i < nacc; i++)
+        for (int i = 0; i < nacc; i++) {
             pf[k++] = (struct pollfd){.fd = acc[i].fd, .events = POLLIN};
-        uint64_t now = ompdsm_now_ns();
+            if (acc[i].state == HS_AUTH && acc[i].srv.deadline_ns < wake)
+                wake = acc[i].srv.deadline_ns;
+        }
         if (now >= deadline) {
             char list[256] = "";
             for (int r = 0; r < n; r++)
@@ -363,101 +567,112 @@ static int handshake(struct comm_transport *t)
             rc = -ETIMEDOUT;
             break;
         }
-        if (poll(pf, (nfds_t)k, (int)((deadline - now) / 1000000) + 1) < 0) {
+        int ms = wake > now ? (int)((wake - now) / 1000000) + 1 : 0;
+        if (poll(pf, (nfds_t)k, ms) < 0) {
             if (errno == EINTR)
                 continue;
             rc = -errno;
             break;
         }
-        /* accepted sockets: their hellos */
+        now = ompdsm_now_ns();
+        /* accepted sockets: their answers and hellos */
         for (int i = nacc - 1; i >= 0; i--) {
-            if (!pf[1 + n + i].revents)
-                continue;
             struct hs *h = &acc[i];
-            int got = hello_read(h, cookie, why, sizeof why);
-            if (got == 1 && t->peers[h->rank].in_fd >= 0) {
-                snprintf(why, sizeof why, "node %d connected twice", h->rank);
-                got = -1;
-            }
-            if (got == 1 && send(h->fd, hello, sizeof hello,
-                                 MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof hello) {
-                snprintf(why, sizeof why, "could not answer node %d", h->rank);
+            int got = 0;
+            if (pf[1 + n + i].revents)
+                got = in_step(t, h, key, hello, cookie, why, sizeof why);
+            if (!got && h->state == HS_AUTH && now >= h->srv.deadline_ns) {
+                snprintf(why, sizeof why, "no answer to the job's challenge "
+                         "within %d s", OMPDSM_AUTH_TIMEOUT_MS / 1000);
                 got = -1;
             }
             if (got == 0)
                 continue;
             if (got < 0) {
-                ompdsm_warn("tcp: refused a connection: %s", why);
-                close(h->fd);
+                refuse(h, why);
             } else {
                 t->peers[h->rank].in_fd = h->fd;
                 ins++;
             }
             acc[i] = acc[--nacc];
         }
-        /* out sockets: connected (send the hello), or the answer */
-        for (int r = 0; !rc && r < n; r++) {
-            struct hs *h = &out[r];
-            if (!served(r) || h->state == HS_DONE || !pf[1 + r].revents)
-                continue;
-            if (h->state == HS_CONNECTING) {
-                int e = 0;
-                socklen_t el = sizeof e;
-                getsockopt(h->fd, SOL_SOCKET, SO_ERROR, &e, &el);
-                if (!e && send(h->fd, hello, sizeof hello,
-                               MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof hello)
-                    e = errno ? errno : EIO;
-                if (e) {
-                    ompdsm_err("tcp: cannot connect to node %d: %s", r,
-                               strerror(e));
-                    rc = -e;
+        /* out sockets: connected, the challenge, the proof and hello */
+        for (int r = 0; !rc && r < n; r++)
+            if (served(r) && out[r].state != HS_DONE && pf[1 + r].revents) {
+                rc = out_step(&out[r], key, hello, cookie);
+                if (!rc && out[r].state == HS_DONE) {
+                    t->peers[r].out_fd = out[r].fd;
+                    out[r].fd = -1;
+                    outs++;
                 }
-                h->state = HS_HELLO_WAIT;
-                continue;
             }
-            int got = hello_read(h, cookie, why, sizeof why);
-            if (got == 1 && h->rank != r) {
-                snprintf(why, sizeof why, "node %d answered", h->rank);
-                got = -1;
-            }
-            if (got < 0) {
-                ompdsm_err("tcp: handshake with node %d failed: %s", r, why);
-                rc = -EPROTO;
-            } else if (got == 1) {
-                h->state = HS_DONE;
-                t->peers[r].out_fd = h->fd;
-                h->fd = -1;
-                outs++;
-            }
-        }
         /* new connections */
         while (!rc && pf[0].revents) {
-            int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-            if (fd >= 0 && nacc < n) {
-                acc[nacc++] = (struct hs){.fd = fd, .rank = -1};
-                continue;
+            struct sockaddr_in sa = {0};
+            socklen_t sl = sizeof sa;
+            int fd = accept4(lfd, (struct sockaddr *)&sa, &sl,
+                             SOCK_CLOEXEC | SOCK_NONBLOCK);
+            if (fd < 0) {
+                if (errno == EINTR || errno == ECONNABORTED)
+                    continue;
+                if (errno != EAGAIN) {
+                    rc = -errno;
+                    ompdsm_err("tcp: accept: %s", strerror(errno));
+                }
+                break;
             }
-            if (fd >= 0) {
-                ompdsm_warn("tcp: refused a connection: too many at once");
-                close(fd);
-            } else if (errno == EINTR || errno == ECONNABORTED) {
-                continue;
-            } else if (errno != EAGAIN) {
-                rc = -errno;
-                ompdsm_err("tcp: accept: %s", strerror(errno));
+            if (nacc == accmax) {
+                /* The oldest waits longest: a stranger's, most likely. */
+                refuse(&acc[0], "too many connections waiting for their "
+                       "handshake");
+                acc[0] = acc[--nacc];
             }
-            break;
+            struct hs *h = &acc[nacc++];
+            *h = (struct hs){.fd = fd, .rank = -1, .state = HS_AUTH};
+            snprintf(h->peer, sizeof h->peer, "%s:%u", inet_ntoa(sa.sin_addr),
+                     ntohs(sa.sin_port));
+            if (ompdsm_auth_srv_start(&h->srv, fd, OMPDSM_AUTH_TCP, why,
+                                      sizeof why) < 0) {
+                refuse(h, why);
+                nacc--;
+            }
         }
     }
     for (int r = 0; out && r < n; r++)
         if (out[r].fd >= 0)
             close(out[r].fd);
-    for (int i = 0; i < nacc; i++)
-        close(acc[i].fd);
+    for (int i = 0; i < nacc; i++) {
+        if (rc < 0)
+            close(acc[i].fd);
+        else
+            refuse(&acc[i], "still unauthenticated when every node had "
+                   "connected");
+    }
     free(out);
     free(acc);
     free(pf);
     return rc;
+}
+
+/* A peer that stops answering (its host or the network between us gone)
+ * is noticed within tcp_timeout_s: TCP_USER_TIMEOUT bounds how long sent
+ * data may stay unacknowledged, and keepalive probes, which start after a
+ * third of that without traffic and are bounded by the same timeout, find
+ * it when nothing is being sent, as in a barrier that waits for it. */
+static int liveness_setup(int fd)
+{
+    int one = 1, idle = tcp_timeout_s / 3, intvl = tcp_timeout_s / 6;
+    int cnt = 9;
+    unsigned ms = (unsigned)tcp_timeout_s * 1000u;
+    idle = idle < 1 ? 1 : idle;
+    intvl = intvl < 1 ? 1 : intvl;
+    if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one) ||
+        setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle) ||
+        setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl) ||
+        setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt) ||
+        setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms))
+        return -1;
+    return 0;
 }
 
 /* Out connections block (application threads wait in them) with timeouts
@@ -468,6 +683,7 @@ static int sock_setup(struct tcp_peer *p)
     struct timeval tv = {0, COMM_FAILURE_POLL_MS * 1000L};
     if (setsockopt(p->out_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) ||
         setsockopt(p->in_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) ||
+        liveness_setup(p->out_fd) || liveness_setup(p->in_fd) ||
         setsockopt(p->out_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) ||
         setsockopt(p->out_fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) ||
         fcntl(p->out_fd, F_SETFL, fcntl(p->out_fd, F_GETFL) & ~O_NONBLOCK)) {
@@ -533,17 +749,14 @@ static void tcp_stop(struct comm_transport *t)
         close(t->epfd);
     if (t->stopfd >= 0)
         close(t->stopfd);
-    if (comm_g.tcp_listen_fd >= 0) {
-        close(comm_g.tcp_listen_fd);
-        comm_g.tcp_listen_fd = -1;
-    }
+    comm_tcp_release();
     free(t->peers);
     free(t);
 }
 
 static int tcp_start(struct comm_transport **out)
 {
-    if (comm_g.tcp_listen_fd < 0) {
+    if (listen_fd < 0) {
         ompdsm_err("tcp: no listening socket (comm_init did not create one)");
         return -EINVAL;
     }
@@ -575,8 +788,7 @@ static int tcp_start(struct comm_transport **out)
     if (!rc)
         rc = handshake(t);
     if (!rc) {
-        close(comm_g.tcp_listen_fd); /* every peer is connected */
-        comm_g.tcp_listen_fd = -1;
+        comm_tcp_release(); /* every peer is connected */
         t->epfd = epoll_create1(EPOLL_CLOEXEC);
         t->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (t->epfd < 0 || t->stopfd < 0) {
@@ -627,6 +839,7 @@ static int tcp_start(struct comm_transport **out)
 
 const struct comm_transport_ops comm_tcp_ops = {
     .name = "tcp",
+    .peer_counts_rx = 1,
     .start = tcp_start,
     .stop = tcp_stop,
     .put = tcp_put,

@@ -17,17 +17,19 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-/* Fails the job with msg and, best effort, tells every other peer why
- * (an ABORT frame), so that the nodes that notice the failure through this
- * node's own exit still name the node that was lost first. */
-void tcp_job_failed(struct tcp_peer *lost, const char *msg)
+/* Tells every other peer why the job fails, best effort (an ABORT
+ * frame), so that the nodes that notice the failure through this node's
+ * own exit still name the node that was lost first; link: through the
+ * network (msg then names no hosts: each receiver labels them). */
+static void tcp_tell_peers(struct tcp_peer *lost, const char *msg, int link)
 {
-    if (comm_g.failed)
-        return;
-    comm_set_failed("%s", msg);
     struct comm_transport *t = lost->t;
     size_t len = strnlen(msg, TCP_ABORT_MAX);
     struct tcp_frame f = {.op = TCP_OP_ABORT, .len = (uint32_t)len};
+    if (link) {
+        f.a = (uint64_t)comm_g.rank + 1;
+        f.b = (uint64_t)lost->peer + 1;
+    }
     unsigned char hdr[TCP_FRAME_HDR];
     tcp_frame_encode(&f, hdr);
     for (int r = 0; r < t->size; r++) {
@@ -46,11 +48,42 @@ void tcp_job_failed(struct tcp_peer *lost, const char *msg)
     }
 }
 
+/* Fails the job with msg and tells the other peers. */
+static void tcp_job_failed(struct tcp_peer *lost, const char *msg)
+{
+    if (comm_g.failed)
+        return;
+    comm_set_failed("%s", msg);
+    tcp_tell_peers(lost, msg, 0);
+}
+
+/* Errors that say the network failed, not the peer process: no answer
+ * within tcp_timeout_s (TCP_USER_TIMEOUT, keepalive), or no route.  A
+ * process that dies has its kernel close or reset its connections. */
+static int network_error(int err)
+{
+    return err == ETIMEDOUT || err == EHOSTUNREACH || err == ENETUNREACH ||
+           err == EHOSTDOWN || err == ENETDOWN;
+}
+
 void tcp_peer_lost(struct tcp_peer *p, int err, const char *doing)
 {
     if (comm_g.failed)
         return;
     char how[96] = "closed", msg[512];
+    if (network_error(err)) {
+        if (err == ETIMEDOUT)
+            snprintf(how, sizeof how, "no answer for %d s "
+                     "(OMPDSM_TCP_TIMEOUT_S)", tcp_timeout_s);
+        else
+            snprintf(how, sizeof how, "%s", strerror(err));
+        char what[256];
+        snprintf(what, sizeof what, "node %d lost node %d while %s: %s",
+                 comm_g.rank, p->peer, doing, how);
+        comm_set_link_failed(comm_g.rank, p->peer, what, "%s", "tcp: ");
+        tcp_tell_peers(p, what, 1);
+        return;
+    }
     if (err)
         snprintf(how, sizeof how, "failed (%s)", strerror(err));
     snprintf(msg, sizeof msg, "tcp: connection to node %d %s while %s; did "
@@ -70,6 +103,11 @@ int tcp_bad_peer(struct tcp_peer *p, const char *why)
 
 /* ------------------------------------------------------------------------ */
 /* Output queues                                                            */
+
+static void outq_set_len(struct tcp_outq *o, size_t len)
+{
+    __atomic_store_n(&o->len, len, __ATOMIC_RELAXED);
+}
 
 /* Appends iov[0..n) minus its first skip bytes. */
 void tcp_outq_append(struct tcp_outq *o, int peer, const struct iovec *iov,

@@ -6,6 +6,29 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Little-endian fields: the header's and the putv run table's. */
+static void put_le64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get_le32(const unsigned char *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static uint64_t get_le64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
 void tcp_frame_encode(const struct tcp_frame *f,
                       unsigned char out[TCP_FRAME_HDR])
 {
@@ -56,7 +79,7 @@ static const uint8_t op_fields[TCP_OP_END] = {
     [TCP_OP_SEND] = F_TAG | F_LEN,
     [TCP_OP_REPLY] = F_ID | F_LEN | F_A | F_B,
     [TCP_OP_BYE] = 0,
-    [TCP_OP_ABORT] = F_LEN,
+    [TCP_OP_ABORT] = F_LEN | F_A | F_B,
     [TCP_OP_PUTV] = F_REGION | F_LEN | F_OFF | F_A,
 };
 

@@ -27,7 +27,10 @@ enum tcp_op {
     TCP_OP_REPLY,     /* id of the request, a = old value, b = status (0 or
                          -errno); len payload bytes follow (GET data) */
     TCP_OP_BYE,       /* orderly end: the sender sends nothing more */
-    TCP_OP_ABORT,     /* the sender is failing: len bytes of text say why */
+    TCP_OP_ABORT,     /* the sender is failing: len bytes of text say why;
+                         a = 1 + node X, b = 1 + node Y when X lost Y
+                         through the network (the text then names no
+                         hosts), else both 0 */
     TCP_OP_PUTV,      /* region, off = base, a = number of runs; len payload
                          bytes follow: a runs of (u32 off, u32 len), then
                          their data in order; run k goes to base + off_k */
@@ -78,33 +81,11 @@ int tcp_putv_next(const struct tcp_frame *f, const unsigned char *buf,
 /* "put", "get", ... for messages; "op N" style text for unknown ops. */
 const char *tcp_op_name(unsigned op);
 
-/* Little-endian fields: the header's and the putv run table's. */
+/* A little-endian field of the putv run table (tcp.c writes it). */
 static inline void put_le32(unsigned char *p, uint32_t v)
 {
     for (int i = 0; i < 4; i++)
         p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static inline void put_le64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static inline uint32_t get_le32(const unsigned char *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static inline uint64_t get_le64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
 }
 
 #endif

@@ -1,8 +1,13 @@
-/* comm/tcp_int.h - what tcp.c, tcp_conn.c and tcp_svc.c share. */
+/* comm/tcp_int.h - what the tcp transport's files share: tcp.c (the
+ * operations, set-up and shutdown), tcp_conn.c (failure, send queues,
+ * requests and replies), tcp_svc.c (the service thread) and tcp_addr.c
+ * (the address it listens on); tcp_frame.h is the wire format. */
 #ifndef OMPDSM_COMM_TCP_INT_H
 #define OMPDSM_COMM_TCP_INT_H
 
 #include "transport.h"
+#include "card.h"
+#include "tcp.h"
 #include "tcp_frame.h"
 
 #include <pthread.h>
@@ -11,9 +16,8 @@
 #include <sys/uio.h>
 
 enum {
-    TCP_CONNECT_TIMEOUT_S = 30, /* every connection must be up within this */
     TCP_CLOSE_TIMEOUT_S = 10,   /* stop() waits this long for the peers */
-    TCP_FAIL_GRACE_MS = 3000,   /* after a peer is lost, exit if still alive */
+    TCP_TIMEOUT_DEFAULT_S = 30, /* OMPDSM_TCP_TIMEOUT_S's default */
     TCP_RBUF = 64 * 1024,       /* receive buffer per stream */
     TCP_DIRECT_MIN = 16 * 1024, /* payload rest read straight to its place */
 };
@@ -52,11 +56,6 @@ struct tcp_outq {
     char *q;
     size_t head, len, cap;
 };
-
-static inline void outq_set_len(struct tcp_outq *o, size_t len)
-{
-    __atomic_store_n(&o->len, len, __ATOMIC_RELAXED);
-}
 
 struct tcp_peer {
     int peer;
@@ -114,6 +113,11 @@ enum { KEY_STOP = -1, KEY_BOOT = -2 };
  * not block, and may not wait for replies. */
 extern __thread int tcp_in_service;
 
+/* OMPDSM_TCP_TIMEOUT_S: how long a peer may leave this node's data
+ * unacknowledged, or not answer keepalive probes, before its connection
+ * fails (tcp.c). */
+extern int tcp_timeout_s;
+
 /* The peers of this transport: with OMPDSM_TRANSPORT=auto, those on
  * other hosts. */
 static inline int served(int r) { return comm_serves(r, COMM_TRANSPORT_TCP); }
@@ -170,21 +174,23 @@ void tcp_service_flush_out(struct comm_transport *t, struct tcp_peer *p);
 int tcp_outq_write(struct tcp_outq *o, int fd);
 
 /* The connection to p failed (err) or closed while doing: fails the job,
- * unless it has failed already. */
+ * unless it has failed already; a timeout or no route (err) as the failure
+ * of the network between the two hosts. */
 void tcp_peer_lost(struct tcp_peer *p, int err, const char *doing);
 
 /* Appends iov[0..n) minus its first skip bytes. */
 void tcp_outq_append(struct tcp_outq *o, int peer, const struct iovec *iov,
                      int n, size_t skip);
 
-/* Fails the job with msg and, best effort, tells every other peer why
- * (an ABORT frame), so that the nodes that notice the failure through this
- * node's own exit still name the node that was lost first. */
-void tcp_job_failed(struct tcp_peer *lost, const char *msg);
-
 /* ---- tcp_svc.c: the service thread ---- */
 
 /* The service thread's body; arg is the transport. */
 void *tcp_service_main(void *arg);
+
+/* ---- tcp_addr.c ---- */
+
+/* The address for the listener (network order) and the rule that chose it
+ * (for traces and errors); 0 or a negative errno after printing why. */
+int tcp_addr_choose(uint32_t *addr, const char **how);
 
 #endif

@@ -19,6 +19,9 @@
 
 __thread int tcp_in_service;
 
+/* After a peer is lost, a node still running this long later exits. */
+enum { TCP_FAIL_GRACE_MS = 3000 };
+
 /* ------------------------------------------------------------------------ */
 /* The service thread: executing the peers' requests                        */
 
@@ -203,7 +206,13 @@ static void request_end(struct tcp_peer *p)
         comm_dispatch(p->peer, x->cur.tag, p->msgbuf, x->cur.len);
     } else if (x->cur.op == TCP_OP_ABORT && !comm_g.failed) {
         p->msgbuf[x->cur.len] = 0;
-        comm_set_failed("node %d reports: %s", p->peer, p->msgbuf);
+        uint64_t by = x->cur.a, lost = x->cur.b;
+        if (by && lost && by <= (uint64_t)comm_g.size &&
+            lost <= (uint64_t)comm_g.size)
+            comm_set_link_failed((int)by - 1, (int)lost - 1, p->msgbuf,
+                                 "node %d reports: ", p->peer);
+        else
+            comm_set_failed("node %d reports: %s", p->peer, p->msgbuf);
     }
 }
 

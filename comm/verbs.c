@@ -495,10 +495,10 @@ static int peer_views(struct verbs_ctx *c, int p)
     for (int r = 0; r < COMM_REG_MAX; r++) {
         struct verbs_chunks *v = &c->peers[p].view[r];
         uint32_t f = card->verbs.region[r].flags;
-        if (!card->region[r].len)
+        if (!card->region_len[r])
             continue;
         v->addr = card->verbs.region[r].addr;
-        v->len = card->region[r].len;
+        v->len = card->region_len[r];
         v->shift = f == COMM_VERBS_REG_WHOLE ? 0 : f >> COMM_VERBS_REG_SHIFT;
         v->nchunks = verbs_chunk_count(v->len, v->shift);
         if (!(v->key = calloc(v->nchunks, sizeof *v->key)))

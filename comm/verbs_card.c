@@ -2,6 +2,7 @@
  * (comm_card_verbs_check).  Built with or without libibverbs: the card is
  * checked the same on nodes that cannot use it. */
 #include "transport.h"
+#include "card.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -63,7 +64,7 @@ int comm_card_verbs_check(const struct comm_card *c, const uint32_t *qpn,
         }
     }
     for (int r = 0; r < COMM_REG_MAX; r++) {
-        uint64_t len = c->region[r].len;
+        uint64_t len = c->region_len[r];
         uint64_t a = v->region[r].addr;
         uint32_t f = v->region[r].flags;
         unsigned shift = f >> COMM_VERBS_REG_SHIFT;

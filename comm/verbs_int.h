@@ -7,6 +7,8 @@
 #define OMPDSM_COMM_VERBS_INT_H
 
 #include "transport.h"
+#include "card.h"
+#include "verbs.h"
 
 #include <infiniband/verbs.h>
 #include <pthread.h>

@@ -3,6 +3,7 @@
  * device and uses tcp between hosts; OMPDSM_TRANSPORT=verbs says why it
  * cannot work. */
 #include "transport.h"
+#include "verbs.h"
 
 #include <errno.h>
 

@@ -216,8 +216,8 @@ static struct verbs_chunks *remote(struct comm_transport *t, int peer,
 {
     if (region < 0 || region >= COMM_REG_MAX ||
         !t->ctx->peers[peer].view[region].key ||
-        off > comm_g.cards[peer].region[region].len ||
-        len > comm_g.cards[peer].region[region].len - off) {
+        off > comm_g.cards[peer].region_len[region] ||
+        len > comm_g.cards[peer].region_len[region] - off) {
         ompdsm_err("verbs %s to node %d: region %d offset %llu length %zu is "
                    "outside its registered memory", what, peer, region,
                    (unsigned long long)off, len);

@@ -185,6 +185,9 @@ static const struct rt_env_var vars[] = {
      "network the tcp transport uses between hosts", NULL},
     {"OMPDSM_TCP_ADDR", RT_ENV_NODE, "unset", "IPv4",
      "address the tcp transport listens on; wins over OMPDSM_IFACE", NULL},
+    {"OMPDSM_TCP_TIMEOUT_S", RT_ENV_NODE, "30", "2..3600",
+     "seconds a tcp peer may leave data unacknowledged or keepalives "
+     "unanswered before the network to it counts as failed", NULL},
     {"OMPDSM_IB_DEVICE", RT_ENV_NODE, "the first with an active port", "name",
      "RDMA device of the verbs transport (ibv_devices)", NULL},
     {"OMPDSM_IB_PORT", RT_ENV_NODE, "1", "1..255",
@@ -225,6 +228,9 @@ static const struct rt_env_var vars[] = {
     {"OMPDSM_LOCAL_SIZE", RT_ENV_SET, "", "", "number of nodes on this host", NULL},
     {"OMPDSM_BOOT", RT_ENV_SET, "", "host:port", "the launcher's bootstrap socket", NULL},
     {"OMPDSM_JOBID", RT_ENV_SET, "", "", "names the job", NULL},
+    {"OMPDSM_JOB_KEY", RT_ENV_SET, "", "64 hex digits",
+     "the job's secret; the node removes it from its environment at start",
+     NULL},
     {"OMPDSM_BIND_THREADS", RT_ENV_SET, "0", "0|1",
      "1: the node is bound to one CPU per thread; each thread pins itself "
      "to one", NULL},
@@ -240,6 +246,8 @@ static const struct rt_env_var vars[] = {
      "the namespace hosts tests/cluster/netns.sh rsh runs in", NULL},
     {"OMPDSM_NETNS_HIDE", RT_ENV_TEST, "", "HOST:DIR",
      "netns.sh rsh hides DIR on HOST", NULL},
+    {"OMPDSM_NETNS_SWAP", RT_ENV_TEST, "", "HOST:FILE:OTHER",
+     "netns.sh rsh HOST runs its command with OTHER mounted over FILE", NULL},
 
     {"OMPDSM_CC", RT_ENV_OMPCC, "clang-19", "command", "ompcc's backend compiler", NULL},
     {"OMPDSM_LIBDIR", RT_ENV_OMPCC, "where ompcc found libompdsm", "directory",

@@ -8,13 +8,14 @@
  * (AG_GATHER_RESULT) and is passed to its links and nodes.  The launcher
  * judges every message as if it had come on the node's own connection
  * (bootsrv.c), so errors read the same; this file checks only what it must
- * to know which node speaks. */
+ * to know which node speaks.  Its door (door.c) admits only connections
+ * that passed the job key's challenge-response; it sends its lines about
+ * the others up to the launcher. */
 #include "launch.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,7 @@
 struct ag_conn {
     int fd;                  /* -1: slot free */
     int node;                /* index in job->nodes; -1 until HELLO */
-    char peer[64];
+    char peer[96];
     struct boot_hdr hdr;
     size_t hdr_got;
     unsigned char *body;
@@ -34,18 +35,26 @@ struct ag_conn {
 };
 
 static struct {
-    int listen_fd;
+    struct launch_door door; /* the socket, and who waits at it */
     struct ag_conn *c;
     size_t nc;
     unsigned char *gather;   /* AG_GATHER entries of the current round */
     size_t glen, gcap;
     int gcount, want;        /* entries so far; every node of the subtree */
-} ab = {.listen_fd = -1};
+} ab = {.door.listen_fd = -1};
 
 static void fail_up(const char *msg)
 {
     int32_t st = 1;
     launch_agent_send(AG_FAIL, -1, &st, sizeof st, msg, strlen(msg));
+}
+
+static void admit(void *arg, int fd, const char *peer);
+
+/* The door's lines about refused connections go up to the launcher. */
+static void log_up(const char *line, size_t len)
+{
+    launch_agent_send(AG_LOG, -1, line, len, NULL, 0);
 }
 
 int launch_agboot_listen(struct launch_job *job, char *err, size_t errlen)
@@ -74,7 +83,13 @@ int launch_agboot_listen(struct launch_job *job, char *err, size_t errlen)
         return launch_errf(err, errlen, "bootstrap: cannot listen on %s: %s",
                            mine, strerror(e));
     }
-    ab.listen_fd = fd;
+    ab.door.listen_fd = fd;
+    ab.door.key = job->key;
+    snprintf(ab.door.who, sizeof ab.door.who, "host %s: bootstrap",
+             job->hosts.h[0].name);
+    ab.door.log = log_up;
+    ab.door.admit = admit;
+    ab.door.arg = job;
     snprintf(job->host_boot[0], sizeof job->host_boot[0], "%s:%d", mine,
              ntohs(sa.sin_port));
     ab.want = job->n;
@@ -225,7 +240,7 @@ static void msg_done(struct launch_job *job, struct ag_conn *c)
             char msg[256];
             snprintf(msg, sizeof msg, "host %s: bootstrap: connection from "
                      "%s sent message type %u (%u bytes) that is not the "
-                     "HELLO of a node of this host; ending the job",
+                     "HELLO of a node of this host",
                      job->hosts.h[0].name, c->peer, type, c->hdr.len);
             fail_up(msg);
             conn_close(job, c);
@@ -276,7 +291,7 @@ static int conn_read(struct launch_job *job, struct ag_conn *c)
                 char msg[256];
                 snprintf(msg, sizeof msg, "host %s: bootstrap: %s sent a "
                          "message of %u bytes (type %u), over the limit of "
-                         "%u; ending the job", job->hosts.h[0].name, c->peer,
+                         "%u", job->hosts.h[0].name, c->peer,
                          c->hdr.len, c->hdr.type, BOOT_MSG_MAX);
                 fail_up(msg);
                 conn_close(job, c);
@@ -295,61 +310,55 @@ static int conn_read(struct launch_job *job, struct ag_conn *c)
     return 1;
 }
 
-static void ag_accept(void)
+/* The door let a node's connection in. */
+static void admit(void *arg, int fd, const char *peer)
 {
-    for (;;) {
-        /* Zeroed: accept4 fills it for our AF_INET listener, but the
-         * peer name below must not depend on that (clang-tidy's analyzer
-         * does not model accept4 and took it for uninitialized). */
-        struct sockaddr_in sa = {0};
-        socklen_t sl = sizeof sa;
-        int fd = accept4(ab.listen_fd, (struct sockaddr *)&sa, &sl,
-                         SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd < 0) {
-            if (errno == EINTR || errno == ECONNABORTED)
-                continue;
-            if (errno != EAGAIN && errno != EWOULDBLOCK) {
-                char msg[160];
-                snprintf(msg, sizeof msg, "agent: bootstrap: accept: %s",
-                         strerror(errno));
-                fail_up(msg);
-            }
+    (void)arg;
+    size_t i;
+    for (i = 0; i < ab.nc; i++)
+        if (ab.c[i].fd < 0)
+            break;
+    if (i == ab.nc) {
+        size_t cap = ab.nc ? 2 * ab.nc : 8;
+        struct ag_conn *nc = realloc(ab.c, cap * sizeof *nc);
+        if (!nc) {
+            close(fd);
+            fail_up("agent: out of memory for the bootstrap");
             return;
         }
-        int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        size_t i;
-        for (i = 0; i < ab.nc; i++)
-            if (ab.c[i].fd < 0)
-                break;
-        if (i == ab.nc) {
-            size_t cap = ab.nc ? 2 * ab.nc : 8;
-            struct ag_conn *nc = realloc(ab.c, cap * sizeof *nc);
-            if (!nc) {
-                close(fd);
-                fail_up("agent: out of memory for the bootstrap");
-                return;
-            }
-            for (size_t j = ab.nc; j < cap; j++)
-                nc[j].fd = -1;
-            ab.c = nc;
-            ab.nc = cap;
-        }
-        struct ag_conn *c = &ab.c[i];
-        memset(c, 0, sizeof *c);
-        c->fd = fd;
-        c->node = -1;
-        char a[INET_ADDRSTRLEN] = "?";
-        inet_ntop(AF_INET, &sa.sin_addr, a, sizeof a);
-        snprintf(c->peer, sizeof c->peer, "%s:%d", a, ntohs(sa.sin_port));
+        for (size_t j = ab.nc; j < cap; j++)
+            nc[j].fd = -1;
+        ab.c = nc;
+        ab.nc = cap;
     }
+    struct ag_conn *c = &ab.c[i];
+    memset(c, 0, sizeof *c);
+    c->fd = fd;
+    c->node = -1;
+    snprintf(c->peer, sizeof c->peer, "%s", peer);
+}
+
+/* The door's events and pump; accept failing for good ends the job. */
+static void door_result(int rc)
+{
+    if (rc < 0) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "agent: bootstrap: accept: %s",
+                 strerror(-rc));
+        fail_up(msg);
+    }
+}
+
+int launch_agboot_expire(struct launch_job *job, double now)
+{
+    (void)job;
+    return launch_door_expire(&ab.door, now);
 }
 
 void launch_agboot_add_fds(struct launch_job *job, struct launch_pollset *ps)
 {
     (void)job;
-    if (ab.listen_fd >= 0)
-        launch_pollset_add(ps, ab.listen_fd, POLLIN, LFD_LISTEN, 0);
+    launch_door_add_fds(&ab.door, ps);
     for (size_t i = 0; i < ab.nc; i++)
         if (ab.c[i].fd >= 0)
             launch_pollset_add(ps, ab.c[i].fd,
@@ -360,8 +369,8 @@ void launch_agboot_add_fds(struct launch_job *job, struct launch_pollset *ps)
 void launch_agboot_event(struct launch_job *job, int kind, int idx,
                          short revents)
 {
-    if (kind == LFD_LISTEN) {
-        ag_accept();
+    if (kind == LFD_LISTEN || kind == LFD_DOOR) {
+        door_result(launch_door_event(&ab.door, kind, idx));
         return;
     }
     struct ag_conn *c = &ab.c[idx];
@@ -375,8 +384,8 @@ void launch_agboot_drain(struct launch_job *job, int k)
 {
     /* A connection still in the backlog, or accepted without its HELLO
      * read yet, may be this node's. */
-    if (job->nodes[k].conn < 0 && ab.listen_fd >= 0) {
-        ag_accept();
+    if (job->nodes[k].conn < 0 && ab.door.listen_fd >= 0) {
+        door_result(launch_door_pump(&ab.door));
         for (size_t i = 0; i < ab.nc; i++)
             if (ab.c[i].fd >= 0 && ab.c[i].node < 0)
                 conn_read(job, &ab.c[i]);
@@ -400,7 +409,5 @@ void launch_agboot_close(struct launch_job *job)
     ab.nc = 0;
     free(ab.gather);
     ab.gather = NULL;
-    if (ab.listen_fd >= 0)
-        close(ab.listen_fd);
-    ab.listen_fd = -1;
+    launch_door_close(&ab.door);
 }

@@ -8,7 +8,7 @@
  * that nothing outlives the job on any host. */
 #include "launch.h"
 
-#include "comm/base.h"
+#include "comm/util/base.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -192,7 +192,7 @@ int launch_agent_main(struct launch_job *job)
     job->agent = 1;
     job->self = getpid();
     job->start = ompdsm_now();
-    job->boot.listen_fd = -1;
+    job->boot.door.listen_fd = -1;
     job->sigfd = -1;
     job->node0_in = -1;
 
@@ -307,6 +307,9 @@ int launch_agent_main(struct launch_job *job)
         double now = ompdsm_now();
         report_exits(job, now, reported);
         int wait = launch_links_check(job, now);
+        int bw = launch_agboot_expire(job, now);
+        if (bw >= 0 && (wait < 0 || bw < wait))
+            wait = bw;
         int all = 1;
         for (int k = 0; k < job->n; k++) {
             if (!reported[k]) {
@@ -356,6 +359,7 @@ int launch_agent_main(struct launch_job *job)
                 launch_link_event(job, kind, idx, re);
                 break;
             case LFD_LISTEN:
+            case LFD_DOOR:
             case LFD_CONN:
                 launch_agboot_event(job, kind, idx, re);
                 break;

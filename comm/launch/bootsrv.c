@@ -1,23 +1,27 @@
-/* comm/launch/bootsrv.c - the launcher's side of comm/boot_proto.h: accepts
- * the nodes' connections, checks every message strictly, runs the allgather
+/* comm/launch/bootsrv.c - the launcher's side of comm/boot_proto.h: takes
+ * the nodes' connections that its door (door.c) admitted after the job
+ * key's challenge-response, checks every node's build against node 0's as
+ * its HELLO comes, checks every message strictly, runs the allgather
  * rounds, and turns ABORT, protocol errors and lost connections into the
  * end of the job.  Sockets are non-blocking: a node that stops reading its
  * result must not stall the launcher. */
 #include "launch.h"
 
-#include "comm/base.h"
+#include "comm/util/base.h"
 
 #include <assert.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+static void admit(void *arg, int fd, const char *peer);
+static void log_line(const char *line, size_t len);
 
 int launch_boot_listen(struct launch_job *job, const char *bind_host,
                        const char *advertise_host)
@@ -73,7 +77,12 @@ int launch_boot_listen(struct launch_job *job, const char *bind_host,
     snprintf(s->addr, sizeof s->addr,
              strchr(advertise_host, ':') ? "[%s]:%s" : "%s:%s",
              advertise_host, port);
-    s->listen_fd = fd;
+    s->door.listen_fd = fd;
+    s->door.key = job->key;
+    snprintf(s->door.who, sizeof s->door.who, "bootstrap");
+    s->door.log = log_line;
+    s->door.admit = admit;
+    s->door.arg = job;
     return 0;
 }
 
@@ -291,7 +300,9 @@ static int hdr_check(struct launch_job *job, struct boot_conn *c)
     case BOOT_HELLO:
         if (c->rank >= 0)
             return proto_error(job, c, "sent HELLO twice");
-        if (len != sizeof(struct boot_hello))
+        /* Magic and version first: another version's HELLO has another
+         * length, and is told as such (on_hello). */
+        if (len < 2 * sizeof(uint32_t) || len > sizeof(struct boot_hello))
             return proto_error(job, c, "HELLO of %u bytes (expected %zu)",
                                len, sizeof(struct boot_hello));
         break;
@@ -362,10 +373,47 @@ static int hdr_check(struct launch_job *job, struct boot_conn *c)
     return 0;
 }
 
+/* "node K (pid P on host H)"'s build, for the mismatch line. */
+static void build_text(const struct launch_job *job, int k, int exe,
+                       char *buf, size_t len)
+{
+    const struct launch_node *node = &job->nodes[k];
+    const struct boot_hello *h = node->build;
+    char name[LAUNCH_HOST_MAX + 64];
+    snprintf(buf, len, "%s runs %s (build id %.40s)",
+             launch_node_name(job, node, name, sizeof name),
+             exe ? h->exe_path : h->lib_path, exe ? h->exe_id : h->lib_id);
+}
+
+/* Every node must run node 0's executable and libompdsm (addresses of
+ * code and data must agree): checked here, as each HELLO comes, before
+ * the first allgather can complete and any node connects to another, so
+ * that this line is the one the job ends with. */
+static void build_check(struct launch_job *job, int k)
+{
+    const struct boot_hello *h0 = job->nodes[0].build;
+    for (int r = k ? k : 1; h0 && r < (k ? k + 1 : job->n) && !job->ending;
+         r++) {
+        const struct boot_hello *h = job->nodes[r].build;
+        if (!h)
+            continue;
+        int exe = strcmp(h->exe_id, h0->exe_id) != 0;
+        if (!exe && !strcmp(h->lib_id, h0->lib_id))
+            continue;
+        char a[LAUNCH_HOST_MAX + 400], b[LAUNCH_HOST_MAX + 400];
+        build_text(job, r, exe, a, sizeof a);
+        build_text(job, 0, exe, b, sizeof b);
+        launch_fail(job, 1, "%s, a different %s than %s: every node must run "
+                    "the same build of the program and libompdsm; ending the "
+                    "job", a, exe ? "executable" : "libompdsm", b);
+    }
+}
+
 static void on_hello(struct launch_job *job, struct boot_conn *c, int idx)
 {
     struct boot_hello h;
-    memcpy(&h, c->body, sizeof h);
+    memset(&h, 0, sizeof h);
+    memcpy(&h, c->body, c->hdr.len);
     if (h.magic != BOOT_MAGIC) {
         proto_fail(job, c, "bad magic 0x%08x in HELLO (expected 0x%08x): "
                    "not an ompdsm bootstrap client", h.magic, BOOT_MAGIC);
@@ -375,6 +423,11 @@ static void on_hello(struct launch_job *job, struct boot_conn *c, int idx)
         proto_fail(job, c, "bootstrap protocol version %u, but this "
                    "ompdsmrun speaks version %u (mixed installations?)",
                    h.version, BOOT_VERSION);
+        return;
+    }
+    if (c->hdr.len != sizeof h) {
+        proto_fail(job, c, "HELLO of %u bytes (expected %zu)", c->hdr.len,
+                   sizeof h);
         return;
     }
     if (h.size != job->n) {
@@ -399,6 +452,36 @@ static void on_hello(struct launch_job *job, struct boot_conn *c, int idx)
         node->conn = idx;
     else
         node->vconn = 1;
+    /* Ids and files end inside their fields, whatever the node sent. */
+    h.exe_id[sizeof h.exe_id - 1] = h.lib_id[sizeof h.lib_id - 1] = 0;
+    h.exe_path[sizeof h.exe_path - 1] = h.lib_path[sizeof h.lib_path - 1] = 0;
+    node->build = malloc(sizeof h);
+    if (!node->build) {
+        proto_fail(job, c, "out of memory");
+        return;
+    }
+    memcpy(node->build, &h, sizeof h);
+    build_check(job, h.rank);
+}
+
+/* A node lost its peer through the network while the peer still runs
+ * (BOOT_ABORT_LINK): the one line names both hosts.  Returns 0, for the
+ * plain line, when the peer has ended after all. */
+static int link_failed(struct launch_job *job, int by, int peer,
+                       const char *msg)
+{
+    if (peer < 0 || peer >= job->n || by < 0 || by >= job->n || peer == by)
+        return 0;
+    struct launch_node *p = &job->nodes[peer];
+    if (p->reaped && !p->lost)
+        return 0;
+    char a[LAUNCH_HOST_MAX], b[LAUNCH_HOST_MAX], pn[LAUNCH_HOST_MAX + 64];
+    launch_host_name(job, &job->nodes[by], a, sizeof a);
+    launch_host_name(job, p, b, sizeof b);
+    launch_fail(job, 1, "the network between host %s and host %s failed: "
+                "%s (%s still runs); ending the job", a, b, msg,
+                launch_node_name(job, p, pn, sizeof pn));
+    return 1;
 }
 
 /* The message's text, made one printable line. */
@@ -421,6 +504,8 @@ static void on_abort(struct launch_job *job, struct boot_conn *c)
                     c->rank, n ? msg : "(no message)");
         return;
     }
+    if ((a.flags & BOOT_ABORT_LINK) && link_failed(job, a.by, a.peer, msg))
+        return;
     /* Exit statuses are 8 bits: anything else would wrap to 0 or a lie. */
     int status = a.status > 0 && a.status < 256 ? a.status : 1;
     launch_fail(job, status, "node %d aborted the job: %s", c->rank,
@@ -519,15 +604,59 @@ static int conn_read(struct launch_job *job, int idx)
     return budget == 0;
 }
 
-static void boot_accept(struct launch_job *job);
+/* The door let a node's connection in. */
+static void admit(void *arg, int fd, const char *peer)
+{
+    struct launch_job *job = arg;
+    struct boot_srv *s = &job->boot;
+    size_t i;
+    for (i = 0; i < s->nconns; i++)
+        if (s->conns[i].fd < 0)
+            break;
+    if (i == s->nconns) {
+        size_t cap = s->nconns ? 2 * s->nconns : (size_t)job->n + 4;
+        struct boot_conn *nc = realloc(s->conns, cap * sizeof *nc);
+        if (!nc) {
+            close(fd);
+            launch_fail(job, 1, "bootstrap: out of memory; ending the job");
+            return;
+        }
+        for (size_t j = s->nconns; j < cap; j++)
+            nc[j].fd = -1;
+        s->conns = nc;
+        s->nconns = cap;
+    }
+    struct boot_conn *c = &s->conns[i];
+    memset(c, 0, sizeof *c);
+    c->fd = fd;
+    c->rank = -1;
+    snprintf(c->peer, sizeof c->peer, "%s", peer);
+    s->accepted++;
+}
+
+static void log_line(const char *line, size_t len)
+{
+    launch_outq_put(2, line, len);
+}
+
+/* The door's events and pump; accept failing for good (EMFILE and
+ * friends) ends the job: the socket would stay readable for ever, and the
+ * node that is not served would hang. */
+static void door_result(struct launch_job *job, int rc)
+{
+    if (rc < 0)
+        launch_fail(job, 1, "bootstrap: accept: %s; ending the job",
+                    strerror(-rc));
+}
 
 void launch_boot_drain(struct launch_job *job, struct launch_node *node)
 {
-    /* Its connection may still wait in the backlog, or be accepted but not
-     * yet say HELLO, while its exit is already known: read those first. */
-    if (node->conn < 0 && !node->hello && job->boot.listen_fd >= 0 &&
+    /* Its connection may still wait in the backlog, or at the door, or be
+     * admitted but not yet say HELLO, while its exit is already known:
+     * read those first. */
+    if (node->conn < 0 && !node->hello && job->boot.door.listen_fd >= 0 &&
         !job->ending) {
-        boot_accept(job);
+        door_result(job, launch_door_pump(&job->boot.door));
         for (size_t i = 0; i < job->boot.nconns && !job->ending; i++)
             if (job->boot.conns[i].fd >= 0 && job->boot.conns[i].rank < 0)
                 conn_read(job, (int)i);
@@ -536,60 +665,9 @@ void launch_boot_drain(struct launch_job *job, struct launch_node *node)
         ;
 }
 
-static void boot_accept(struct launch_job *job)
+int launch_boot_expire(struct launch_job *job, double now)
 {
-    struct boot_srv *s = &job->boot;
-
-    for (;;) {
-        struct sockaddr_storage ss;
-        socklen_t sl = sizeof ss;
-        int fd = accept4(s->listen_fd, (struct sockaddr *)&ss, &sl,
-                         SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd < 0) {
-            if (errno == EINTR || errno == ECONNABORTED)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                return;
-            /* EMFILE and friends: the socket would stay readable forever,
-             * and the node that is not served would hang. */
-            launch_fail(job, 1, "bootstrap: accept: %s; ending the job",
-                        strerror(errno));
-            return;
-        }
-        s->accepted++;
-        int one = 1;
-        /* Allgather rounds are latency-bound request/answer exchanges. */
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-
-        size_t i;
-        for (i = 0; i < s->nconns; i++)
-            if (s->conns[i].fd < 0)
-                break;
-        if (i == s->nconns) {
-            size_t cap = s->nconns ? 2 * s->nconns : (size_t)job->n + 4;
-            struct boot_conn *nc = realloc(s->conns, cap * sizeof *nc);
-            if (!nc) {
-                close(fd);
-                launch_fail(job, 1, "bootstrap: out of memory; ending the "
-                            "job");
-                return;
-            }
-            for (size_t j = s->nconns; j < cap; j++)
-                nc[j].fd = -1;
-            s->conns = nc;
-            s->nconns = cap;
-        }
-        struct boot_conn *c = &s->conns[i];
-        memset(c, 0, sizeof *c);
-        c->fd = fd;
-        c->rank = -1;
-        char host[64], port[16];
-        if (getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, port,
-                        sizeof port, NI_NUMERICHOST | NI_NUMERICSERV))
-            snprintf(c->peer, sizeof c->peer, "(unknown address)");
-        else
-            snprintf(c->peer, sizeof c->peer, "%s:%s", host, port);
-    }
+    return job->ending ? -1 : launch_door_expire(&job->boot.door, now);
 }
 
 void launch_boot_add_fds(struct launch_job *job, struct launch_pollset *ps)
@@ -598,8 +676,7 @@ void launch_boot_add_fds(struct launch_job *job, struct launch_pollset *ps)
     /* Once the job is ending, nothing a node says matters any more. */
     if (job->ending)
         return;
-    if (s->listen_fd >= 0)
-        launch_pollset_add(ps, s->listen_fd, POLLIN, LFD_LISTEN, 0);
+    launch_door_add_fds(&s->door, ps);
     for (size_t i = 0; i < s->nconns; i++)
         if (s->conns[i].fd >= 0)
             launch_pollset_add(ps, s->conns[i].fd,
@@ -612,8 +689,8 @@ void launch_boot_event(struct launch_job *job, int kind, int idx,
 {
     if (job->ending)
         return;
-    if (kind == LFD_LISTEN) {
-        boot_accept(job);
+    if (kind == LFD_LISTEN || kind == LFD_DOOR) {
+        door_result(job, launch_door_event(&job->boot.door, kind, idx));
         return;
     }
     struct boot_conn *c = &job->boot.conns[idx];
@@ -635,9 +712,7 @@ void launch_boot_close_all(struct launch_job *job)
     s->nconns = 0;
     launch_blob_unref(s->result);
     s->result = NULL;
-    if (s->listen_fd >= 0)
-        close(s->listen_fd);
-    s->listen_fd = -1;
+    launch_door_close(&s->door);
 }
 
 void launch_boot_remote(struct launch_job *job, int rank, uint32_t type,

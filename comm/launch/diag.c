@@ -7,7 +7,7 @@
  * user's runtime directory). */
 #include "launch.h"
 
-#include "comm/base.h"
+#include "comm/util/base.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -63,6 +63,8 @@ static void sb_printf(struct sbuf *b, const char *fmt, ...)
     }
 }
 
+static void diag_check(struct launch_job *job);
+
 int launch_diag_state(struct launch_job *job, struct launch_node *node,
                       const unsigned char *body, size_t len, char *why,
                       size_t whylen)
@@ -104,7 +106,7 @@ int launch_diag_state(struct launch_job *job, struct launch_node *node,
     node->diag = copy;
     node->diag_len = len;
     node->diag_at = now;
-    launch_diag_check(job);
+    diag_check(job);
     return 0;
 }
 
@@ -312,7 +314,8 @@ static void describe(struct launch_job *job, struct sbuf *b, int status)
 
 static void put_lines(const char *text);
 
-void launch_diag_check(struct launch_job *job)
+/* Ends the job as deadlocked if every node's reports say so. */
+static void diag_check(struct launch_job *job)
 {
     if (job->ending || job->diag_reported)
         return;

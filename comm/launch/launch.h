@@ -1,7 +1,8 @@
 /* comm/launch/launch.h - the interface between the files of ompdsmrun, the
  * launcher: options (opts.c), hosts and mapping (hosts.c), the multi-host
  * plan (plan.c), starting nodes (spawn.c), stdio relay (relay.c) and its
- * output queues (outq.c), the bootstrap server (bootsrv.c), the agents on
+ * output queues (outq.c), the bootstrap server (bootsrv.c) and its door
+ * (door.c, shared with the agents' agboot.c), the agents on
  * other hosts (link.c for their parent's side, setup.c for their orders,
  * agent.c for ompdsmrun --agent) and the job's event loop and failure handling (ompdsmrun.c).
  *
@@ -18,6 +19,7 @@
 #include <sys/types.h>
 
 #include "comm/boot_proto.h"
+#include "comm/util/auth.h"
 
 #define LAUNCH_MAX_NP 4096
 /* A line longer than this is relayed in pieces. */
@@ -142,6 +144,50 @@ struct relay_stream {
     size_t pend_len, pend_cap;
 };
 
+/* ---- the door of a bootstrap socket (door.c) ---- */
+/* Connections that may wait for the job key's handshake at once. */
+#define LAUNCH_DOOR_MAX 256
+
+/* An accepted connection that has not passed the handshake; fd -1: a
+ * free slot. */
+struct launch_door_wait {
+    int fd;
+    char peer[96];         /* "addr:port" */
+    struct ompdsm_auth_srv auth;
+};
+
+struct launch_door {
+    int listen_fd;         /* the bootstrap socket, or -1 */
+    const unsigned char *key; /* the job's */
+    char who[LAUNCH_HOST_MAX + 32]; /* "bootstrap", "host H: bootstrap" */
+    /* Writes one line about a refused connection (ours: stderr; an
+     * agent's: AG_LOG to the launcher). */
+    void (*log)(const char *line, size_t len);
+    /* Takes a connection that passed, with its address. */
+    void (*admit)(void *arg, int fd, const char *peer);
+    void *arg;
+    struct launch_door_wait *w;
+    size_t nw;             /* slots */
+    int waiting;           /* slots in use */
+};
+
+struct launch_pollset;
+/* The poll set's entries: the socket (LFD_LISTEN) and the waiting
+ * connections (LFD_DOOR, the slot as idx). */
+void launch_door_add_fds(struct launch_door *d, struct launch_pollset *ps);
+/* Accepts (LFD_LISTEN) or reads a waiting connection (LFD_DOOR); 0, or
+ * -errno when accept failed for good (EMFILE and friends: the socket
+ * would stay readable for ever and the caller must end the job). */
+int launch_door_event(struct launch_door *d, int kind, int idx);
+/* Accepts what waits in the backlog and reads every waiting connection
+ * (before a node's exit is judged, its connection may be among them); as
+ * launch_door_event. */
+int launch_door_pump(struct launch_door *d);
+/* Refuses the connections past their deadline; the ms until the next
+ * deadline, or -1. */
+int launch_door_expire(struct launch_door *d, double now);
+void launch_door_close(struct launch_door *d);
+
 /* ---- bootstrap server (bootsrv.c) ---- */
 /* A message shared by the send queues of several connections: an allgather
  * result goes to every node from one buffer. */
@@ -171,8 +217,8 @@ struct boot_conn {
 };
 
 struct boot_srv {
-    int listen_fd;
-    int accepted;              /* connections accepted (OMPDSM_TRACE=boot) */
+    struct launch_door door;   /* the socket, and who waits at it */
+    int accepted;              /* connections admitted (OMPDSM_TRACE=boot) */
     int via_frames, via_cards; /* AG_GATHER frames and the cards in them */
     char addr[96];             /* advertised host:port (OMPDSM_BOOT) */
     struct boot_conn *conns;   /* slots; fd -1 when free */
@@ -295,6 +341,7 @@ struct launch_node {
     size_t diag_len;
     double diag_at;       /* when it came */
     double diag_since;    /* >0: it has waited, unchanged, since then */
+    struct boot_hello *build; /* its HELLO (build ids and files), or NULL */
 };
 
 enum stdin_state {
@@ -336,6 +383,12 @@ struct launch_job {
                                 cpus[k * bind_width % ncpus] on */
     int bind_width;          /* CPUs per node: its threads per node */
     char jobid[128];
+    /* The job's key (comm/util/auth.h): drawn by the launcher, sent to
+     * agents in AG_SETUP and to every node as OMPDSM_JOB_KEY. */
+    unsigned char key[OMPDSM_KEY_LEN];
+    char key_hex[2 * OMPDSM_KEY_LEN + 1];
+    char boot_host[64];      /* launcher with remote hosts: the address its
+                              * bootstrap socket listens on (plan.c) */
     unsigned long nofile_orig; /* soft RLIMIT_NOFILE to restore in nodes */
     int devnull;             /* stdin of nodes other than 0 */
     int sigfd;
@@ -367,7 +420,7 @@ struct launch_job {
 
 /* poll set rebuilt each loop iteration; ref says what each entry is. */
 enum launch_fd_kind {
-    LFD_SIGNAL, LFD_LISTEN, LFD_CONN, LFD_OUT, LFD_ERR, LFD_STDIN,
+    LFD_SIGNAL, LFD_LISTEN, LFD_DOOR, LFD_CONN, LFD_OUT, LFD_ERR, LFD_STDIN,
     LFD_NODE0_IN, LFD_WAKE, LFD_LINK_TO, LFD_LINK_FROM, LFD_LINK_ERR,
     LFD_PARENT, LFD_STATUS,
 };
@@ -463,6 +516,10 @@ void launch_agent_send(int type, int rank, const void *a, size_t alen,
                        const void *b, size_t blen);
 /* "node 3" or "nodes 1, 2, 5, 6 and 3 more" for messages. */
 void launch_format_ranks(char *buf, size_t len, const int *ranks, int n);
+/* The name of node's host for messages: as -H or the hostfile gave it,
+ * else this host's name. */
+void launch_host_name(const struct launch_job *job,
+                      const struct launch_node *node, char *buf, size_t len);
 /* Names a node for messages: "node 3 (pid 42 on host h2)". */
 const char *launch_node_name(const struct launch_job *job,
                              const struct launch_node *node, char *buf,
@@ -524,8 +581,6 @@ int launch_outq_finish(struct launch_job *job, double deadline);
 int launch_diag_state(struct launch_job *job, struct launch_node *node,
                       const unsigned char *body, size_t len, char *why,
                       size_t whylen);
-/* Ends the job as deadlocked if every node's reports say so. */
-void launch_diag_check(struct launch_job *job);
 /* Prints where every thread is (SIGUSR1). */
 void launch_diag_status(struct launch_job *job);
 /* The status socket: listens (a warning if it cannot), answers, removes. */
@@ -550,6 +605,8 @@ int launch_status_main(const char *which);
 int launch_boot_listen(struct launch_job *job, const char *bind_host,
                        const char *advertise_host);
 void launch_boot_add_fds(struct launch_job *job, struct launch_pollset *ps);
+/* launch_door_expire of the bootstrap socket. */
+int launch_boot_expire(struct launch_job *job, double now);
 void launch_boot_event(struct launch_job *job, int kind, int idx,
                        short revents);
 /* A node exited with status 0: checks allgather progress is still
@@ -564,11 +621,6 @@ void launch_boot_close_all(struct launch_job *job);
  * node had sent it on a connection of its own. */
 void launch_boot_remote(struct launch_job *job, int rank, uint32_t type,
                         const unsigned char *body, size_t len);
-/* Whether node's bootstrap connection is open, here or at its agent. */
-static inline int launch_boot_open(const struct launch_node *node)
-{
-    return node->conn >= 0 || node->vconn;
-}
 /* One receive of a bootstrap message (header, then body) on a
  * non-blocking socket, for the launcher's and the agents' servers alike:
  * LAUNCH_RECV_HDR when the header became complete (the caller checks it
@@ -586,6 +638,8 @@ void launch_blob_unref(struct boot_blob *b);
  * OMPDSM_BOOT at it; 0 or -errno with the reason in err. */
 int launch_agboot_listen(struct launch_job *job, char *err, size_t errlen);
 void launch_agboot_add_fds(struct launch_job *job, struct launch_pollset *ps);
+/* launch_door_expire of the agent's socket. */
+int launch_agboot_expire(struct launch_job *job, double now);
 void launch_agboot_event(struct launch_job *job, int kind, int idx,
                          short revents);
 /* An AG_GATHER from the agent of link l; -EPROTO if it makes no sense. */

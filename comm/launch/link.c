@@ -6,7 +6,7 @@
  * one line naming the host, the nodes and the cause. */
 #include "launch.h"
 
-#include "comm/base.h"
+#include "comm/util/base.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +32,16 @@ const char *launch_node_name(const struct launch_job *job,
         snprintf(buf, len, "node %d (on host %s)", node->rank,
                  job->hosts.h[node->host].name);
     return buf;
+}
+
+void launch_host_name(const struct launch_job *job,
+                      const struct launch_node *node, char *buf, size_t len)
+{
+    if (job->hosts.n)
+        snprintf(buf, len, "%s", job->hosts.h[node->host].name);
+    else if (gethostname(buf, len) < 0)
+        snprintf(buf, len, "localhost");
+    buf[len - 1] = 0;
 }
 
 void launch_format_ranks(char *buf, size_t len, const int *ranks, int n)

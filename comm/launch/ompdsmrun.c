@@ -4,7 +4,7 @@
  * node, within the grace period, leaving nothing running. */
 #include "launch.h"
 
-#include "comm/base.h"
+#include "comm/util/base.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -99,6 +99,12 @@ void launch_suspect(struct launch_job *job, struct launch_node *node)
         return;
     node->suspect_at = ompdsm_now();
     job->nsuspects++;
+}
+
+/* Whether node's bootstrap connection is open, here or at its agent. */
+static int launch_boot_open(const struct launch_node *node)
+{
+    return node->conn >= 0 || node->vconn;
 }
 
 static void judge_exit(struct launch_job *job, struct launch_node *node);
@@ -346,6 +352,9 @@ static void run(struct launch_job *job)
                 wait = ms_until(end, now);
         }
         check_suspects(job, now);
+        int bw = launch_boot_expire(job, now);
+        if (bw >= 0 && (wait < 0 || bw < wait))
+            wait = bw;
         int mw = launch_monitor_tick(job, now);
         if (mw >= 0 && (wait < 0 || mw < wait))
             wait = mw;
@@ -437,6 +446,7 @@ static void run(struct launch_job *job)
                 launch_diag_accept(job);
                 break;
             case LFD_LISTEN:
+            case LFD_DOOR:
             case LFD_CONN:
                 launch_boot_event(job, kind, idx, re);
                 break;
@@ -504,7 +514,7 @@ int main(int argc, char **argv)
     job->n = job->size = job->opts.np;
     job->self = getpid();
     job->start = ompdsm_now();
-    job->boot.listen_fd = -1;
+    job->boot.door.listen_fd = -1;
     job->sigfd = -1;
     job->nodes = calloc((size_t)job->n, sizeof *job->nodes);
     if (!job->nodes) {
@@ -536,15 +546,24 @@ int main(int argc, char **argv)
     snprintf(job->jobid, sizeof job->jobid, "%s-%d", host, (int)job->self);
 
     ompdsm_trace_init(); /* OMPDSM_TRACE=boot: the bootstrap's counts */
+    /* The job's key: only processes it was handed to (agents on their
+     * stdin, nodes in their environment) can connect to the job. */
+    if ((rc = ompdsm_key_new(job->key)) < 0) {
+        fprintf(stderr, "ompdsmrun: cannot draw the job's key: getrandom: "
+                "%s\n", strerror(-rc));
+        return 1;
+    }
+    ompdsm_key_hex(job->key, job->key_hex);
     job->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (job->devnull < 0) {
         fprintf(stderr, "ompdsmrun: /dev/null: %s\n", strerror(errno));
         return 1;
     }
-    /* Every node here: loopback only.  Nodes elsewhere reach us at our
-     * address toward their host (plan.c), so every address listens. */
-    if (launch_boot_listen(job, job->remote ? "0.0.0.0" : "127.0.0.1",
-                           job->remote ? "0.0.0.0" : "127.0.0.1") < 0)
+    /* Only our own host's nodes connect here (those of other hosts
+     * connect to their agent): loopback when every node is here, else the
+     * address they advertise to the other hosts (plan.c). */
+    const char *bind_host = job->remote ? job->boot_host : "127.0.0.1";
+    if (launch_boot_listen(job, bind_host, bind_host) < 0)
         return 1;
     if (job->remote && launch_plan_links(job, err, sizeof err) < 0) {
         fprintf(stderr, "ompdsmrun: %s\n", err);

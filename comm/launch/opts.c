@@ -3,7 +3,7 @@
  * typo costs one line and status 2, not N failing nodes). */
 #include "launch.h"
 
-#include "comm/base.h"
+#include "comm/util/base.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "comm/base.h"
+#include "comm/util/base.h"
 
 /* Queue lengths where reading the nodes' pipes stops and resumes. */
 #define OUTQ_HIGH (4u << 20)

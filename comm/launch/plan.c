@@ -129,6 +129,12 @@ int launch_plan_hosts(struct launch_job *job, char *err, size_t errlen)
             remote[nremote++] = i;
     }
     job->remote = nremote > 0;
+    /* Our own nodes must be reachable from the others too: they connect
+     * to us, and then listen, at the address we use toward the first
+     * remote host, the only one our bootstrap socket listens on. */
+    if (job->remote)
+        rc = route_source(addr[remote[0]], job->boot_host,
+                          sizeof job->boot_host, err, errlen);
 out:
     return rc;
 }
@@ -137,18 +143,12 @@ int launch_plan_links(struct launch_job *job, char *err, size_t errlen)
 {
     int H = job->hosts.n, rc = 0;
 
-    /* Our own nodes must be reachable from the others too: they get the
-     * address we use toward the first remote host. */
-    char mine[64];
-    if ((rc = route_source(addr[remote[0]], mine, sizeof mine, err,
-                           errlen)) < 0)
-        goto out;
     const char *port = strrchr(job->boot.addr, ':') + 1;
     for (int i = 0; i < H; i++) {
         char src[64];
         if (job->host_local[i]) {
             snprintf(job->host_boot[i], sizeof job->host_boot[i], "%s:%s",
-                     mine, port);
+                     job->boot_host, port);
             continue;
         }
         if ((rc = route_source(addr[i], src, sizeof src, err, errlen)) < 0)

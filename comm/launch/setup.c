@@ -1,11 +1,12 @@
 /* comm/launch/setup.c - AG_SETUP, an agent's part of the job as its parent
- * sends it: working directory, program and arguments, the variables every
- * node gets, job size and id, the rsh command and fan-out, --bind-to, and
- * the hosts of its subtree with their ranks and OMPDSM_BOOT.  NUL-ended
- * strings, integers in decimal, read back strictly. */
+ * sends it on the agent's stdin: the job's key, working directory, program
+ * and arguments, the variables every node gets, job size and id, the rsh
+ * command and fan-out, --bind-to, and the hosts of its subtree with their
+ * ranks and OMPDSM_BOOT.  NUL-ended strings, integers in decimal, read
+ * back strictly. */
 #include "launch.h"
 
-#include "comm/base.h"
+#include "comm/util/base.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,7 +15,7 @@
 
 extern char **environ;
 
-#define SETUP_MAGIC "ompdsm-agent-1"
+#define SETUP_MAGIC "ompdsm-agent-2" /* 2: the key */
 
 struct sbuf {
     unsigned char *p;
@@ -82,6 +83,8 @@ unsigned char *launch_setup_encode(const struct launch_job *job,
     int nenv = 0;
 
     sb_str(&b, SETUP_MAGIC);
+    /* On the rsh's stdin, never on a command line that ps shows. */
+    sb_str(&b, job->key_hex);
     sb_str(&b, job->cwd);
     sb_str(&b, job->prog_path);
     sb_int(&b, job->opts.prog_argc);
@@ -161,6 +164,9 @@ int launch_setup_decode(struct launch_job *job, const unsigned char *p,
                  "(is the same ompdsm installed on every host?)");
         return -EINVAL;
     }
+    if (ompdsm_key_parse(next_str(&c), job->key) < 0)
+        c.bad = 1;
+    ompdsm_key_hex(job->key, job->key_hex);
     job->cwd = dup_or_bad(&c, next_str(&c));
     job->prog_path = dup_or_bad(&c, next_str(&c));
     int argc = (int)next_int(&c, 1, 1 << 20);

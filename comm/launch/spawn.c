@@ -1,11 +1,12 @@
-/* comm/launch/spawn.c - starts the nodes: pipes, environment, and each
- * child's preparation before exec (one process group, death with the
- * launcher, no address randomisation, CPU pinning, clean signal state).
+/* comm/launch/spawn.c - starts the nodes: pipes, environment (the job's
+ * key among it), and each child's preparation before exec (one process
+ * group, death with the launcher, no address randomisation when the job
+ * has several nodes, CPU pinning, clean signal state).
  * A failure in the child comes back through a close-on-exec pipe, so it is
  * reported once, by the launcher, instead of as a puzzling exit status. */
 #include "launch.h"
 
-#include "comm/base.h"
+#include "comm/util/base.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -109,7 +110,7 @@ void launch_decide_bind(struct launch_job *job, int nlocal)
 static const char *const own_vars[] = {
     "OMPDSM_RANK=", "OMPDSM_SIZE=", "OMPDSM_LOCAL_RANK=",
     "OMPDSM_LOCAL_SIZE=", "OMPDSM_JOBID=", "OMPDSM_BOOT=",
-    "OMPDSM_BIND_THREADS=",
+    "OMPDSM_BIND_THREADS=", OMPDSM_KEY_VAR "=",
 };
 #define NOWN OMPDSM_ARRAY_LEN(own_vars)
 
@@ -178,6 +179,13 @@ static void node_env(const struct launch_job *job,
     /* the runtime pins each of the node's threads to one of its CPUs */
     snprintf(buf[6], 192, "OMPDSM_BIND_THREADS=%d",
              job->bind && job->bind_width > 1);
+    /* The key in the environment rather than on an inherited descriptor:
+     * a node may be started through wrappers (sh -c, env, a debugger) that
+     * keep the environment but not descriptors they do not know; only its
+     * own user and root can read /proc/PID/environ, and they could read
+     * the key from its memory as well; the runtime wipes it there and
+     * takes it out of the environment at start (ompdsm_key_from_env). */
+    snprintf(buf[7], 192, "%s=%s", OMPDSM_KEY_VAR, job->key_hex);
     for (size_t i = 0; i < NOWN; i++)
         env[nbase + i] = buf[i];
     env[nbase + NOWN] = NULL;
@@ -233,10 +241,12 @@ child(const struct launch_job *job, int k, int first, int in_fd, int out_fd,
     if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
         child_fail(ep, ST_DUP, errno);
 
-    /* Nodes must share one address layout (docs: "Addresses agree across
-     * nodes"); the runtime re-executes itself if this did not work. */
+    /* Nodes must share one address layout (docs/design.md, "Who may
+     * connect"): pointers to code and data travel between them.  A job of
+     * one node shares nothing and keeps its randomisation.  The runtime
+     * re-executes itself if this did not work. */
     int persona = personality(0xffffffff);
-    if (persona != -1 && !(persona & ADDR_NO_RANDOMIZE) &&
+    if (job->size > 1 && persona != -1 && !(persona & ADDR_NO_RANDOMIZE) &&
         personality((unsigned long)persona | ADDR_NO_RANDOMIZE) == -1 &&
         first)
         dprintf(2, "ompdsmrun: warning: cannot disable address "

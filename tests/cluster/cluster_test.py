@@ -16,6 +16,7 @@ wait has a deadline.  Standard library only.
 """
 
 import argparse
+import json
 import os
 import re
 import signal
@@ -823,13 +824,283 @@ def test_sigint():
         nothing_left(3)
 
 
+ATTACK = os.path.join(HERE, "attack.py")
+# A refusal line: the launcher's, an agent's (host H) or a node's (node K).
+REFUSED = re.compile(r"^(?:ompdsmrun: (?:host (\S+): )?bootstrap|"
+                     r"ompdsm: node (\d+): warning: tcp): refused a "
+                     r"connection from (\d+\.\d+\.\d+\.\d+:\d+): ", re.M)
+
+
+def build_dsm_loop(d, variant=None):
+    """tests/cluster/dsm_loop.c built by ompcc into d."""
+    check(ARGS.ompcc, "--ompcc is needed")
+    prog = os.path.join(d, "dsm_loop" + (variant or ""))
+    cmd = [ARGS.ompcc, "-O1", os.path.join(HERE, "dsm_loop.c"), "-o", prog]
+    if variant:
+        cmd.insert(2, "-DDSM_LOOP_VARIANT=\"%s\"" % variant)
+    c = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       timeout=120)
+    check(c.returncode == 0, "ompcc: %s" % c.stdout.decode())
+    return prog
+
+
+def read_until(p, word, timeout):
+    """Reads the job's stdout until word; returns what was read."""
+    import select
+    buf = b""
+    deadline = time.monotonic() + timeout
+    while word.encode() not in buf:
+        check(time.monotonic() < deadline, "no %r within %g s: %r" %
+              (word, timeout, buf))
+        r, _, _ = select.select([p.stdout], [], [], 0.5)
+        if r:
+            chunk = os.read(p.stdout.fileno(), 4096)
+            if not chunk:
+                rc, _, err = finish(p, 10)
+                raise TestFailure("the job ended (status %d) before %r: %r %r"
+                                  % (rc, word, buf, err))
+            buf += chunk
+    return buf
+
+
+def listening(i):
+    """ip:port:dialect of every TCP socket listening in host i: boot for
+    the launcher's and agents' (ompdsmrun), tcp for the nodes'."""
+    out = sh("ip", "netns", "exec", "%s-h%d" % (PREFIX, i), "ss", "-Htlnp",
+             check_rc=False).stdout.decode()
+    found = set()
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) < 4:
+            continue
+        dialect = "boot" if '"ompdsmrun"' in line else "tcp"
+        found.add("%s:%s" % (f[3], dialect))
+    return found
+
+
+def attacker(ns, args, nobody=False):
+    """attack.py in host ns's namespace, as user nobody when asked."""
+    cmd = ["ip", "netns", "exec", "%s-h%d" % (PREFIX, ns)]
+    if nobody:
+        cmd += ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    return subprocess.Popen(cmd + [sys.executable, ATTACK] + args,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def results(procs, timeout=60):
+    recs = []
+    for a in procs:
+        out, err = a.communicate(timeout=timeout)
+        check(a.returncode == 0, "attack.py failed: %s" % err.decode())
+        recs += [json.loads(l) for l in out.decode().splitlines() if l]
+    return recs
+
+
+def test_attack():
+    """Connections from a stranger to every socket a job listens on (the
+    launcher's and the agents' bootstrap sockets, and the nodes' tcp
+    listeners while the nodes connect: one host's agent starts 4 s late to
+    hold them open), from another namespace and from user nobody in the
+    socket's own: random bytes, a forged HELLO, one node too many, a forged
+    ABORT, a silent connection, and a handshake captured on the wire and
+    replayed.  The job must finish and verify, and each connection that
+    was accepted must be refused with exactly one line naming its
+    address."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as d, Hosts(4):
+        os.chmod(d, 0o755)
+        prog = build_dsm_loop(d)
+        slow = os.path.join(d, "slow-rsh")
+        with open(slow, "w") as f:
+            f.write('#!/bin/sh\n[ "$1" = %s ] && sleep 4\nexec %s rsh "$@"\n'
+                    % (addr(2), NETNS))
+        os.chmod(slow, 0o755)
+        sniffers = [attacker(i, ["sniff", "lo", "20"]) for i in (0, 1)]
+        time.sleep(0.5)
+        hl = "%s:2,%s:2,%s" % (addr(0), addr(1), addr(2))
+        p = start(["-H", hl, prog, "400"], {"OMPDSM_RSH": slow}, cwd=d)
+        procs, seen = [], set()
+        try:
+            # While the nodes of hosts 0 and 1 wait for host 2's, every
+            # socket they listen on is attacked as soon as it appears.
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < 3.0:
+                for i in (0, 1):
+                    new = listening(i) - seen
+                    if new:
+                        seen |= new
+                        procs.append(attacker(3, ["hit"] + sorted(new)))
+                        procs.append(attacker(i, ["hit", "--kinds",
+                                                  "garbage,hello,abort"] +
+                                              sorted(new), nobody=True))
+                time.sleep(0.1)
+            tcp_ports = [t for t in seen if t.endswith(":tcp")]
+            check(len(tcp_ports) >= 2 and any(t.endswith(":boot")
+                                              for t in seen),
+                  "the nodes' and the launcher's sockets were not all seen "
+                  "listening: %s" % sorted(seen))
+            read_until(p, "running", 60)
+            # The job runs: its bootstrap sockets again, and the answers
+            # captured on hosts 0 and 1 replayed on new connections.
+            caught = results(sniffers)
+            check(caught, "no handshake was captured")
+            boot = set()
+            for i in (0, 1, 2):
+                boot |= {t for t in listening(i) if t.endswith(":boot")}
+            procs.append(attacker(3, ["hit"] + sorted(boot)))
+            for c in caught:
+                ns = int(c["acceptor"].split(".")[3].split(":")[0]) - 1
+                target = c["acceptor"] + ":boot"
+                for nobody, where in ((False, 3), (True, ns)):
+                    procs.append(attacker(where, ["hit", "--kinds", "replay",
+                                                  "--replay", c["answer"],
+                                                  target], nobody=nobody))
+            recs = results(procs)
+            rc, out, err = finish(p, 120)
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.communicate(timeout=10)
+        sys.stdout.write(err)
+        check(rc == 0, "the attacked job ended with status %d" % rc)
+        check("sum 79800" in out, "the attacked job's result: %r" % out)
+        # Which socket refused (its host's address) and whom: two of our
+        # connections to different hosts may share a local port.
+        logged = {}
+        for m in REFUSED.finditer(err):
+            if m.group(2):       # node K: 2 nodes a host, in rank order
+                host = addr(int(m.group(2)) // 2)
+            else:                # an agent's host, or the launcher's
+                host = m.group(1) or addr(0)
+            key = (host, m.group(3))
+            logged[key] = logged.get(key, 0) + 1
+        accepted = [r for r in recs if r["challenge"]]
+        kinds = {}
+        for r in recs:
+            kinds.setdefault(r["kind"], [0, 0])[0 if r["challenge"] else 1] += 1
+        print("attacks (accepted, refused by the kernel): %s; %d captured "
+              "handshakes replayed" % (kinds, len(caught)))
+        for r in recs:
+            want = 1 if r["challenge"] else 0
+            got = logged.pop((r["target"].split(":")[0], r.get("local")), 0)
+            check(got == want, "%s %s from %s: logged %d times, expected %d"
+                  % (r["kind"], r["target"], r.get("local"), got, want))
+            check(not r["challenge"] or r["closed"],
+                  "%s %s was not closed" % (r["kind"], r["target"]))
+        check(not logged, "refusals of connections nobody made: %s" % logged)
+        check(len(accepted) >= 20 and "replay" in kinds and
+              kinds["replay"][0] >= 2,
+              "too few attacks reached the sockets: %s" % kinds)
+        nothing_left(4)
+
+
+def cut(i, up, nhosts=3):
+    """Host i's cable: its port on the bridge.  Back up, the hosts forget
+    the neighbours they failed to reach meanwhile, which would answer the
+    next job's first connections with "No route to host"."""
+    sh("ip", "-n", PREFIX + "-br", "link", "set", "v%d" % i,
+       "up" if up else "down")
+    for h in range(nhosts) if up else ():
+        sh("ip", "-n", "%s-h%d" % (PREFIX, h), "neigh", "flush", "all",
+           check_rc=False)
+
+
+def test_linkdown():
+    """A link taken down for good: the job ends naming both hosts and the
+    network between them, within OMPDSM_TCP_TIMEOUT_S (3 s here, and the
+    30 s default), while every node still runs."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as d, Hosts(3):
+        prog = build_dsm_loop(d)
+        hl = ",".join(addr(i) for i in range(3))
+        for tmo, limit in ((3, 10), (None, 60)):
+            env = {"OMPDSM_TCP_TIMEOUT_S": str(tmo)} if tmo else {}
+            p = start(["-H", hl, prog, "100000"], env, cwd=d)
+            try:
+                read_until(p, "running", 60)
+                time.sleep(1)
+                t0 = time.monotonic()
+                cut(2, False)
+                rc, out, err = finish(p, limit + 30)
+                t = time.monotonic() - t0
+            finally:
+                if p.poll() is None:
+                    os.killpg(p.pid, signal.SIGKILL)
+                    p.communicate(timeout=10)
+                cut(2, True)
+            print("link of host 2 down, OMPDSM_TCP_TIMEOUT_S=%s: the job "
+                  "ended after %.1f s" % (tmo or "30 (default)", t))
+            check(rc == 1, "status %d: %r" % (rc, err))
+            print(err.rstrip())
+            one_line(err, r"^ompdsmrun: the network between host "
+                     r"10\.99\.0\.[12] and host 10\.99\.0\.3 failed|"
+                     r"^ompdsmrun: the network between host 10\.99\.0\.3 "
+                     r"and host 10\.99\.0\.[12] failed")
+            check("still runs" in err and "did node" not in err,
+                  "the line must say the peer still runs: %r" % err)
+            check(t < limit, "took %.1f s (limit %d s)" % (t, limit))
+            nothing_left(3)
+
+
+def test_outage():
+    """A 12 s outage of one host's link is survived with the default
+    OMPDSM_TCP_TIMEOUT_S: the job ends normally with the right sum."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as d, Hosts(3):
+        prog = build_dsm_loop(d)
+        hl = ",".join(addr(i) for i in range(3))
+        p = start(["-H", hl, prog, "300"], cwd=d)
+        try:
+            read_until(p, "running", 60)
+            time.sleep(1)
+            cut(1, False)
+            time.sleep(12)
+            check(p.poll() is None, "the job ended during the outage")
+            cut(1, True)
+            rc, out, err = finish(p, 120)
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.communicate(timeout=10)
+            cut(1, True)
+        check(rc == 0, "a 12 s outage ended the job: %d %r" % (rc, err))
+        check("sum 44850" in out, "result after the outage: %r" % out)
+        nothing_left(3)
+
+
+def test_build():
+    """Another build of the program at the same path on one host: the job
+    ends with the launcher's one line naming both builds, before any node
+    connects to another, in each of 10 runs."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as d, Hosts(2):
+        prog = build_dsm_loop(d)
+        other = build_dsm_loop(d, "b")
+        hl = "%s:2,%s:2" % (addr(0), addr(1))
+        env = {"OMPDSM_NETNS_SWAP": "%s:%s:%s" % (addr(1), prog, other)}
+        named = 0
+        for i in range(10):
+            rc, out, err, t = run(["-H", hl, prog, "5"], env, cwd=d)
+            check(rc == 1, "run %d: status %d %r" % (i, rc, err))
+            one_line(err, r"^ompdsmrun: node [23] \(pid \d+ on host "
+                     r"10\.99\.0\.2\) runs %s \(build id [0-9a-f]+\), a "
+                     r"different executable than node 0 \(pid \d+ on host "
+                     r"10\.99\.0\.1\) runs %s \(build id [0-9a-f]+\)" %
+                     (re.escape(prog), re.escape(prog)))
+            named += 1
+            check(t < 6, "run %d took %.1f s" % (i, t))
+        print("the build mismatch was named in %d of 10 runs" % named)
+        nothing_left(2)
+
+
 TESTS = {
     "conformance": test_conformance, "stress": test_stress, "env": test_env,
     "tree": test_tree, "output": test_output, "kill_node": test_kill_node,
     "kill_agent": test_kill_agent, "kill_launcher": test_kill_launcher,
     "kill_dsm": test_kill_dsm, "bootagg": test_bootagg, "stdin": test_stdin,
     "unreachable": test_unreachable,
-    "paths": test_paths, "sigint": test_sigint,
+    "paths": test_paths, "sigint": test_sigint, "attack": test_attack,
+    "linkdown": test_linkdown, "outage": test_outage, "build": test_build,
 }
 SHM_BEFORE = set()
 

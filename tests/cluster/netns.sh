@@ -19,7 +19,9 @@
 # With OMPDSM_NETNS_HIDE=HOST:DIR, `rsh HOST` runs its command in a mount
 # namespace of its own where an empty tmpfs covers DIR: a directory (or a
 # program) that exists on the other hosts but not on HOST, as on a real
-# cluster whose file systems differ.
+# cluster whose file systems differ.  With OMPDSM_NETNS_SWAP=HOST:FILE:OTHER
+# the file OTHER is bind-mounted over FILE there instead: another binary
+# at the same path on one host.
 #
 # Several sets may exist at once (one per test, each with its own PREFIX):
 # their addresses repeat, but every set is a separate network.  `rsh`
@@ -116,6 +118,13 @@ rsh)
     ns=$(ns_of "$host") || exit 255
     # ssh joins its words with spaces and hands them to the remote shell.
     hide=${OMPDSM_NETNS_HIDE:-}
+    swap=${OMPDSM_NETNS_SWAP:-}
+    if [ -n "$swap" ] && [ "${swap%%:*}" = "$host" ]; then
+        files=${swap#*:}
+        exec ip netns exec "$ns" unshare -m --propagation private \
+            sh -c 'mount --bind "$2" "$1" && shift 2 && exec sh -c "$*"' \
+            sh "${files%%:*}" "${files#*:}" "$@"
+    fi
     if [ -n "$hide" ] && [ "${hide%%:*}" = "$host" ]; then
         exec ip netns exec "$ns" unshare -m --propagation private \
             sh -c 'mount -t tmpfs ompdsm-hide "$1" && shift && exec sh -c "$*"' \

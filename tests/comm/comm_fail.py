@@ -18,6 +18,8 @@ writes DIR/pid.R first).  Then one node is killed with SIGKILL.
                  non-zero within 5 s.
 Exit status 0 on success, 1 on failure (77 would mean skip)."""
 import argparse
+import hashlib
+import hmac
 import os
 import re
 import shlex
@@ -73,12 +75,35 @@ def recvall(c, k):
     return b
 
 
+def auth_mac(key, label, kind, nonce_a, nonce_c):
+    """comm/util/auth.c's HMAC-SHA256 of the handshake."""
+    msg = label.encode().ljust(16, b'\0') + bytes([kind]) + nonce_a + nonce_c
+    return hmac.new(key, msg, hashlib.sha256).digest()
+
+
+def auth_accept(c, key, kind=1):
+    """The acceptor's side of comm/util/auth.h's handshake on socket c:
+    True when the connector holds key (the proof is then sent)."""
+    nonce_a = os.urandom(32)
+    c.sendall(b'OMPDSMA1' + nonce_a)
+    resp = recvall(c, 64)
+    nonce_c = resp[:32]
+    if not hmac.compare_digest(
+            resp[32:], auth_mac(key, 'ompdsm-connector', kind, nonce_a,
+                                nonce_c)):
+        return False
+    c.sendall(auth_mac(key, 'ompdsm-acceptor', kind, nonce_a, nonce_c))
+    return True
+
+
 class BootServer:
-    """The launcher's side of comm/boot_proto.h, minus ending the job.
+    """The launcher's side of comm/boot_proto.h, minus ending the job, with
+    a key of its own (its nodes get self.env_key() in their environment).
     Listens on addr (tests/comm/nsrun.py uses a test host's address)."""
 
     def __init__(self, n, addr='127.0.0.1'):
         self.n = n
+        self.key = os.urandom(32)
         self.ls = socket.socket()
         self.ls.bind((addr, 0))
         self.ls.listen(256)
@@ -97,14 +122,20 @@ class BootServer:
                 return
             threading.Thread(target=self.serve, args=(c,), daemon=True).start()
 
+    def env_key(self):
+        return {'OMPDSM_JOB_KEY': self.key.hex()}
+
     def serve(self, c):
         rank = None
         try:
+            if not auth_accept(c, self.key):
+                c.close()
+                return
             while True:
                 t, ln = struct.unpack('II', recvall(c, 8))
                 d = recvall(c, ln)
                 if t == 1:
-                    rank = struct.unpack('IIiiiI', d)[2]
+                    rank = struct.unpack('IIiiiI', d[:24])[2]
                     with self.lock:
                         self.conns[rank] = c
                 elif t == 2:
@@ -116,7 +147,7 @@ class BootServer:
                             for i in range(self.n):
                                 self.conns[i].sendall(struct.pack('II', 3, len(res)) + res)
                 elif t == 4:
-                    self.aborts.append((rank, d[8:].decode(errors='replace')))
+                    self.aborts.append((rank, d[16:].decode(errors='replace')))
                 elif t == 5:
                     return
         except (EOFError, OSError):
@@ -172,7 +203,7 @@ def run_own_boot(a, d):
     srv = BootServer(a.np)
     env = dict(os.environ, OMPDSM_SIZE=str(a.np),
                OMPDSM_BOOT='127.0.0.1:%d' % srv.port, OMPDSM_JOBID='fail%d' % os.getpid(),
-               OMPDSM_LOCAL_SIZE=str(a.np))
+               OMPDSM_LOCAL_SIZE=str(a.np), **srv.env_key())
     procs = []
     for r in range(a.np):
         e = dict(env, OMPDSM_RANK=str(r), OMPDSM_LOCAL_RANK=str(r))

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""tests/comm/lint.py - cppcheck or clang-tidy over comm/*.c and
-comm/launch/*.c (ompdsmrun; suite 'lint').
+"""tests/comm/lint.py - cppcheck or clang-tidy over comm/*.c, comm/util/*.c
+and comm/launch/*.c (ompdsmrun; suite 'lint').
 
 usage: lint.py --tool cppcheck|clang-tidy --src SOURCEDIR --build BUILDDIR
 
@@ -50,6 +50,7 @@ if not exe:
           f'./ompdsm.sh deps installs it)')
     sys.exit(77)
 files = sorted(glob.glob(os.path.join(a.src, 'comm', '*.c')) +
+               glob.glob(os.path.join(a.src, 'comm', 'util', '*.c')) +
                glob.glob(os.path.join(a.src, 'comm', 'launch', '*.c')))
 if a.tool == 'cppcheck':
     cmd = [exe, '--enable=warning,performance,portability', '--inline-suppr',
@@ -63,7 +64,7 @@ else:
     # compilation database: check only those the build compiles.
     with open(os.path.join(a.build, 'compile_commands.json')) as f:
         built = f.read()
-    files = [f for f in files if os.path.basename(f) in built and
+    files = [f for f in files if os.path.relpath(f, a.src) in built and
              os.path.relpath(f, os.path.join(a.src, 'comm')) not in TIDY_LATER]
     cmd = [exe, '-p', a.build, '--quiet', '--checks=' + TIDY_CHECKS,
            '--warnings-as-errors=*'] + files
@@ -75,6 +76,6 @@ out = '\n'.join(l for l in (p.stdout + p.stderr).splitlines()
 if out.strip():
     print(out)
 if p.returncode != 0:
-    sys.exit(f'FAIL: {a.tool} found problems in comm/ or comm/launch/ '
+    sys.exit(f'FAIL: {a.tool} found problems in comm/, comm/util/ or comm/launch/ '
              f'(above)')
-print(f'{a.tool}: {len(files)} files of comm/ and comm/launch/ clean')
+print(f'{a.tool}: {len(files)} files of comm/, comm/util/ and comm/launch/ clean')

@@ -8,7 +8,8 @@ hosts of tests/cluster/netns.sh, for the comm layer's multi-host tests
 Node r runs in namespace P-h(r // K) (K = 2 by default): the bootstrap
 server (comm_fail.BootServer, speaking comm/boot_proto.h) listens on host
 0's address inside P-h0, and every node is started with `ip netns exec`
-and OMPDSM_RANK/SIZE/LOCAL_RANK/LOCAL_SIZE/BOOT/JOBID, as ompdsmrun would.
+and OMPDSM_RANK/SIZE/LOCAL_RANK/LOCAL_SIZE/BOOT/JOBID/JOB_KEY, as ompdsmrun
+would.
 --other-prog runs PATH instead of PROG on every host but host 0 (to test
 that nodes refuse to run different builds together).  Output passes
 through.  A node that reports an abort ends the job at once
@@ -40,7 +41,7 @@ def run(a):
     srv = BootServer(n, addr=host_addr(a.prefix, 0))
     env = dict(os.environ, OMPDSM_SIZE=str(n), OMPDSM_LOCAL_SIZE=str(k),
                OMPDSM_BOOT='%s:%d' % (host_addr(a.prefix, 0), srv.port),
-               OMPDSM_JOBID='nsrun%d' % os.getpid())
+               OMPDSM_JOBID='nsrun%d' % os.getpid(), **srv.env_key())
     procs = []
     for r in range(n):
         e = dict(env, OMPDSM_RANK=str(r), OMPDSM_LOCAL_RANK=str(r % k))

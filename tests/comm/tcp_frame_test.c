@@ -90,6 +90,8 @@ static void test_roundtrip_every_op(void **state)
     roundtrip(&(struct tcp_frame){.op = TCP_OP_BYE}, 0);
     roundtrip(&(struct tcp_frame){.op = TCP_OP_ABORT, .len = TCP_ABORT_MAX},
               TCP_ABORT_MAX);
+    roundtrip(&(struct tcp_frame){.op = TCP_OP_ABORT, .len = 9, .a = 2,
+                                  .b = 3}, 9);
 }
 
 /* Encodes f, lets mutate change bytes, expects decode to fail naming why. */

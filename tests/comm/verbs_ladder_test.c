@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "comm/transport.h"
+#include "comm/verbs.h"
 
 /* ---- bookkeeping ---- */
 

@@ -32,10 +32,10 @@ static void good_card(struct comm_card *c, uint32_t *qpn)
     strcpy(c->boot_id, "b0075");
     c->netns = 4026531992ull;
     for (int r = 0; r < COMM_REG_MAX; r++)
-        c->region[r].fd = -1;
-    c->region[0].fd = 7;
-    c->region[0].len = 1 << 20;
-    c->region[3].len = 16ull << 30;
+        c->shm.fd[r] = -1;
+    c->shm.fd[0] = 7;
+    c->region_len[0] = 1 << 20;
+    c->region_len[3] = 16ull << 30;
     c->tcp.addr = 0x0100007f;
     c->tcp.port = 0x3930;
     c->verbs.present = 1;
@@ -126,7 +126,7 @@ static void test_card_malformed_common(void **state)
     memset(c.boot_id, 'x', sizeof c.boot_id);
     assert_int_equal(decode(&c, qpn), -EPROTO);
     good_card(&c, qpn);
-    c.region[5].fd = 9; /* a memfd for a region that is not registered */
+    c.shm.fd[5] = 9; /* a memfd for a region that is not registered */
     assert_int_equal(decode(&c, qpn), -EPROTO);
 }
 

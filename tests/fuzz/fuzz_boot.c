@@ -5,7 +5,8 @@
  * the rank of the node whose card is read first.  Each rejection prints
  * a line, so the suite runs it with stderr closed (-close_fd_mask=2) and
  * replays a crashing input with stderr open. */
-#include "comm/transport.h"
+#include "comm/card.h"
+#include "comm/boot.h"
 #include "comm/boot_proto.h"
 
 #include <stdint.h>

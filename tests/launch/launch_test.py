@@ -245,8 +245,8 @@ def my_cpus():
 
 def test_env():
     """Every rank exactly once, SIZE, LOCAL_*, JOBID, BOOT, one process
-    group, no address randomisation, signals reset, inherited values of
-    our variables replaced."""
+    group, no address randomisation with more than one node, signals
+    reset, inherited values of our variables replaced."""
     env = dict(os.environ, OMPDSM_RANK="99", OMPDSM_BOOT="bogus:1")
     # The launcher starts with SIGINT ignored; the nodes must not inherit it.
     for n in (1, 2, 4, 8):
@@ -268,7 +268,11 @@ def test_env():
             check(re.fullmatch(r"127\.0\.0\.1:\d+", i["boot"]),
                   "boot %r" % i["boot"])
             check(i["boot"] == infos[0]["boot"], "boot differs")
-            check(i["norandom"] == "1", "address randomisation on: %r" % i)
+            # Several nodes share one address layout; one keeps its
+            # randomisation (docs/design.md, "Who may connect").
+            check(i["norandom"] == ("1" if n > 1 else "0"),
+                  "N=%d: address randomisation %s: %r" %
+                  (n, "on" if n > 1 else "off", i))
             check(i["sigint"] == "dfl", "SIGINT disposition inherited")
         by_rank = {int(i["rank"]): i for i in infos}
         pg = by_rank[0]["pgid"]
@@ -845,6 +849,39 @@ def test_boot_gather():
         check(not launcher_lines(err), "N=%d: %r" % (n, err))
 
 
+def test_boot_auth():
+    """Connections to the bootstrap socket that do not pass the job key's
+    challenge-response (random bytes, a HELLO without it, an answer made
+    with another key, a replayed answer) are each refused with one line
+    naming where they came from, and the job goes on and verifies; the
+    nodes get the key in their environment, never on a command line."""
+    for n in (1, 3):
+        seed = str(int.from_bytes(os.urandom(4), "little"))
+        rc, out, err, t = run(["-np", str(n), TESTNODE, "intrude", "4", seed])
+        check(rc == 0, "N=%d: status %d %r" % (n, rc, err))
+        check(out.count("gather ok") == n, "N=%d: %r" % (n, out))
+        check(out.count("closed") == 4, "intruders not closed: %r" % out)
+        lines = launcher_lines(err)
+        check(len(lines) == 4 and all(re.match(
+            r"ompdsmrun: bootstrap: refused a connection from "
+            r"127\.0\.0\.1:\d+: .*; the job goes on$", l) for l in lines),
+            "N=%d: expected 4 refusals, got %r" % (n, err))
+        check(sum("wrong" in l for l in lines) == 4,
+              "each refusal says the answer was wrong: %r" % lines)
+    # The key reaches each node in its environment, 64 hex digits, and
+    # differs from job to job.
+    keys = []
+    for _ in range(2):
+        rc, out, err, _ = run(["-np", "2", "/bin/sh", "-c",
+                               'echo "key=$OMPDSM_JOB_KEY"'])
+        got = sorted(set(re.findall(r"key=(\S*)", out)))
+        check(rc == 0 and len(got) == 1 and re.match(r"^[0-9a-f]{64}$",
+                                                      got[0]),
+              "the nodes' keys: %r" % out)
+        keys.append(got[0])
+    check(keys[0] != keys[1], "two jobs got the same key")
+
+
 def test_boot_abort():
     m = marker()
     rc, _, err, t = run(["-np", "4", TESTNODE, "abort", "2", "7",
@@ -887,7 +924,7 @@ def test_boot_proto():
     """Every protocol violation ends the job with a clear line."""
     cases = {
         "badmagic": r"bad magic 0x12345678",
-        "badversion": r"protocol version 8",
+        "badversion": r"protocol version 9",
         "badrank": r"claims rank 8, out of range 0\.\.2",
         "badsize": r"job has 4 nodes, but it has 3",
         "duprank": r"claims rank 0 .*already claimed",

@@ -1,9 +1,12 @@
 /* tests/launch/testnode.c - the node program the launcher tests start: each
  * mode is one behaviour (print the environment, exit or die on one rank,
  * write many lines, read stdin, wait for a signal) or one use of the
- * bootstrap protocol of comm/boot_proto.h, spoken directly, correct or
- * deliberately wrong.  Usage: testnode MODE [ARGS...]; see usage(). */
-#include "comm/base.h"
+ * bootstrap protocol of comm/boot_proto.h, spoken directly after the job
+ * key's handshake (comm/util/auth.h), correct or deliberately wrong, and
+ * connections that do not hold the key or replay a handshake.  Usage:
+ * testnode MODE [ARGS...]; see usage(). */
+#include "comm/util/base.h"
+#include "comm/util/auth.h"
 #include "comm/boot_proto.h"
 
 #include <errno.h>
@@ -21,6 +24,8 @@
 #include <unistd.h>
 
 static int rank = -1, size = -1;
+static unsigned char key[OMPDSM_KEY_LEN]; /* OMPDSM_JOB_KEY */
+static int has_key;
 
 static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 static void die(const char *fmt, ...)
@@ -171,7 +176,8 @@ static int mode_usr1(void)
 
 /* ---- bootstrap protocol, spoken directly ---- */
 
-static int boot_connect(void)
+/* A connection to OMPDSM_BOOT that has not authenticated. */
+static int boot_connect_raw(void)
 {
     const char *addr = getenv("OMPDSM_BOOT");
     if (!addr)
@@ -193,6 +199,18 @@ static int boot_connect(void)
     return fd;
 }
 
+static int boot_connect(void)
+{
+    int fd = boot_connect_raw();
+    char why[256];
+    if (!has_key)
+        die("OMPDSM_JOB_KEY is not set");
+    if (ompdsm_auth_client(fd, OMPDSM_AUTH_BOOT, key, 10000, why,
+                           sizeof why) < 0)
+        die("the launcher's handshake failed: %s", why);
+    return fd;
+}
+
 static void boot_send(int fd, uint32_t type, const void *body, uint32_t len)
 {
     struct boot_hdr h = {type, len};
@@ -204,7 +222,8 @@ static void boot_send(int fd, uint32_t type, const void *body, uint32_t len)
 static void boot_hello_as(int fd, uint32_t magic, uint32_t version, int r,
                           int s)
 {
-    struct boot_hello h = {magic, version, r, s, (int32_t)getpid(), 0};
+    struct boot_hello h = {magic, version, r, s, (int32_t)getpid(), 0,
+                           "", "", "", ""};
     boot_send(fd, BOOT_HELLO, &h, sizeof h);
 }
 
@@ -324,7 +343,7 @@ static int mode_abort(int argc, char **argv, int then_exit)
         msleep(100);
         size_t mlen = strlen(argv[4]);
         char *body = malloc(sizeof(struct boot_abort) + mlen);
-        struct boot_abort a = {atoi(argv[3]), 0};
+        struct boot_abort a = {atoi(argv[3]), 0, -1, -1};
         memcpy(body, &a, sizeof a);
         memcpy(body + sizeof a, argv[4], mlen);
         boot_send(fd, BOOT_ABORT, body, (uint32_t)(sizeof a + mlen));
@@ -408,6 +427,59 @@ static int mode_proto(int argc, char **argv)
     sleep_forever();
 }
 
+/* Rank 0, before it joins the job as the others do (mode gather): four
+ * connections to the bootstrap socket that must each be refused with one
+ * line while the job goes on: bytes that are no answer, a HELLO without
+ * the handshake, an answer made with another key, and the answer of its
+ * own authenticated connection replayed on a new one. */
+static int mode_intrude(int argc, char **argv)
+{
+    if (rank == 0) {
+        unsigned char ch[OMPDSM_AUTH_CHALLENGE_LEN];
+        unsigned char resp[OMPDSM_AUTH_RESPONSE_LEN];
+        unsigned char proof[OMPDSM_AUTH_PROOF_LEN], other[OMPDSM_KEY_LEN];
+        struct ompdsm_auth a;
+        int fd = boot_connect_raw();
+        unsigned char junk[64];
+        for (size_t i = 0; i < sizeof junk; i++)
+            junk[i] = (unsigned char)(i * 37 + 11);
+        (void)!ompdsm_write_full(fd, junk, sizeof junk);
+        int fd2 = boot_connect_raw();
+        boot_hello_as(fd2, BOOT_MAGIC, BOOT_VERSION, 1, size);
+        int fd3 = boot_connect_raw();
+        memset(other, 0x5a, sizeof other);
+        if (ompdsm_read_full(fd3, ch, sizeof ch) < 0 ||
+            ompdsm_auth_respond(&a, OMPDSM_AUTH_BOOT, other, ch, resp) < 0)
+            die("no challenge on the bootstrap socket");
+        (void)!ompdsm_write_full(fd3, resp, sizeof resp);
+        /* The replay: a right answer, to another connection's challenge. */
+        int good = boot_connect_raw();
+        if (ompdsm_read_full(good, ch, sizeof ch) < 0 ||
+            ompdsm_auth_respond(&a, OMPDSM_AUTH_BOOT, key, ch, resp) < 0 ||
+            ompdsm_write_full(good, resp, sizeof resp) < 0 ||
+            ompdsm_read_full(good, proof, sizeof proof) < 0 ||
+            ompdsm_auth_confirm(&a, key, proof) < 0)
+            die("the launcher's handshake failed");
+        int fd4 = boot_connect_raw();
+        if (ompdsm_read_full(fd4, ch, sizeof ch) < 0)
+            die("no challenge on the bootstrap socket");
+        (void)!ompdsm_write_full(fd4, resp, sizeof resp);
+        /* Each is refused: the launcher closes it. */
+        int fds[] = {fd, fd2, fd3, fd4};
+        for (int i = 0; i < 4; i++) {
+            char c;
+            ssize_t n;
+            while ((n = read(fds[i], &c, 1)) > 0)
+                ;
+            printf("intruder %d closed\n", i);
+            close(fds[i]);
+        }
+        fflush(stdout);
+        close(good);
+    }
+    return mode_gather(argc, argv);
+}
+
 static void usage(void)
 {
     fprintf(stderr,
@@ -424,6 +496,8 @@ static void usage(void)
             "  stdin                       hash stdin until EOF\n"
             "  usr1                        wait for SIGUSR1\n"
             "  gather ROUNDS SEED          bootstrap allgather, verified\n"
+            "  intrude ROUNDS SEED         rank 0 tries four connections that\n"
+            "                              must be refused, then as gather\n"
             "  gatherhold RANK MARKER      all but RANK wait in an allgather\n"
             "  abort RANK STATUS MSG       RANK sends BOOT_ABORT\n"
             "  abortexit RANK STATUS MSG   same, then exits 1 at once\n"
@@ -439,6 +513,7 @@ int main(int argc, char **argv)
         usage();
     rank = atoi(env_or("OMPDSM_RANK", "-1"));
     size = atoi(env_or("OMPDSM_SIZE", "-1"));
+    has_key = ompdsm_key_from_env(key) == 1;
     const char *m = argv[1];
 
     if (!strcmp(m, "info"))
@@ -499,6 +574,8 @@ int main(int argc, char **argv)
         return mode_usr1();
     if (!strcmp(m, "gather"))
         return mode_gather(argc, argv);
+    if (!strcmp(m, "intrude"))
+        return mode_intrude(argc, argv);
     if (!strcmp(m, "gatherhold"))
         return mode_gatherhold(argc, argv);
     if (!strcmp(m, "abort"))

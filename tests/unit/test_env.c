@@ -9,7 +9,7 @@
 #include <cmocka.h>
 #include <errno.h>
 
-#include "comm/base.h"
+#include "comm/util/base.h"
 #include "runtime/rt.h"
 
 static void test_u64(void **state)

@@ -1,4 +1,4 @@
-/* comm/base.c - messages, fatal errors, the debug trace, strict
+/* comm/util/base.c - messages, fatal errors, the debug trace, strict
  * environment parsing, clocks and full reads/writes. */
 #include "base.h"
 
@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,19 +34,21 @@ static void emit(const char *line)
     (void)!write(2, line, strlen(line));
 }
 
-__attribute__((noreturn)) static void vfatal(int status, const char *fmt,
-                                              va_list ap)
+void ompdsm_fatal(const char *fmt, ...)
 {
     static volatile int in_fatal;
     char body[1024], line[1200];
+    va_list ap;
+    va_start(ap, fmt);
     vsnprintf(body, sizeof body, fmt, ap);
+    va_end(ap);
     if (__sync_lock_test_and_set(&in_fatal, 1)) {
         /* A second failure while reporting the first: just leave. */
-        _exit(status ? status : 1);
+        _exit(1);
     }
     /* Under a launcher the launcher prints the one line naming the node
      * and the reason; print it here only when nobody else will. */
-    if (!ompdsm_fatal_hook || ompdsm_fatal_hook(status, body) < 0) {
+    if (!ompdsm_fatal_hook || ompdsm_fatal_hook(1, body) < 0) {
         if (ompdsm_log_rank >= 0)
             snprintf(line, sizeof line, "ompdsm: node %d: %s\n", ompdsm_log_rank,
                      body);
@@ -53,23 +56,7 @@ __attribute__((noreturn)) static void vfatal(int status, const char *fmt,
             snprintf(line, sizeof line, "ompdsm: %s\n", body);
         emit(line);
     }
-    _exit(status ? status : 1);
-}
-
-void ompdsm_fatal(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfatal(1, fmt, ap);
-    va_end(ap); /* not reached: pairs va_start for the checkers */
-}
-
-void ompdsm_fatal_status(int status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfatal(status, fmt, ap);
-    va_end(ap); /* not reached: pairs va_start for the checkers */
+    _exit(1);
 }
 
 void ompdsm_warn(const char *fmt, ...)
@@ -251,11 +238,12 @@ uint64_t ompdsm_coarse_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-int ompdsm_write_full(int fd, const void *buf, size_t len)
+/* write(2), or send(2) with flags on a socket. */
+static int out_full(int fd, const void *buf, size_t len, int sock)
 {
     const char *p = buf;
     while (len) {
-        ssize_t n = write(fd, p, len);
+        ssize_t n = sock ? send(fd, p, len, MSG_NOSIGNAL) : write(fd, p, len);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -265,6 +253,16 @@ int ompdsm_write_full(int fd, const void *buf, size_t len)
         len -= (size_t)n;
     }
     return 0;
+}
+
+int ompdsm_write_full(int fd, const void *buf, size_t len)
+{
+    return out_full(fd, buf, len, 0);
+}
+
+int ompdsm_send_full(int fd, const void *buf, size_t len)
+{
+    return out_full(fd, buf, len, 1);
 }
 
 int ompdsm_read_full(int fd, void *buf, size_t len)

@@ -1,11 +1,14 @@
-/* comm/base.h - process-wide basics every layer uses: messages, fatal
- * errors, the debug trace, strict environment parsing and small helpers.
+/* comm/util/base.h - process-wide basics every layer uses, and ompdsmrun
+ * too: messages, fatal errors, the debug trace, strict environment parsing,
+ * clocks, full reads and writes, and small helpers.  Built once as its own
+ * static library (comm/util/meson.build) that libompdsm's comm library and
+ * the launcher both link.
  *
  * Naming: lowercase layer prefixes for internals (comm_, dsm_, sched_, rt_);
  * ompdsm_ for these shared basics.  Nothing here is exported from
  * libompdsm. */
-#ifndef OMPDSM_COMM_BASE_H
-#define OMPDSM_COMM_BASE_H
+#ifndef OMPDSM_COMM_UTIL_BASE_H
+#define OMPDSM_COMM_UTIL_BASE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -26,9 +29,6 @@ extern int ompdsm_log_rank;
  * cannot recover from: lost peers, exhausted heap, bad environment. */
 void ompdsm_fatal(const char *fmt, ...)
     __attribute__((noreturn, format(printf, 1, 2)));
-/* Same, with an explicit exit status. */
-void ompdsm_fatal_status(int status, const char *fmt, ...)
-    __attribute__((noreturn, format(printf, 2, 3)));
 /* Prints "ompdsm: node R: warning: <msg>" on stderr. */
 void ompdsm_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "ompdsm: node R: <msg>" on stderr (reasons for returned errors). */
@@ -92,6 +92,9 @@ uint64_t ompdsm_coarse_ns(void);
  * Return 0, or -errno (-EPIPE on EOF for reads). */
 int ompdsm_write_full(int fd, const void *buf, size_t len);
 int ompdsm_read_full(int fd, void *buf, size_t len);
+/* ompdsm_write_full on a socket with MSG_NOSIGNAL: a peer that went away
+ * must not kill us with SIGPIPE (-EPIPE instead). */
+int ompdsm_send_full(int fd, const void *buf, size_t len);
 
 /* CPU relax hint for spin loops. */
 static inline void ompdsm_cpu_relax(void)
