@@ -25,6 +25,9 @@
 /* SIGTERM to SIGKILL when ending a job (docs/ompdsmrun.md promises at
  * most 2 s). */
 #define LAUNCH_GRACE_S 2.0
+/* launch_fail_quiet: SIGSTOP to SIGTERM, time for the stop to reach the
+ * nodes of every host through their agents. */
+#define LAUNCH_QUIET_S 0.5
 /* How long a lost bootstrap connection waits for the node's exit status, so
  * that a crash is reported as the crash rather than as the lost socket. */
 #define LAUNCH_LOST_WAIT_S 0.5
@@ -355,6 +358,8 @@ struct launch_job {
     int killed;              /* SIGKILL sent */
     int links_killed;        /* the agents' connections cut */
     double start, kill_at, drain_at;
+    double term_at;          /* launch_fail_quiet: when to end the stopped
+                              * nodes (0: done, or not stopped) */
     int nsuspects;
     /* diagnostics (diag.c) */
     int diag_reported;       /* the deadlock was reported */
@@ -386,6 +391,12 @@ int launch_pollset_add(struct launch_pollset *ps, int fd, short events,
  * later calls do nothing. */
 void launch_fail(struct launch_job *job, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The same for a job whose nodes all wait (a deadlock): every node is
+ * stopped first and terminated LAUNCH_QUIET_S later, so that none, on any
+ * host, sees another die while it can still run and complain about it:
+ * the launcher's report is the last word. */
+void launch_fail_quiet(struct launch_job *job, int status, const char *fmt,
+                       ...) __attribute__((format(printf, 3, 4)));
 /* A node's exit status is known (reaped here, or AG_EXIT): ends the job if
  * it is abnormal. */
 void launch_node_exited(struct launch_job *job, struct launch_node *node);

@@ -823,13 +823,69 @@ def test_sigint():
         nothing_left(3)
 
 
+def marker_line(src, tag):
+    with open(src) as f:
+        for n, text in enumerate(f, 1):
+            if tag in text:
+                return n
+    raise TestFailure("no %s in %s" % (tag, src))
+
+
+def test_deadlock():
+    """The deadlock detection across hosts (docs/diagnostics.md) on 2 hosts
+    x 2 nodes of tests/cluster/ua_locks.c: NPB UA's lock-heavy mortar
+    updates with OMPDSM_DEADLOCK_S=2, stricter than the default, 3 runs:
+    no report and the closed-form result (UA S ended twice in three runs
+    with a false report before each node counted its progress and its own
+    still time); then crossed locks between the hosts' nodes 0 and 3: the
+    report, each lock line naming its holder, status 125, and no line of
+    any node beside it (a "did node 0 die?" followed before)."""
+    import tempfile
+    check(ARGS.ompcc, "--ompcc is needed")
+    src = os.path.join(HERE, "ua_locks.c")
+    with tempfile.TemporaryDirectory() as d, Hosts(2):
+        prog = os.path.join(d, "ua_locks")
+        c = subprocess.run([ARGS.ompcc, "-O1", "-g", src, "-o", prog],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=120)
+        check(c.returncode == 0, "ompcc: %s" % c.stdout.decode())
+        hl = ["-H", "%s:2,%s:2" % (addr(0), addr(1))]
+        env = {"OMPDSM_DEADLOCK_S": "2"}
+        for i in range(3):
+            rc, out, err, t = run(hl + [prog, "40"], env, timeout=100, cwd=d)
+            check(rc == 0 and "ua_locks: ok" in out and "deadlock" not in err,
+                  "run %d: status %d\n%s%s" % (i, rc, out, err))
+            print("ua_locks 40 rounds: ok, no report (%.1f s)" % t)
+        rc, out, err, t = run(hl + [prog, "cross"], env, timeout=60, cwd=d)
+        check(rc == 125, "cross: status %d, expected 125\n%s" % (rc, err))
+        lines = err.splitlines()
+        check(lines and lines[0].startswith("ompdsmrun: deadlock: every "
+                                            "thread of every node"),
+              "cross: the first line is not the report: %r" % err)
+        for node, tag, holder in ((0, "/* @CROSS0 */", 3),
+                                  (3, "/* @CROSS1 */", 0)):
+            want = (r"ompdsmrun: node %d thread 0: omp_set_lock\(&l[ab]\) "
+                    r"at ua_locks\.c:%d, held by node %d" %
+                    (node, marker_line(src, tag), holder))
+            check(any(re.fullmatch(want, l) for l in lines),
+                  "cross: no line %r in %r" % (want, err))
+        for node in (1, 2):
+            check(any(l.startswith("ompdsmrun: node %d thread 0: " % node)
+                      for l in lines), "cross: node %d not named" % node)
+        stray = [l for l in lines if not l.startswith("ompdsmrun: ")]
+        check(not stray, "cross: lines beside the report: %r" % stray)
+        check("finished" not in out, "cross: the program finished")
+        print("cross: reported in %.1f s, status 125, no other line" % t)
+        nothing_left(2)
+
+
 TESTS = {
     "conformance": test_conformance, "stress": test_stress, "env": test_env,
     "tree": test_tree, "output": test_output, "kill_node": test_kill_node,
     "kill_agent": test_kill_agent, "kill_launcher": test_kill_launcher,
     "kill_dsm": test_kill_dsm, "bootagg": test_bootagg, "stdin": test_stdin,
     "unreachable": test_unreachable,
-    "paths": test_paths, "sigint": test_sigint,
+    "paths": test_paths, "sigint": test_sigint, "deadlock": test_deadlock,
 }
 SHM_BEFORE = set()
 
