@@ -16,7 +16,7 @@
  * of all nodes over two reports (waits, progress and the comm layer's
  * message counts unchanged, messages sent == received): the cheap global
  * test of a deadlock.  With OMPDSM_MONITOR the same thread sends the
- * monitor's samples. */
+ * monitor's samples, and the node's last one as it finishes. */
 #include "rt.h"
 
 #include <dlfcn.h>
@@ -399,7 +399,7 @@ static size_t sample(struct boot_state *st)
 /* ompdsmrun --monitor: this node's counters, once a second.  Wait times
  * come from the slots, the wait in progress included, so that a long
  * barrier shows while it lasts. */
-static void send_sample(void)
+static int send_sample(void)
 {
     struct dsm_stats d;
     struct comm_stats c;
@@ -432,7 +432,7 @@ static void send_sample(void)
         .faults = d.read_faults + d.write_faults,
         .bytes = c.put_bytes + c.get_bytes + c.send_bytes,
     };
-    comm_report(BOOT_SAMPLE, &s, sizeof s);
+    return comm_report(BOOT_SAMPLE, &s, sizeof s);
 }
 
 /* How long, by this node's clock, it has stood still: blocked in two
@@ -549,4 +549,15 @@ void rt_diag_start(void)
         ompdsm_warn("cannot start the diagnostics thread: no deadlock "
                     "detection or status on this node");
     pthread_attr_destroy(&a);
+}
+
+void rt_diag_finish(void)
+{
+    if (!diag.monitor)
+        return;
+    /* The reporter may hold the connection for the moment of a send. */
+    for (int i = 0; i < 200 && send_sample() == -EAGAIN; i++) {
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
 }

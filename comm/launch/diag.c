@@ -593,6 +593,8 @@ void launch_diag_sample(struct launch_job *job, struct launch_node *node,
     memcpy(&node->mon[1], body, sizeof node->mon[1]);
     if (node->nmon < 2)
         node->nmon++;
+    node->mon_written = 0;
+    node->mon_at = ompdsm_now();
 }
 
 int launch_monitor_open(struct launch_job *job)
@@ -611,12 +613,20 @@ int launch_monitor_open(struct launch_job *job)
     return 0;
 }
 
+static void write_sample(struct launch_job *job, int k, double t);
+
 void launch_monitor_close(struct launch_job *job)
 {
-    if (job->mon_out) {
-        fclose(job->mon_out);
-        job->mon_out = NULL;
-    }
+    if (!job->mon_out)
+        return;
+    /* Each node's last sample (sent as it finished) if no tick wrote it:
+     * a job shorter than a second leaves one line per node, any job its
+     * final one. */
+    for (int k = 0; k < job->n; k++)
+        if (!job->nodes[k].mon_written)
+            write_sample(job, k, job->nodes[k].mon_at - job->start);
+    fclose(job->mon_out);
+    job->mon_out = NULL;
 }
 
 struct share {
@@ -648,6 +658,21 @@ static int node_share(const struct launch_node *node, struct share *s)
     return 1;
 }
 
+/* Node k's last second as a JSON line at t s into the job (nothing
+ * before its second sample). */
+static void write_sample(struct launch_job *job, int k, double t)
+{
+    struct share s;
+    if (!node_share(&job->nodes[k], &s))
+        return;
+    fprintf(job->mon_out, "{\"t\": %.3f, \"node\": %d, \"compute\": "
+            "%.4f, \"barrier\": %.4f, \"lock\": %.4f, \"fault\": "
+            "%.4f, \"faults_per_s\": %.1f, \"bytes_per_s\": %.1f}\n",
+            t, k, s.compute, s.barrier, s.lock, s.fault, s.faults_s,
+            s.bytes_s);
+    job->nodes[k].mon_written = 1;
+}
+
 int launch_monitor_tick(struct launch_job *job, double now)
 {
     if (!job->opts.monitor || job->ending)
@@ -663,16 +688,8 @@ int launch_monitor_tick(struct launch_job *job, double now)
         job->mon_next = now + 1.0;
     double t = now - job->start;
     if (job->mon_out) {
-        for (int k = 0; k < job->n; k++) {
-            struct share s;
-            if (!node_share(&job->nodes[k], &s))
-                continue;
-            fprintf(job->mon_out, "{\"t\": %.3f, \"node\": %d, \"compute\": "
-                    "%.4f, \"barrier\": %.4f, \"lock\": %.4f, \"fault\": "
-                    "%.4f, \"faults_per_s\": %.1f, \"bytes_per_s\": %.1f}\n",
-                    t, k, s.compute, s.barrier, s.lock, s.fault, s.faults_s,
-                    s.bytes_s);
-        }
+        for (int k = 0; k < job->n; k++)
+            write_sample(job, k, t);
         fflush(job->mon_out);
         return 1000;
     }

@@ -294,6 +294,8 @@ struct launch_node {
                            * output for LAUNCH_DRAIN_S at most) */
     struct boot_sample mon[2]; /* its last two samples (--monitor) */
     int nmon;
+    int mon_written;      /* mon[1] is in the --monitor file */
+    double mon_at;        /* when mon[1] arrived */
     unsigned char *diag;  /* its last BOOT_STATE body (diag.c), or NULL */
     size_t diag_len;
     double diag_at;       /* when it came */
