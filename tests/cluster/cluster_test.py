@@ -3,7 +3,7 @@
 network namespaces by tests/cluster/netns.sh.
 
 Usage: cluster_test.py --ompdsmrun PATH --testnode PATH [--ompcc PATH]
-                       [--stress PATH] TEST
+                       [--stress PATH] [--tune PATH --tune-prog PATH] TEST
 
 Each TEST makes its own set of namespaces (a prefix unique to the test and
 process), runs ompdsmrun inside host 0's namespace with netns.sh as
@@ -879,6 +879,29 @@ def test_deadlock():
         nothing_left(2)
 
 
+def test_tune():
+    """ompdsm-tune across hosts, as a cluster user runs it: -H with the two
+    hosts' addresses, no wrapper; it tunes rt_tune_prog's profiled loop on
+    a node of each host and prints the table of 2 nodes and the clause."""
+    check(ARGS.tune and ARGS.tune_prog, "--tune and --tune-prog are needed")
+    with Hosts(2):
+        hl = "%s,%s" % (addr(0), addr(1))
+        cmd = ["ip", "netns", "exec", PREFIX + "-h0", sys.executable,
+               ARGS.tune, "--reps", "1", "--settings", "0,1,0",
+               "--ompdsmrun", ARGS.ompdsmrun, "-H", hl, "--", ARGS.tune_prog]
+        p = subprocess.run(cmd, env=job_env(), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=200)
+        out = p.stdout.decode(errors="replace")
+        sys.stdout.write(out)
+        check(p.returncode == 0, "ompdsm-tune -H %s: status %d" %
+              (hl, p.returncode))
+        check(re.search(r"^rt_tune_prog\.c:21 \(2 nodes,", out, re.M),
+              "no table of 2 nodes")
+        check(re.search(r"^rt_tune_prog\.c:21: schedule\(profiled, 0, 1, "
+                        r"0\)", out, re.M), "no clause line")
+        nothing_left(2)
+
+
 TESTS = {
     "conformance": test_conformance, "stress": test_stress, "env": test_env,
     "tree": test_tree, "output": test_output, "kill_node": test_kill_node,
@@ -886,6 +909,7 @@ TESTS = {
     "kill_dsm": test_kill_dsm, "bootagg": test_bootagg, "stdin": test_stdin,
     "unreachable": test_unreachable,
     "paths": test_paths, "sigint": test_sigint, "deadlock": test_deadlock,
+    "tune": test_tune,
 }
 SHM_BEFORE = set()
 
@@ -897,9 +921,12 @@ def main():
     ap.add_argument("--testnode", required=True)
     ap.add_argument("--ompcc")
     ap.add_argument("--stress")
+    ap.add_argument("--tune")
+    ap.add_argument("--tune-prog")
     ap.add_argument("test", choices=sorted(TESTS))
     ARGS = ap.parse_args()
-    for a in ("ompdsmrun", "testnode", "ompcc", "stress"):
+    for a in ("ompdsmrun", "testnode", "ompcc", "stress", "tune",
+              "tune_prog"):
         v = getattr(ARGS, a)
         if v:
             setattr(ARGS, a, os.path.abspath(v))
