@@ -101,9 +101,14 @@ struct boot_state {
     uint32_t period_ms;   /* how often it reports while it waits */
     uint32_t nthreads;    /* struct boot_thread entries that follow */
     uint32_t nheld;       /* then this many lock ids the node holds */
-    uint32_t pad;
+    uint32_t still_ms;    /* by the node's own clock, how long it has been
+                           * blocked with moves, tx, rx and progress all
+                           * unchanged (0: not blocked, or just changed) */
     uint64_t tx, rx;      /* comm_traffic() */
     uint64_t moves;       /* changes of any thread's wait so far */
+    uint64_t progress;    /* work completed so far: locks granted, pages
+                           * fetched, barriers and forks met, diffs made and
+                           * applied, lazy releases, atomics, tasks */
 };
 
 struct boot_thread {

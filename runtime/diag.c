@@ -9,9 +9,14 @@
  * file is not waiting in the runtime.  A small thread samples the slots
  * every period and sends the node's state to ompdsmrun: every period while
  * all its threads wait (so that a stopped node goes stale), once on any
- * other change.  The launcher compares the states of all nodes over two
- * reports (runtime's waits and the comm layer's message counts unchanged,
- * messages sent == received): the cheap global test of a deadlock. */
+ * other change.  Beside the waits it counts the node's progress (locks
+ * granted, pages fetched, barriers met, ...: work its helper threads or a
+ * waiting thread inside the DSM complete), and measures on its own clock
+ * how long everything has stood still.  The launcher compares the states
+ * of all nodes over two reports (waits, progress and the comm layer's
+ * message counts unchanged, messages sent == received): the cheap global
+ * test of a deadlock.  With OMPDSM_MONITOR the same thread sends the
+ * monitor's samples, and the node's last one as it finishes. */
 #include "rt.h"
 
 #include <dlfcn.h>
@@ -254,6 +259,14 @@ uint64_t rt_program_pc(const void *pc)
     return a - 1 - main_bias;
 }
 
+/* A place without directories, as addr2line -s prints the lines of the
+ * same report: a region's name is "file:line (function)". */
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
 static void fill_thread(struct boot_thread *t, const struct wait_slot *c,
                         uint64_t now)
 {
@@ -266,7 +279,7 @@ static void fill_thread(struct boot_thread *t, const struct wait_slot *c,
             snprintf(t->what, sizeof t->what, "running (serial part)");
         if (c->region)
             snprintf(t->where, sizeof t->where, "in parallel region %s",
-                     c->region);
+                     base_name(c->region));
         return;
     }
     t->waited_ms = now > c->since_ns ? (now - c->since_ns) / 1000000 : 0;
@@ -290,7 +303,7 @@ static void fill_thread(struct boot_thread *t, const struct wait_slot *c,
     case RT_WAIT_JOIN:
         snprintf(t->what, sizeof t->what, "%s", k);
         if (c->name)
-            snprintf(t->where, sizeof t->where, "%s", c->name);
+            snprintf(t->where, sizeof t->where, "%s", base_name(c->name));
         break;
     default:
         snprintf(t->what, sizeof t->what, "%s", k);
@@ -300,10 +313,28 @@ static void fill_thread(struct boot_thread *t, const struct wait_slot *c,
         t->has_lock = 1;
         t->lock = c->lock;
     }
-    if (c->file && c->line > 0) /* without directories, as addr2line -s */
-        snprintf(t->where, sizeof t->where, "%s:%d",
-                 strrchr(c->file, '/') ? strrchr(c->file, '/') + 1 : c->file,
+    if (c->file && c->line > 0)
+        snprintf(t->where, sizeof t->where, "%s:%d", base_name(c->file),
                  c->line);
+}
+
+/* Work this node has completed, which a thread's wait or the traffic
+ * counts need not show: a node whose threads all wait can still move on
+ * through its comm service and lazy release threads, or a waiting thread
+ * inside the DSM (a lock taken over after a lazy release, pages and diffs
+ * fetched, a barrier's rounds).  Flushes and the gets of a flush spin are
+ * left out: a spin on a flag nobody sets is a deadlock. */
+static uint64_t progress(void)
+{
+    struct dsm_stats d;
+    dsm_stats_get(&d);
+    return d.lock_acquires + d.lock_cached + d.pages_fetched + d.barriers +
+           d.forks + d.diffs + d.notices_applied + d.lazy_served +
+           d.lazy_requests + d.migrations + d.atomics + d.read_faults +
+           d.write_faults +
+           __atomic_load_n(&rt_st.tasks_created, __ATOMIC_RELAXED) +
+           __atomic_load_n(&rt_st.tasks_local, __ATOMIC_RELAXED) +
+           __atomic_load_n(&rt_st.tasks_stolen, __ATOMIC_RELAXED);
 }
 
 static struct {
@@ -325,6 +356,7 @@ static size_t sample(struct boot_state *st)
     st->deadlock_ms = (uint32_t)diag.deadlock_ms;
     st->period_ms = (uint32_t)diag.period_ms;
     comm_traffic(&st->tx, &st->rx);
+    st->progress = progress();
     st->blocked = n > 0;
     struct boot_thread *t = (struct boot_thread *)(diag.buf + sizeof *st);
     for (int i = 0; i < n; i++) {
@@ -367,7 +399,7 @@ static size_t sample(struct boot_state *st)
 /* ompdsmrun --monitor: this node's counters, once a second.  Wait times
  * come from the slots, the wait in progress included, so that a long
  * barrier shows while it lasts. */
-static void send_sample(void)
+static int send_sample(void)
 {
     struct dsm_stats d;
     struct comm_stats c;
@@ -400,7 +432,30 @@ static void send_sample(void)
         .faults = d.read_faults + d.write_faults,
         .bytes = c.put_bytes + c.get_bytes + c.send_bytes,
     };
-    comm_report(BOOT_SAMPLE, &s, sizeof s);
+    return comm_report(BOOT_SAMPLE, &s, sizeof s);
+}
+
+/* How long, by this node's clock, it has stood still: blocked in two
+ * samples in a row with nothing changed between them, and the samples not
+ * further apart than a period allows (a node stopped, or whose sampler was
+ * starved, cannot vouch for the time between).  Measured here rather than
+ * from the arrival of reports at the launcher, which a relay or a busy
+ * machine can delay by seconds: a wait of one second whose reports arrive
+ * late must not look like one of five. */
+static void stand_still(struct boot_state *st, uint64_t now)
+{
+    static struct boot_state prev;
+    static uint64_t prev_ns, since_ns;
+    uint64_t gap_ns = (2ull * (uint64_t)diag.period_ms + 1000) * 1000000;
+    if (!(st->blocked && prev.blocked && st->moves == prev.moves &&
+          st->tx == prev.tx && st->rx == prev.rx &&
+          st->progress == prev.progress && now - prev_ns <= gap_ns))
+        since_ns = now;
+    uint64_t ms = (now - since_ns) / 1000000;
+    st->still_ms = st->blocked ? (uint32_t)(ms > UINT32_MAX ? UINT32_MAX : ms)
+                               : 0;
+    prev = *st;
+    prev_ns = now;
 }
 
 static void *diag_main(void *arg)
@@ -423,6 +478,7 @@ static void *diag_main(void *arg)
         }
         struct boot_state st;
         size_t len = sample(&st);
+        stand_still(&st, ompdsm_now_ns());
         if (!st.blocked && st.moves == last_moves &&
             st.blocked == last_blocked)
             continue;
@@ -484,10 +540,24 @@ void rt_diag_start(void)
     pthread_attr_t a;
     pthread_attr_init(&a);
     pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-    /* Its buffer is static: a small stack suffices. */
-    pthread_attr_setstacksize(&a, 64 * 1024);
+    /* A small stack, but not 64 KiB: comm_report builds a message of up
+     * to BOOT_STATE_MAX on it, and the thread's TLS and guard page come
+     * out of the same size (64 KiB overflowed in comm_report once this
+     * thread's own frame grew by a few hundred bytes). */
+    pthread_attr_setstacksize(&a, 256 * 1024);
     if (pthread_create(&th, &a, diag_main, NULL) != 0)
         ompdsm_warn("cannot start the diagnostics thread: no deadlock "
                     "detection or status on this node");
     pthread_attr_destroy(&a);
+}
+
+void rt_diag_finish(void)
+{
+    if (!diag.monitor)
+        return;
+    /* The reporter may hold the connection for the moment of a send. */
+    for (int i = 0; i < 200 && send_sample() == -EAGAIN; i++) {
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
 }

@@ -169,6 +169,7 @@ const OMPDSM_unit *rt_units(void)
 
 static void finish_node(int status)
 {
+    rt_diag_finish();
     rt_stats_report();
     dsm_fini();
     comm_fini();

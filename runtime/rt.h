@@ -558,6 +558,9 @@ void rt_diag_region(const char *name);
 void rt_diag_lock_held(uint64_t id, int now_held);
 /* Reads OMPDSM_DEADLOCK_S and starts the reporting thread. */
 void rt_diag_start(void);
+/* The node finishes: with OMPDSM_MONITOR, its last sample, so that every
+ * job, even one shorter than the monitor's second, leaves one. */
+void rt_diag_finish(void);
 #define RT_CALLER __builtin_extract_return_addr(__builtin_return_address(0))
 /* The address of code at pc as the program's file numbers it (what
  * addr2line -e PROGRAM takes; the instruction before a return address),

@@ -2,8 +2,15 @@
 """ompdsm-tune - picks schedule(profiled, chunk_size, eval_size, eval_skip)
 arguments for a program's profiled loops by running it.
 
-    ompdsm-tune [--np N] [--reps R] [--settings "c,s,k;..."] [--png FILE]
+    ompdsm-tune [-np N] [-H HOSTS | --hostfile FILE] [other ompdsmrun
+                options] [--reps R] [--settings "c,s,k;..."] [--png FILE]
                 [--runtime] [--ompdsmrun PATH] [--timeout S] -- PROGRAM [ARGS...]
+
+ompdsmrun's job options (-np, -n, --np, -H, --host, --hostfile,
+--machinefile, --map-by, -npernode, --oversubscribe, -x, --bind-to,
+--threads-per-node, --tag-output; docs/ompdsmrun.md) are passed to every
+run as given, so a program is tuned on the hosts it will run on; without
+-np and hosts it runs on 2 nodes of this host.
 
 It runs PROGRAM under ompdsmrun once to find the loops that run
 schedule(profiled) (the OMPDSM_STATS JSON lists them), then R times with
@@ -68,6 +75,43 @@ def find_ompdsmrun(given):
         'ompdsmrun not found beside ompdsm-tune or on PATH: give --ompdsmrun')
 
 
+# ompdsmrun's options for the job, passed through to every run: the names
+# of each, and whether it takes a value (docs/ompdsmrun.md).
+LAUNCHER_OPTIONS = [
+    (('-np', '-n', '--np'), 'np', True, 'number of nodes (default 2 without '
+     'hosts; with hosts, every slot)'),
+    (('-H', '--host'), 'host', True, 'hosts: host1,host2:K,...'),
+    (('--hostfile', '--machinefile'), 'hostfile', True, 'hosts, one a line'),
+    (('--map-by',), 'map_by', True, 'slot or node'),
+    (('-npernode', '--npernode'), 'npernode', True,
+     'at most K nodes on each host'),
+    (('--oversubscribe',), 'oversubscribe', False,
+     'allow more nodes than slots'),
+    (('-x',), 'x', True, 'VAR or VAR=VALUE for every node (repeatable)'),
+    (('--bind-to',), 'bind_to', True, 'core or none'),
+    (('--threads-per-node',), 'threads_per_node', True,
+     'OpenMP threads in each node'),
+    (('--tag-output',), 'tag_output', False,
+     'prefix output lines with the node'),
+]
+
+
+def launcher_args(a):
+    """The job options given, in ompdsmrun's words; -np 2 by default on
+    this host."""
+    out = []
+    for names, dest, takes, _ in LAUNCHER_OPTIONS:
+        v = getattr(a, 'launch_' + dest)
+        if v is None or v is False:
+            continue
+        for x in (v if isinstance(v, list) else [v]):
+            out += [names[0], str(x)] if takes else [names[0]]
+    if a.launch_np is None and a.launch_host is None and \
+            a.launch_hostfile is None:
+        out = ['-np', '2'] + out
+    return out
+
+
 class Runner:
     def __init__(self, a, tmp):
         self.a = a
@@ -85,8 +129,8 @@ class Runner:
             env['OMPDSM_PROFILED'] = overrides
         if self.a.runtime:
             env['OMP_SCHEDULE'] = 'profiled'
-        cmd = [self.a.ompdsmrun, '--timeout', str(self.a.timeout), '-np',
-               str(self.a.np)] + self.a.program
+        cmd = [self.a.ompdsmrun, '--timeout', str(self.a.timeout)] + \
+            launcher_args(self.a) + self.a.program
         r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
         if r.returncode != 0:
@@ -104,6 +148,11 @@ class Runner:
         return loops
 
 
+def nodes_of(loops):
+    """How many nodes ran the loops (each has one time list per node)."""
+    return max((len(l['times_ns']) for l in loops.values()), default=0)
+
+
 def loop_time(l):
     """Sum over executions of the slowest node's time, in seconds."""
     t = l['times_ns']
@@ -114,8 +163,18 @@ def loop_time(l):
 def main(argv=None):
     ap = argparse.ArgumentParser(
         prog='ompdsm-tune', description=__doc__.split('\n\n')[0],
-        usage='ompdsm-tune [options] -- PROGRAM [ARGS...]')
-    ap.add_argument('--np', type=int, default=2, help='nodes (default 2)')
+        usage='ompdsm-tune [options] -- PROGRAM [ARGS...]', allow_abbrev=False)
+    job = ap.add_argument_group('job options, passed to ompdsmrun')
+    for names, dest, takes, what in LAUNCHER_OPTIONS:
+        dest = 'launch_' + dest
+        if not takes:
+            job.add_argument(*names, dest=dest, action='store_true', help=what)
+        elif names == ('-x',):
+            job.add_argument(*names, dest=dest, action='append',
+                             metavar='VAR[=VALUE]', help=what)
+        else:
+            job.add_argument(*names, dest=dest, metavar=dest[7:].upper(),
+                             help=what)
     ap.add_argument('--reps', type=int, default=3,
                     help='runs per setting; medians (default 3)')
     ap.add_argument('--settings', default=DEFAULT_SETTINGS,
@@ -131,8 +190,8 @@ def main(argv=None):
         a.program = a.program[1:]
     if not a.program:
         die('no program given: ompdsm-tune [options] -- PROGRAM [ARGS...]')
-    if a.np < 1 or a.reps < 1:
-        die('--np and --reps must be at least 1')
+    if a.reps < 1:
+        die('--reps must be at least 1')
     settings = parse_settings(a.settings)
     a.ompdsmrun = find_ompdsmrun(a.ompdsmrun)
 
@@ -140,10 +199,12 @@ def main(argv=None):
         R = Runner(a, tmp)
         found = R.run(None, 'finding the profiled loops')
         if not found:
-            die('no profiled loop ran in %s on %d nodes: give loops '
+            die('no profiled loop ran in %s (ompdsmrun %s): give loops '
                 'schedule(profiled) (or schedule(runtime) and --runtime), and '
-                'run on 2 or more nodes' % (a.program[0], a.np))
+                'run on 2 or more nodes' % (a.program[0],
+                                            ' '.join(launcher_args(a))))
         sites = sorted(found)
+        nodes = nodes_of(found)
 
         def over(kind):
             return ';'.join('%s=%s' % (s, kind) for s in sites)
@@ -164,7 +225,7 @@ def main(argv=None):
             med = {k: statistics.median(v) for k, v in times[s].items()}
             base = med.get('static')
             print('%s (%d nodes, %d runs per setting; loop time = sum over '
-                  'executions of the slowest node):' % (s, a.np, a.reps))
+                  'executions of the slowest node):' % (s, nodes, a.reps))
             print('  %-16s %12s %10s' % ('setting', 'time (s)', 'vs static'))
             for name, _ in cands:
                 if name in med:

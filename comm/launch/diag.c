@@ -1,10 +1,11 @@
 /* comm/launch/diag.c - the launcher's side of the diagnostics
  * (docs/diagnostics.md): every node reports where its threads wait
- * (BOOT_STATE); when every node has waited in the runtime, unchanged, for
- * its OMPDSM_DEADLOCK_S with as many messages received as sent, nothing can
- * ever move again: the job is reported as deadlocked and ended.  The same
- * reports answer SIGUSR1 and ompdsmrun --status (a Unix socket in the
- * user's runtime directory). */
+ * (BOOT_STATE); when every node has waited in the runtime, with no progress
+ * and nothing else changed, for its OMPDSM_DEADLOCK_S with as many messages
+ * received as sent, nothing can ever move again: the job is reported as
+ * deadlocked and ended.  The same reports answer SIGUSR1 and ompdsmrun
+ * --status (a Unix socket in the user's runtime directory), and the
+ * nodes' samples feed ompdsmrun --monitor. */
 #include "launch.h"
 
 #include "comm/util/base.h"
@@ -93,14 +94,14 @@ int launch_diag_state(struct launch_job *job, struct launch_node *node,
     memcpy(copy, body, len);
     double now = ompdsm_now();
     const struct boot_state *old = (const struct boot_state *)node->diag;
-    /* The same wait, nothing sent or received, and no silence longer than
-     * a waiting node's reports allow: the streak goes on.  A node that was
-     * silent (SIGSTOPped, or starved of CPU) cannot vouch for the time it
-     * was silent, even if it comes back with the very same wait: its
-     * streak starts again. */
+    /* The same wait, no progress, nothing sent or received, and no
+     * silence longer than a waiting node's reports allow: the streak goes
+     * on.  A node that was silent (SIGSTOPped, or starved of CPU) cannot
+     * vouch for the time it was silent, even if it comes back with the
+     * very same wait: its streak starts again. */
     if (!(old && old->blocked && st.blocked && old->moves == st.moves &&
-          old->tx == st.tx && old->rx == st.rx &&
-          now - node->diag_at <= stale_after(old)))
+          old->progress == st.progress && old->tx == st.tx &&
+          old->rx == st.rx && now - node->diag_at <= stale_after(old)))
         node->diag_since = st.blocked ? now : 0;
     free(node->diag);
     node->diag = copy;
@@ -337,16 +338,24 @@ static void diag_check(struct launch_job *job)
     }
     /* Two rounds: every node was seen waiting, unchanged, both at t - need
      * and at t (or later), so the whole window had every thread waiting;
-     * a node stopped earlier cannot stretch it. */
-    for (int k = 0; k < job->n; k++)
-        if (job->nodes[k].diag_since > t - need)
+     * a node stopped earlier cannot stretch it.  Reports arrive late when
+     * a relay or the machine is slow, which stretches what we see: each
+     * node's own clock must also have seen it stand still that long,
+     * ending at its report (at or before its arrival). */
+    for (int k = 0; k < job->n; k++) {
+        const struct launch_node *node = &job->nodes[k];
+        const struct boot_state *st = (const struct boot_state *)node->diag;
+        if (node->diag_since > t - need ||
+            node->diag_at - st->still_ms / 1000.0 > t - need)
             return;
+    }
     if (tx != rx)
         return;
     job->diag_reported = 1;
-    launch_fail(job, LAUNCH_DEADLOCK_STATUS, "deadlock: every thread of every "
-                "node has waited in the runtime for %g s, with no message in "
-                "flight; ending the job", need);
+    launch_fail_quiet(job, LAUNCH_DEADLOCK_STATUS, "deadlock: every thread of "
+                      "every node has waited in the runtime for %g s, with no "
+                      "progress and no message in flight; ending the job",
+                      need);
     struct sbuf b = {0};
     describe(job, &b, 0);
     put_lines(b.p);
@@ -587,6 +596,8 @@ void launch_diag_sample(struct launch_job *job, struct launch_node *node,
     memcpy(&node->mon[1], body, sizeof node->mon[1]);
     if (node->nmon < 2)
         node->nmon++;
+    node->mon_written = 0;
+    node->mon_at = ompdsm_now();
 }
 
 int launch_monitor_open(struct launch_job *job)
@@ -605,12 +616,20 @@ int launch_monitor_open(struct launch_job *job)
     return 0;
 }
 
+static void write_sample(struct launch_job *job, int k, double t);
+
 void launch_monitor_close(struct launch_job *job)
 {
-    if (job->mon_out) {
-        fclose(job->mon_out);
-        job->mon_out = NULL;
-    }
+    if (!job->mon_out)
+        return;
+    /* Each node's last sample (sent as it finished) if no tick wrote it:
+     * a job shorter than a second leaves one line per node, any job its
+     * final one. */
+    for (int k = 0; k < job->n; k++)
+        if (!job->nodes[k].mon_written)
+            write_sample(job, k, job->nodes[k].mon_at - job->start);
+    fclose(job->mon_out);
+    job->mon_out = NULL;
 }
 
 struct share {
@@ -642,6 +661,21 @@ static int node_share(const struct launch_node *node, struct share *s)
     return 1;
 }
 
+/* Node k's last second as a JSON line at t s into the job (nothing
+ * before its second sample). */
+static void write_sample(struct launch_job *job, int k, double t)
+{
+    struct share s;
+    if (!node_share(&job->nodes[k], &s))
+        return;
+    fprintf(job->mon_out, "{\"t\": %.3f, \"node\": %d, \"compute\": "
+            "%.4f, \"barrier\": %.4f, \"lock\": %.4f, \"fault\": "
+            "%.4f, \"faults_per_s\": %.1f, \"bytes_per_s\": %.1f}\n",
+            t, k, s.compute, s.barrier, s.lock, s.fault, s.faults_s,
+            s.bytes_s);
+    job->nodes[k].mon_written = 1;
+}
+
 int launch_monitor_tick(struct launch_job *job, double now)
 {
     if (!job->opts.monitor || job->ending)
@@ -657,16 +691,8 @@ int launch_monitor_tick(struct launch_job *job, double now)
         job->mon_next = now + 1.0;
     double t = now - job->start;
     if (job->mon_out) {
-        for (int k = 0; k < job->n; k++) {
-            struct share s;
-            if (!node_share(&job->nodes[k], &s))
-                continue;
-            fprintf(job->mon_out, "{\"t\": %.3f, \"node\": %d, \"compute\": "
-                    "%.4f, \"barrier\": %.4f, \"lock\": %.4f, \"fault\": "
-                    "%.4f, \"faults_per_s\": %.1f, \"bytes_per_s\": %.1f}\n",
-                    t, k, s.compute, s.barrier, s.lock, s.fault, s.faults_s,
-                    s.bytes_s);
-        }
+        for (int k = 0; k < job->n; k++)
+            write_sample(job, k, t);
         fflush(job->mon_out);
         return 1000;
     }

@@ -27,6 +27,9 @@
 /* SIGTERM to SIGKILL when ending a job (docs/ompdsmrun.md promises at
  * most 2 s). */
 #define LAUNCH_GRACE_S 2.0
+/* launch_fail_quiet: SIGSTOP to SIGTERM, time for the stop to reach the
+ * nodes of every host through their agents. */
+#define LAUNCH_QUIET_S 0.5
 /* How long a lost bootstrap connection waits for the node's exit status, so
  * that a crash is reported as the crash rather than as the lost socket. */
 #define LAUNCH_LOST_WAIT_S 0.5
@@ -337,6 +340,8 @@ struct launch_node {
                            * output for LAUNCH_DRAIN_S at most) */
     struct boot_sample mon[2]; /* its last two samples (--monitor) */
     int nmon;
+    int mon_written;      /* mon[1] is in the --monitor file */
+    double mon_at;        /* when mon[1] arrived */
     unsigned char *diag;  /* its last BOOT_STATE body (diag.c), or NULL */
     size_t diag_len;
     double diag_at;       /* when it came */
@@ -408,6 +413,8 @@ struct launch_job {
     int killed;              /* SIGKILL sent */
     int links_killed;        /* the agents' connections cut */
     double start, kill_at, drain_at;
+    double term_at;          /* launch_fail_quiet: when to end the stopped
+                              * nodes (0: done, or not stopped) */
     int nsuspects;
     /* diagnostics (diag.c) */
     int diag_reported;       /* the deadlock was reported */
@@ -439,6 +446,12 @@ int launch_pollset_add(struct launch_pollset *ps, int fd, short events,
  * later calls do nothing. */
 void launch_fail(struct launch_job *job, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The same for a job whose nodes all wait (a deadlock): every node is
+ * stopped first and terminated LAUNCH_QUIET_S later, so that none, on any
+ * host, sees another die while it can still run and complain about it:
+ * the launcher's report is the last word. */
+void launch_fail_quiet(struct launch_job *job, int status, const char *fmt,
+                       ...) __attribute__((format(printf, 3, 4)));
 /* A node's exit status is known (reaped here, or AG_EXIT): ends the job if
  * it is abnormal. */
 void launch_node_exited(struct launch_job *job, struct launch_node *node);

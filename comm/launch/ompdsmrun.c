@@ -70,16 +70,21 @@ static void signal_nodes(struct launch_job *job, int sig, int group)
     launch_links_signal(job, sig, group);
 }
 
-void launch_fail(struct launch_job *job, int status, const char *fmt, ...)
+static void terminate_nodes(struct launch_job *job)
+{
+    /* SIGCONT after SIGTERM: a stopped node must be able to act on it. */
+    signal_nodes(job, SIGTERM, 1);
+    signal_nodes(job, SIGCONT, 1);
+}
+
+static void fail_v(struct launch_job *job, int status, int quiet,
+                   const char *fmt, va_list ap)
 {
     if (job->ending)
         return;
     char line[4096];
     int n = snprintf(line, sizeof line, "ompdsmrun: ");
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
-    va_end(ap);
     n = (int)strlen(line);
     line[n++] = '\n';
     /* Queued like a node's line, so the two cannot mix. */
@@ -87,10 +92,32 @@ void launch_fail(struct launch_job *job, int status, const char *fmt, ...)
 
     job->ending = 1;
     job->status = status;
-    job->kill_at = ompdsm_now() + LAUNCH_GRACE_S;
-    /* SIGCONT after SIGTERM: a stopped node must be able to act on it. */
-    signal_nodes(job, SIGTERM, 1);
-    signal_nodes(job, SIGCONT, 1);
+    double now = ompdsm_now();
+    if (quiet) {
+        signal_nodes(job, SIGSTOP, 1);
+        job->term_at = now + LAUNCH_QUIET_S;
+        job->kill_at = job->term_at + LAUNCH_GRACE_S;
+        return;
+    }
+    job->kill_at = now + LAUNCH_GRACE_S;
+    terminate_nodes(job);
+}
+
+void launch_fail(struct launch_job *job, int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fail_v(job, status, 0, fmt, ap);
+    va_end(ap);
+}
+
+void launch_fail_quiet(struct launch_job *job, int status, const char *fmt,
+                       ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fail_v(job, status, 1, fmt, ap);
+    va_end(ap);
 }
 
 void launch_suspect(struct launch_job *job, struct launch_node *node)
@@ -368,6 +395,16 @@ static void run(struct launch_job *job)
                 if (wait < 0 || w < wait)
                     wait = w;
             }
+        if (job->term_at > 0) {
+            if (now >= job->term_at) {
+                terminate_nodes(job);
+                job->term_at = 0;
+            } else {
+                int w = ms_until(job->term_at, now);
+                if (wait < 0 || w < wait)
+                    wait = w;
+            }
+        }
         if (job->ending && !job->killed) {
             if (now >= job->kill_at) {
                 signal_nodes(job, SIGKILL, 1);

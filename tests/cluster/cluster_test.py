@@ -3,7 +3,7 @@
 network namespaces by tests/cluster/netns.sh.
 
 Usage: cluster_test.py --ompdsmrun PATH --testnode PATH [--ompcc PATH]
-                       [--stress PATH] TEST
+                       [--stress PATH] [--tune PATH --tune-prog PATH] TEST
 
 Each TEST makes its own set of namespaces (a prefix unique to the test and
 process), runs ompdsmrun inside host 0's namespace with netns.sh as
@@ -1090,6 +1090,82 @@ def test_build():
             named += 1
             check(t < 6, "run %d took %.1f s" % (i, t))
         print("the build mismatch was named in %d of 10 runs" % named)
+def marker_line(src, tag):
+    with open(src) as f:
+        for n, text in enumerate(f, 1):
+            if tag in text:
+                return n
+    raise TestFailure("no %s in %s" % (tag, src))
+
+
+def test_deadlock():
+    """The deadlock detection across hosts (docs/diagnostics.md) on 2 hosts
+    x 2 nodes of tests/cluster/ua_locks.c: NPB UA's lock-heavy mortar
+    updates with OMPDSM_DEADLOCK_S=2, stricter than the default, 3 runs:
+    no report and the closed-form result (UA S ended twice in three runs
+    with a false report before each node counted its progress and its own
+    still time); then crossed locks between the hosts' nodes 0 and 3: the
+    report, each lock line naming its holder, status 125, and no line of
+    any node beside it (a "did node 0 die?" followed before)."""
+    import tempfile
+    check(ARGS.ompcc, "--ompcc is needed")
+    src = os.path.join(HERE, "ua_locks.c")
+    with tempfile.TemporaryDirectory() as d, Hosts(2):
+        prog = os.path.join(d, "ua_locks")
+        c = subprocess.run([ARGS.ompcc, "-O1", "-g", src, "-o", prog],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=120)
+        check(c.returncode == 0, "ompcc: %s" % c.stdout.decode())
+        hl = ["-H", "%s:2,%s:2" % (addr(0), addr(1))]
+        env = {"OMPDSM_DEADLOCK_S": "2"}
+        for i in range(3):
+            rc, out, err, t = run(hl + [prog, "40"], env, timeout=100, cwd=d)
+            check(rc == 0 and "ua_locks: ok" in out and "deadlock" not in err,
+                  "run %d: status %d\n%s%s" % (i, rc, out, err))
+            print("ua_locks 40 rounds: ok, no report (%.1f s)" % t)
+        rc, out, err, t = run(hl + [prog, "cross"], env, timeout=60, cwd=d)
+        check(rc == 125, "cross: status %d, expected 125\n%s" % (rc, err))
+        lines = err.splitlines()
+        check(lines and lines[0].startswith("ompdsmrun: deadlock: every "
+                                            "thread of every node"),
+              "cross: the first line is not the report: %r" % err)
+        for node, tag, holder in ((0, "/* @CROSS0 */", 3),
+                                  (3, "/* @CROSS1 */", 0)):
+            want = (r"ompdsmrun: node %d thread 0: omp_set_lock\(&l[ab]\) "
+                    r"at ua_locks\.c:%d, held by node %d" %
+                    (node, marker_line(src, tag), holder))
+            check(any(re.fullmatch(want, l) for l in lines),
+                  "cross: no line %r in %r" % (want, err))
+        for node in (1, 2):
+            check(any(l.startswith("ompdsmrun: node %d thread 0: " % node)
+                      for l in lines), "cross: node %d not named" % node)
+        stray = [l for l in lines if not l.startswith("ompdsmrun: ")]
+        check(not stray, "cross: lines beside the report: %r" % stray)
+        check("finished" not in out, "cross: the program finished")
+        print("cross: reported in %.1f s, status 125, no other line" % t)
+        nothing_left(2)
+
+
+def test_tune():
+    """ompdsm-tune across hosts, as a cluster user runs it: -H with the two
+    hosts' addresses, no wrapper; it tunes rt_tune_prog's profiled loop on
+    a node of each host and prints the table of 2 nodes and the clause."""
+    check(ARGS.tune and ARGS.tune_prog, "--tune and --tune-prog are needed")
+    with Hosts(2):
+        hl = "%s,%s" % (addr(0), addr(1))
+        cmd = ["ip", "netns", "exec", PREFIX + "-h0", sys.executable,
+               ARGS.tune, "--reps", "1", "--settings", "0,1,0",
+               "--ompdsmrun", ARGS.ompdsmrun, "-H", hl, "--", ARGS.tune_prog]
+        p = subprocess.run(cmd, env=job_env(), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=200)
+        out = p.stdout.decode(errors="replace")
+        sys.stdout.write(out)
+        check(p.returncode == 0, "ompdsm-tune -H %s: status %d" %
+              (hl, p.returncode))
+        check(re.search(r"^rt_tune_prog\.c:21 \(2 nodes,", out, re.M),
+              "no table of 2 nodes")
+        check(re.search(r"^rt_tune_prog\.c:21: schedule\(profiled, 0, 1, "
+                        r"0\)", out, re.M), "no clause line")
         nothing_left(2)
 
 
@@ -1101,6 +1177,8 @@ TESTS = {
     "unreachable": test_unreachable,
     "paths": test_paths, "sigint": test_sigint, "attack": test_attack,
     "linkdown": test_linkdown, "outage": test_outage, "build": test_build,
+    "deadlock": test_deadlock,
+    "tune": test_tune,
 }
 SHM_BEFORE = set()
 
@@ -1112,9 +1190,12 @@ def main():
     ap.add_argument("--testnode", required=True)
     ap.add_argument("--ompcc")
     ap.add_argument("--stress")
+    ap.add_argument("--tune")
+    ap.add_argument("--tune-prog")
     ap.add_argument("test", choices=sorted(TESTS))
     ARGS = ap.parse_args()
-    for a in ("ompdsmrun", "testnode", "ompcc", "stress"):
+    for a in ("ompdsmrun", "testnode", "ompcc", "stress", "tune",
+              "tune_prog"):
         v = getattr(ARGS, a)
         if v:
             setattr(ARGS, a, os.path.abspath(v))

@@ -123,6 +123,11 @@ def expect_report(case, want, transport):
     for w in want:
         if not any(re.fullmatch(w, l) for l in lines):
             fail("%s: no line matching %r in:\n%s" % (tag, w, err))
+    # The report is the last word: no node complains of a peer that the
+    # job's end took away ("did node 0 die?").
+    stray = [l for l in err.splitlines() if l and not l.startswith("ompdsmrun: ")]
+    if stray:
+        fail("%s: lines beside the report: %r" % (tag, stray))
     if "finished" in out:
         fail("%s: the program finished, yet a deadlock was reported" % tag)
     print("%s: reported in %.1f s, status 125" % (tag, took))

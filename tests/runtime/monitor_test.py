@@ -11,6 +11,9 @@ shares follow from the program, not from a run):
   live   --monitor: frames on stderr with a bar per node, mostly B for
          node 0 and C for node 1; no escape sequence but cursor-up and
          erase-line; without --monitor, none at all
+  short  --monitor=FILE on a job shorter than the monitor's second (node 1
+         computes 0.2 s): the file still holds each node's final sample
+         (it was empty before the nodes sent one as they finished)
 
 Exit 0 pass, 1 fail.
 """
@@ -31,10 +34,10 @@ def fail(msg):
     print("FAIL: " + msg)
 
 
-def run(extra):
+def run(extra, seconds="6"):
     e = dict(os.environ, OMPDSM_TRANSPORT="shm")
     p = subprocess.run([LAUNCHER, "--timeout", "60"] + extra +
-                       ["-np", "2", PROG, "compute", "6"],
+                       ["-np", "2", PROG, "compute", seconds],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        stdin=subprocess.DEVNULL, env=e, timeout=90)
     out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
@@ -96,6 +99,27 @@ elif CASE == "live":
     if "monitor at" in err or "\x1b[" in err:
         fail("without --monitor a frame was drawn: %r" % err)
     print("live: %d frames" % frames)
+elif CASE == "short":
+    d = tempfile.mkdtemp()
+    try:
+        path = os.path.join(d, "mon.jsonl")
+        for _ in range(3):
+            run(["--monitor=" + path], seconds="0.2")
+            samples = [json.loads(l) for l in open(path) if l.strip()]
+            nodes = sorted(s["node"] for s in samples)
+            if nodes != [0, 1]:
+                fail("short: expected one final sample per node, got:\n%s"
+                     % "\n".join(map(str, samples)))
+            for s in samples:
+                for k in ("compute", "barrier", "lock", "fault"):
+                    if not 0 <= s[k] <= 1:
+                        fail("short: share %s=%r out of 0..1 in %r" % (k, s[k], s))
+                if not 0 < s["t"] < 30:
+                    fail("short: t=%r is not within the job" % s["t"])
+        if not fails:
+            print("short: a final sample per node in each of 3 jobs")
+    finally:
+        shutil.rmtree(d)
 else:
     fail("unknown case " + CASE)
 sys.exit(1 if fails else 0)
