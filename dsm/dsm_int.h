@@ -513,6 +513,9 @@ void dsm_lazy_skip(void);
 void dsm_lazy_skipped(void);
 /* Releases if an unlock skipped its release since the last release. */
 void dsm_lazy_flush(void);
+/* Serves waiting release requests now, when no other thread is (a lock
+ * operation's thread answers sooner than the polling helper). */
+void dsm_lazy_poll(void);
 /* comm_wait_ge that serves other nodes' requests for a release while it
  * waits (lock grants, lazy release acks). */
 int dsm_lazy_wait_ge(const volatile uint64_t *p, uint64_t target);

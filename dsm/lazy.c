@@ -150,7 +150,7 @@ static void *lazy_helper(void *arg)
  * where the scan is short. */
 enum { LAZY_POLL_NODES = 16 };
 
-static void lazy_poll(void)
+void dsm_lazy_poll(void)
 {
     if (!lazy_started || dsm_g.size > LAZY_POLL_NODES || !lazy_unserved() ||
         pthread_mutex_trylock(&lazy_serve_lock))
@@ -231,7 +231,7 @@ int dsm_lazy_wait_ge(const volatile uint64_t *p, uint64_t target)
         int rc = comm_wait_until(lazy_wait_pred, &w);
         if (rc < 0 || __atomic_load_n(p, __ATOMIC_ACQUIRE) >= target)
             return rc;
-        lazy_poll();
+        dsm_lazy_poll();
         sched_yield(); /* (the helper may be serving: no busy loop) */
     }
 }
@@ -250,7 +250,7 @@ void dsm_lazy_skipped(void)
     if (lazy_overdue())
         dsm_release();
     else
-        lazy_poll();
+        dsm_lazy_poll();
 }
 
 void dsm_lazy_flush(void)
