@@ -188,12 +188,14 @@ def case_heap():
 
 def stats_tables(err):
     """{title: {counter: [values]}} of every table in err, and the lines
-    of each table (title excluded)."""
+    of each table (title and the machine's costs under it excluded)."""
     tables, lines, cur = {}, {}, None
     for l in err.splitlines():
         if l.startswith("ompdsm statistics"):
             cur = l
             tables[cur], lines[cur] = {}, []
+        elif cur and l.startswith("this machine at the start: "):
+            continue    # the probe's costs under the title (dsm/probe.c)
         elif cur and re.match(r"^[a-z_]+ +[\d. ]+$|^counter ", l):
             lines[cur].append(l)
             parts = l.split()
