@@ -613,8 +613,15 @@ static int enqueue(uint32_t id, uint32_t q, int try_only, int *from,
     __atomic_store_n(&qn->grant, 0, __ATOMIC_RELEASE);
     uint64_t me = lockword_encode(dsm_g.rank, q);
     uint64_t guess = DSM_LOCKWORD_NONE, old;
+    /* A failed test's queue node never entered the queue: it goes back
+     * DEAD, not QUEUED(id), or a test of another node that remembers it as
+     * the tail (it may have been once) would find the lock held for as
+     * long as it stays free: two nodes polling each other's free queue
+     * nodes failed for ever. */
     if (try_only && caching()) {
         int got = try_hinted(id, q, mgr, off, from, pushed);
+        if (got == 0)
+            __atomic_store_n(&qn->next, QN_DEAD, __ATOMIC_RELEASE);
         if (got >= 0)
             return got;
     }
@@ -629,6 +636,7 @@ static int enqueue(uint32_t id, uint32_t q, int try_only, int *from,
             if (try_behind(id, q, mgr, off, old, from, pushed, &seen))
                 return 1;
             hint_set(id, seen == (QN_QUEUED | id) ? old : 0);
+            __atomic_store_n(&qn->next, QN_DEAD, __ATOMIC_RELEASE);
             return 0;
         }
         guess = old;
