@@ -101,6 +101,10 @@ int main(int argc, char **argv)
            (unsigned long long)(s1.pushes - s0.pushes),
            (unsigned long long)(s1.invalidations - s0.invalidations),
            (unsigned long long)(s1.updates - s0.updates));
+    const char *push = getenv("OMPDSM_PUSH");
+    if (expect_on && push && !strcmp(push, "on") && s1.pushes == s0.pushes)
+        T_FAIL("OMPDSM_PUSH=on, but node %d pushed nothing in %d rounds of "
+               "reads of every node's writes", me, ROUNDS);
     if (expect_on && (s1.write_faults != s0.write_faults || s1.twins != s0.twins))
         T_FAIL("write detection on, but writes faulted: %llu write faults, "
                "%llu twins", (unsigned long long)(s1.write_faults - s0.write_faults),
