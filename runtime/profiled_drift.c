@@ -264,18 +264,25 @@ static int prof_acc_split(struct rt_prof_site *ps, int nt)
     if (rt_icv.prof_stalls && prof_judge(ps, nt, cost, cur, scur, ssp)) {
         return prof_acc_note(ps, nt, sp);
     }
-    /* The move follows the median of the last windows' speeds, not this
-     * window's: a window of 20 ms that another job's burst of 5 ms
-     * dominated on one node made it look 20% slower and moved the split
-     * (docs/design.md, "A speed estimate that a burst cannot swing"). */
-    double est[nt];
-    if (!sched_profiled_hist_estimate(ps->hist, ps->hist_n, nt, est)) {
-        return prof_acc_note(ps, nt, sp);
-    }
-    ssp = 0;
-    for (int t = 0; t < nt; t++) {
-        sp[t] = est[t];
-        ssp += sp[t];
+    /* With stalls, whose windows come every 50 ms of cost, stray or not,
+     * the move follows the median of the last windows' speeds, not this
+     * window's: a window that another job's slice of a few ms dominated
+     * on one node made it look 10-20% slower and moved the split, and the
+     * next window moved it back (docs/design.md, "A speed estimate that a
+     * burst cannot swing").  Without, a window ends only at a drift (two
+     * executions in a row astray) and spans every execution since the
+     * weights changed; a history of such windows would fill only after
+     * three drifts, and a node that became slow must be followed at the
+     * first. */
+    if (rt_icv.prof_stalls) {
+        double est[nt];
+        if (!sched_profiled_hist_estimate(ps->hist, ps->hist_n, nt, est))
+            return prof_acc_note(ps, nt, sp);
+        ssp = 0;
+        for (int t = 0; t < nt; t++) {
+            sp[t] = est[t];
+            ssp += sp[t];
+        }
     }
     /* Half of OMPDSM_PROFILED_STEP: the sums come every 20 ms of each
      * thread's time, and a window that short on a shared machine is
