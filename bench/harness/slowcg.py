@@ -44,60 +44,35 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import run as harness  # noqa: E402
+import sched          # noqa: E402
 import slownode        # noqa: E402
 
 KINDS = ['none', 'duty', 'hog', 'cgroup']
 VARIANTS = ['static', 'profiled', 'profiled+diffs']
-VARS = ('OMP_SCHEDULE', 'OMPDSM_PROFILED', 'OMPDSM_MIGRATION')
 
 
-def variant_env(variant, extra):
-    """The environment of one variant: (VAR, value or None to unset)."""
-    sched, _, mig = variant.partition('+')
-    env = {'OMPDSM_MIGRATION': mig or 'off'}
-    if sched == 'static':
-        env.update({'OMP_SCHEDULE': 'static', 'OMPDSM_PROFILED': '*=static'})
-    else:
-        env.update({'OMP_SCHEDULE': 'profiled', 'OMPDSM_PROFILED': None})
-        env.update(extra)
-    return env
-
-
-def moves(path):
-    """The profiled loops' split moves and moves undone, summed."""
-    try:
-        with open(path) as f:
-            loops = json.load(f).get('profiled_loops', [])
-    except (OSError, ValueError):
-        return None, None
-    return (sum(lp.get('repartitions', 0) + lp.get('checkpoint_splits', 0) for lp in loops),
-            sum(lp.get('reverts', 0) for lp in loops))
+def variant_sched(variant, extra):
+    """The variant as a sched.py schedule string (sched.one sets
+    OMP_SCHEDULE, OMPDSM_MIGRATION and the ':VAR=VALUE' variables)."""
+    sched_, _, mig = variant.partition('+')
+    if sched_ == 'static':
+        return 'static:OMPDSM_PROFILED=*=static'
+    return variant + ''.join(':%s=%s' % kv for kv in sorted(extra.items()))
 
 
 def one(runner, kc, variant, kind, rep, extra):
     k, c = kc.split('.')
-    saved = {v: os.environ.get(v) for v in set(VARS) | set(extra)}
-    for var, val in variant_env(variant, extra).items():
-        if val is None:
-            os.environ.pop(var, None)
-        else:
-            os.environ[var] = val
-    try:
-        # run() names its files by repetition: one number per kind and
-        # variant (its tag would also relax the verification check).
-        rec = runner.run(k, c, 'dsm-shm-2', kind != 'none',
-                         rep * 100 + KINDS.index(kind) * 10 + VARIANTS.index(variant))
-    finally:
-        for var, val in saved.items():
-            if val is None:
-                os.environ.pop(var, None)
-            else:
-                os.environ[var] = val
+    # one number per kind and variant names the run's files
+    rec = sched.one(runner, k, c, variant_sched(variant, extra),
+                    KINDS.index(kind) * 10 + VARIANTS.index(variant),
+                    kind != 'none', rep, 'shm')
     rec.update({'kc': kc, 'variant': variant, 'kind': kind, 'rep': rep})
     tot = rec.get('stats', {}).get('total', {})
     rec['migrations'] = tot.get('migrations')
-    rec['moves'], rec['undone'] = moves(os.path.join(runner.args.out, rec['stats_file'])) \
-        if rec.get('stats_file') else (None, None)
+    loops = rec.get('profiled') or []
+    rec['moves'] = sum(lp.get('repartitions', 0) + lp.get('checkpoint_splits', 0)
+                       for lp in loops) if rec.get('stats_file') else None
+    rec['undone'] = sum(lp.get('reverts', 0) for lp in loops) if rec.get('stats_file') else None
     return rec
 
 
@@ -183,12 +158,7 @@ def main(argv=None):
     extra = dict(e.split('=', 1) for e in a.env)
     command = '/usr/bin/python3 bench/harness/slowcg.py ' + ' '.join(
         shlex.quote(x) for x in (argv if argv is not None else sys.argv[1:]))
-    logf = open(os.path.join(a.out, 'slowcg.log'), 'w')
-
-    def log(msg):
-        print(msg, flush=True)
-        logf.write(msg + '\n')
-        logf.flush()
+    log = sched.logger(os.path.join(a.out, 'slowcg.log'))
 
     bins = harness.Binaries(a.build, a.out, log)
     slows, skipped, kinds = {}, {}, {}

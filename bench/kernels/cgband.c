@@ -20,18 +20,8 @@
 #include <math.h>
 #include "kernel.h"
 
-#if CLASS_ID(CLASS) == CLASS_ID_S
-#define N 20000
-#define OUTER 6
-#elif CLASS_ID(CLASS) == CLASS_ID_A
-#define N 200000
-#define OUTER 24
-#else
-#error "cgband.c: CLASS must be S or A"
-#endif
-#define ITERS 25
 #define PAIRS 6
-#define MAXNZ (2 * PAIRS + 1)
+#define NZMAX (N * (2 * PAIRS + 1))
 
 #include "cgsolve.h"
 

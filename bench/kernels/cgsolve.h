@@ -2,9 +2,11 @@
  * cgrand.c share (Hestenes and Stiefel's algorithm, as a user writes it in
  * OpenMP: a `parallel for schedule(CG_SCHED)` per vector loop and for the
  * matrix-vector product, dot products as reductions), its CSR arrays and
- * vectors (file-scope statics, so that ompdsm shares them as globals), and
- * the report.  The includer defines N (rows), MAXNZ (entries per row at
- * most), OUTER and ITERS, fills rowptr/col/val, and calls cg_run.
+ * vectors (file-scope statics, so that ompdsm shares them as globals), the
+ * classes (S: N 20,000 rows, OUTER 6 solves; A: 200,000 and 24; ITERS 25
+ * steps a solve) and the report.  The includer includes kernel.h (CLASS),
+ * defines NZMAX (the entries of all rows at most), includes this, fills
+ * rowptr/col/val, and calls cg_run.
  *
  * The run: OUTER times, x = 0 and ITERS CG steps of A x = b, then the
  * residual ||b - A x|| / ||b|| computed afresh from x (not the
@@ -20,13 +22,24 @@
 #include <stdio.h>
 #include <omp.h>
 
+#if CLASS_ID(CLASS) == CLASS_ID_S
+#define N 20000
+#define OUTER 6
+#elif CLASS_ID(CLASS) == CLASS_ID_A
+#define N 200000
+#define OUTER 24
+#else
+#error "cgsolve.h: CLASS must be S or A"
+#endif
+#define ITERS 25
+
 #ifndef CG_SCHED
 #define CG_SCHED profiled
 #endif
 
 static int rowptr[N + 1];
-static int col[N * MAXNZ];
-static double val[N * MAXNZ];
+static int col[NZMAX];
+static double val[NZMAX];
 static double x[N], b[N], r[N], p[N], q[N];
 
 /* y = A v over all rows. */

@@ -68,19 +68,17 @@ if g['status'] != 'met' or abs(g['value'] - 1.02) > 1e-9:
     sys.exit(1)
 print('ok: 1-node goal from the alternating runs')
 
-# slowcg.py: the variants' environments (static's split for loops written
+# slowcg.py: the variants as sched.py schedules (static's split for loops written
 # schedule(profiled), migration only for +diffs, --env for profiled runs
 # only) and its ratios of medians per kind and kernel, failed runs left out.
 import slowcg  # noqa: E402
-e = slowcg.variant_env('static', {'OMPDSM_PROFILED_STALLS': 'on'})
-if e != {'OMPDSM_MIGRATION': 'off', 'OMP_SCHEDULE': 'static', 'OMPDSM_PROFILED': '*=static'}:
-    print('FAIL: slowcg static environment %r' % e)
-    sys.exit(1)
-e = slowcg.variant_env('profiled+diffs', {'OMPDSM_PROFILED_STALLS': 'on'})
-if e != {'OMPDSM_MIGRATION': 'diffs', 'OMP_SCHEDULE': 'profiled', 'OMPDSM_PROFILED': None,
-         'OMPDSM_PROFILED_STALLS': 'on'}:
-    print('FAIL: slowcg profiled+diffs environment %r' % e)
-    sys.exit(1)
+for v, want in (('static', 'static:OMPDSM_PROFILED=*=static'),
+                ('profiled', 'profiled:OMPDSM_PROFILED_STALLS=on'),
+                ('profiled+diffs', 'profiled+diffs:OMPDSM_PROFILED_STALLS=on')):
+    got = slowcg.variant_sched(v, {'OMPDSM_PROFILED_STALLS': 'on'})
+    if got != want:
+        print('FAIL: slowcg %s schedule %r, expected %r' % (v, got, want))
+        sys.exit(1)
 print('ok: slowcg variant environments')
 
 
