@@ -50,6 +50,7 @@ enum {
 
 static struct {
     uint32_t min;          /* OMPDSM_MIGRATION_MIN */
+    uint32_t streak_min;   /* OMPDSM_MIGRATION_STREAK */
     uint32_t force;        /* OMPDSM_MIGRATION_FORCE (tests) */
     uint32_t *cnt;         /* per page: this node's count this interval */
     pthread_mutex_t lock;  /* guards touched */
@@ -57,6 +58,9 @@ static struct {
     size_t nt, cap;
     uint32_t *moved_at;    /* root, per page: epoch of its last move */
     uint8_t *moves;        /* root, per page: its moves (up to 255) */
+    uint16_t *cand;        /* root, per page: 1 + the node that was its
+                              sole user in its last intervals, or 0 */
+    uint8_t *streak;       /* root, per page: those intervals in a row */
     uint32_t epoch;        /* root: barriers of all nodes with records */
 } M = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -66,6 +70,7 @@ void dsm_mig_init(void)
     int p = ompdsm_env_choice("OMPDSM_MIGRATION", policies, 3, MIG_OFF);
     M.min = (uint32_t)ompdsm_env_u64("OMPDSM_MIGRATION_MIN", 2, 1, UINT32_MAX, 0);
     M.force = (uint32_t)ompdsm_env_u64("OMPDSM_MIGRATION_FORCE", 0, 0, 1u << 20, 0);
+    M.streak_min = (uint32_t)ompdsm_env_u64("OMPDSM_MIGRATION_STREAK", 1, 1, 255, 0);
     if (M.force && p == MIG_OFF)
         p = MIG_FAULTS;
     dsm_g.mig_policy = dsm_g.solo ? MIG_OFF : p;
@@ -76,6 +81,12 @@ void dsm_mig_init(void)
         M.moved_at = dsm_table((size_t)dsm_g.npages * sizeof *M.moved_at,
                                "migration epoch");
         M.moves = dsm_table((size_t)dsm_g.npages * sizeof *M.moves, "migration moves");
+        if (M.streak_min > 1) {
+            M.cand = dsm_table((size_t)dsm_g.npages * sizeof *M.cand,
+                               "migration candidates");
+            M.streak = dsm_table((size_t)dsm_g.npages * sizeof *M.streak,
+                                 "migration streaks");
+        }
     }
 }
 
@@ -160,12 +171,48 @@ static uint64_t home_bytes(const struct mig_rec *r, size_t n, int home)
     return own > others ? own - others : 0;
 }
 
+/* Page pg had no sole user other than its home this interval: its
+ * streak (mig_streak) starts again.  Returns -1 (no move). */
+static int streak_reset(uint32_t pg)
+{
+    if (M.cand) {
+        M.cand[pg] = 0;
+        M.streak[pg] = 0;
+    }
+    return -1;
+}
+
+/* OMPDSM_MIGRATION_STREAK: whether `node`, the winner of page pg's counts
+ * in this interval (sole: no other node counted anything, the home's own
+ * writes under diffs less what others' diffs brought), has been its sole
+ * user in the last OMPDSM_MIGRATION_STREAK intervals in which the page
+ * was used.  Under a profiled split that moves, the pages at the boundary
+ * are written by both nodes in turn; moving them to this interval's
+ * winner makes the other node's next writes remote (issue 39). */
+static int mig_streak(uint32_t pg, int node, int sole)
+{
+    if (!sole) {
+        streak_reset(pg);
+        return 0;
+    }
+    if (M.cand[pg] != node + 1) {
+        M.cand[pg] = (uint16_t)(node + 1);
+        M.streak[pg] = 0;
+    }
+    if (M.streak[pg] < UINT8_MAX)
+        M.streak[pg]++;
+    return M.streak[pg] >= M.streak_min;
+}
+
 /* The node a page moves to, or -1: the node (other than the home) with
  * the largest count, if it reaches the minimum, has at least
  * MIG_DOMINANCE times every other node's count (the home's too, under
  * diffs home_bytes), and the page did not move in the last MIG_COOLDOWN
  * barriers, doubled for each move it made before its last (at most
- * MIG_COOLDOWN << MIG_BACKOFF_MAX).  Forced (tests): a node picked from
+ * MIG_COOLDOWN << MIG_BACKOFF_MAX), and with OMPDSM_MIGRATION_STREAK above
+ * 1, instead of the minimum, it was the page's sole user that many
+ * intervals in a row (mig_streak).
+ * Forced (tests): a node picked from
  * the page and the barrier, never the home. */
 static int decide_one(const struct mig_rec *r, size_t n, uint32_t epoch)
 {
@@ -184,15 +231,24 @@ static int decide_one(const struct mig_rec *r, size_t n, uint32_t epoch)
         if (r[i].node != home && (best == n || r[i].count > r[best].count))
             best = i;
     if (best == n)
-        return -1;
-    uint64_t thr = dsm_g.mig_policy == MIG_DIFFS ? (uint64_t)M.min * 1024 : M.min;
-    if (r[best].count < thr)
-        return -1;
+        return streak_reset(pg);
     uint64_t hb = dsm_g.mig_policy == MIG_DIFFS ? home_bytes(r, n, home) : 0;
+    int sole = 1;
     for (size_t i = 0; i < n; i++) {
         uint64_t c = dsm_g.mig_policy == MIG_DIFFS && r[i].node == home ? hb : r[i].count;
         if (i != best && c * MIG_DOMINANCE > r[best].count)
+            return streak_reset(pg);
+        sole &= i == best || c == 0;
+    }
+    /* With a streak, its intervals are the evidence that the minimum is
+     * in one interval (a page kept writable takes fewer faults after its
+     * first interval). */
+    if (M.streak_min > 1) {
+        if (!mig_streak(pg, r[best].node, sole))
             return -1;
+    } else if (r[best].count < (dsm_g.mig_policy == MIG_DIFFS ? (uint64_t)M.min * 1024
+                                                               : M.min)) {
+        return -1;
     }
     unsigned k = M.moves[pg] ? M.moves[pg] - 1u : 0;
     uint32_t cool = (uint32_t)MIG_COOLDOWN << (k < MIG_BACKOFF_MAX ? k : MIG_BACKOFF_MAX);
@@ -259,6 +315,7 @@ int dsm_mig_decide(const struct mig_rec *r, size_t n, struct comm_buf *out)
         if (to >= 0) {
             struct mig_move mv = {s[i].page, s[i].home, (uint16_t)to};
             M.moved_at[mv.page] = epoch;
+            streak_reset(mv.page);
             if (M.moves[mv.page] < UINT8_MAX)
                 M.moves[mv.page]++;
             rc = comm_buf_append(out, &mv, sizeof mv);

@@ -167,6 +167,8 @@ static const struct rt_env_var vars[] = {
      "moves page homes to their main users at barriers", NULL},
     {"OMPDSM_MIGRATION_MIN", RT_ENV_NODE, "2", "count",
      "faults (or KiB of diffs) before a page may move", NULL},
+    {"OMPDSM_MIGRATION_STREAK", RT_ENV_NODE, "1", "1..255",
+     "intervals in a row a page's new home must be its sole user", NULL},
     {"OMPDSM_MIGRATION_FORCE", RT_ENV_NODE, "0", "barriers",
      "tests: every page used moves home every N barriers", NULL},
     {"OMPDSM_STATS", RT_ENV_NODE, "unset", "1|file.json",

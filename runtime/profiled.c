@@ -162,6 +162,9 @@ static struct rt_prof_site *prof_site(OMPDSM_loop_site *site, int nthreads)
         ps->acc_ns = rt_prof_alloc(nt * sizeof *ps->acc_ns);
         free(ps->prev_weight);
         ps->prev_weight = rt_prof_alloc(nt * sizeof *ps->prev_weight);
+        free(ps->hist);
+        ps->hist = rt_prof_alloc(SCHED_PROF_HIST * nt * sizeof *ps->hist);
+        ps->hist_n = ps->hist_next = 0;
         ps->trial = ps->fails = ps->backoff = ps->eq_judged = 0;
         ps->acc_cost = 0;
         ps->acc_execs = 0;

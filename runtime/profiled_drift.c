@@ -221,6 +221,16 @@ static int prof_first_windows(const struct rt_prof_site *ps)
  * only when that is predicted to gain more than OMPDSM_PROFILED_GAIN (a
  * homogeneous pair's noise moves nothing).  Returns 0 when some thread's
  * sum is still short, else 1 (re-partitioned or judged not worth it). */
+/* The sums are spent without a move: their speeds are noted (reported,
+ * and given to the group) and the next window starts.  Returns 1. */
+static int prof_acc_note(struct rt_prof_site *ps, int nt, const double *sp)
+{
+    rt_prof_acc_reset(ps, nt);
+    memcpy(ps->speed, sp, (size_t)nt * sizeof *sp);
+    rt_prof_group_give(ps);
+    return 1;
+}
+
 static int prof_acc_split(struct rt_prof_site *ps, int nt)
 {
     double sp[nt], cur[nt], w[nt], ssp = 0, scur = 0;
@@ -244,6 +254,7 @@ static int prof_acc_split(struct rt_prof_site *ps, int nt)
         cur[t] = ps->weight[t] > 0 ? ps->weight[t] : 0;
         scur += cur[t];
     }
+    sched_profiled_hist_add(ps->hist, &ps->hist_n, &ps->hist_next, nt, sp);
     /* per execution of the site, less the window's longest record: one
      * descheduling on a shared machine (tens of ms in a 20 ms window)
      * must not decide */
@@ -251,10 +262,27 @@ static int prof_acc_split(struct rt_prof_site *ps, int nt)
                                           (double)(ps->acc_execs - 1)
                                     : 0;
     if (rt_icv.prof_stalls && prof_judge(ps, nt, cost, cur, scur, ssp)) {
-        rt_prof_acc_reset(ps, nt);
-        memcpy(ps->speed, sp, sizeof sp);
-        rt_prof_group_give(ps);
-        return 1;
+        return prof_acc_note(ps, nt, sp);
+    }
+    /* With stalls, whose windows come every 50 ms of cost, stray or not,
+     * the move follows the median of the last windows' speeds, not this
+     * window's: a window that another job's slice of a few ms dominated
+     * on one node made it look 10-20% slower and moved the split, and the
+     * next window moved it back (docs/design.md, "A speed estimate that a
+     * burst cannot swing").  Without, a window ends only at a drift (two
+     * executions in a row astray) and spans every execution since the
+     * weights changed; a history of such windows would fill only after
+     * three drifts, and a node that became slow must be followed at the
+     * first. */
+    if (rt_icv.prof_stalls) {
+        double est[nt];
+        if (!sched_profiled_hist_estimate(ps->hist, ps->hist_n, nt, est))
+            return prof_acc_note(ps, nt, sp);
+        ssp = 0;
+        for (int t = 0; t < nt; t++) {
+            sp[t] = est[t];
+            ssp += sp[t];
+        }
     }
     /* Half of OMPDSM_PROFILED_STEP: the sums come every 20 ms of each
      * thread's time, and a window that short on a shared machine is

@@ -417,6 +417,10 @@ struct rt_prof_site {
     uint64_t *acc_it, *acc_ns;   /* [nthreads] iterations and time of the
                                     executions since the weights changed */
     uint64_t acc_splits;         /* re-partitions by those (prof_drift) */
+    double *hist;                /* [SCHED_PROF_HIST][nthreads] the last
+                                    windows' speeds of those sums; their
+                                    median decides a move */
+    int hist_n, hist_next;       /* windows in it; the row for the next */
     /* Each move of the sums (OMPDSM_PROFILED_STALLS) is judged by its
      * result: the cost per execution of the window after it against the
      * window before (prof_judge). */

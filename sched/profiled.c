@@ -9,7 +9,9 @@
  * Load Balancing Using Loop Re-partitioning on Omni/SCASH" (Sakae et al.),
  * steps (1b)-(1e): the predicted time of the remaining iterations with and
  * without re-partitioning, and re-partitioning only when the gain passes a
- * threshold. */
+ * threshold.  Also the rules that judge a move by its result, and the
+ * speed estimate over several windows of executions that a burst cannot
+ * swing (sched_profiled_hist_*). */
 #include "sched.h"
 
 #include <errno.h>
@@ -291,4 +293,33 @@ int sched_profiled_backoff(int fails)
         return SCHED_PROF_BACKOFF_MAX;
     int w = (1 << (fails - 1)) - 1;
     return w < SCHED_PROF_BACKOFF_MAX ? w : SCHED_PROF_BACKOFF_MAX;
+}
+
+void sched_profiled_hist_add(double *hist, int *n, int *next, int nthreads,
+                             const double *speed)
+{
+    memcpy(hist + (size_t)*next * (size_t)nthreads, speed,
+           (size_t)nthreads * sizeof *speed);
+    *next = (*next + 1) % SCHED_PROF_HIST;
+    if (*n < SCHED_PROF_HIST)
+        (*n)++;
+}
+
+int sched_profiled_hist_estimate(const double *hist, int n, int nthreads,
+                                 double *est)
+{
+    if (n < SCHED_PROF_HIST)
+        return 0;
+    for (int t = 0; t < nthreads; t++) {
+        double v[SCHED_PROF_HIST];
+        for (int i = 0; i < SCHED_PROF_HIST; i++) {
+            double x = hist[(size_t)i * (size_t)nthreads + (size_t)t];
+            int j = i;
+            for (; j > 0 && v[j - 1] > x; j--)
+                v[j] = v[j - 1];
+            v[j] = x;
+        }
+        est[t] = v[SCHED_PROF_HIST / 2];
+    }
+    return 1;
 }

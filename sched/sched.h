@@ -137,5 +137,20 @@ int sched_profiled_keep(double cost_before, double cost_after, double margin);
  * a node that becomes slow later is still re-balanced. */
 enum { SCHED_PROF_BACKOFF_MAX = 15 };
 int sched_profiled_backoff(int fails);
+/* The speed estimate of the executions' sums: each window's per-thread
+ * speeds go into a history of the last SCHED_PROF_HIST windows, and the
+ * estimate is each thread's median over them, so that one window that a
+ * burst dominated (another job's few milliseconds on a node's core, a
+ * window of 20 ms) decides nothing, while a slowness that lasts, bursty
+ * or steady, shows in most windows and is followed.  `hist` holds
+ * SCHED_PROF_HIST rows of nthreads speeds; *n counts the windows in it
+ * (at most SCHED_PROF_HIST), *next the row the next one goes to. */
+enum { SCHED_PROF_HIST = 3 };
+void sched_profiled_hist_add(double *hist, int *n, int *next, int nthreads,
+                             const double *speed);
+/* The estimate into est[nthreads]: 1 when the history is full, else 0
+ * (too few windows to tell a burst from a slowness: no move yet). */
+int sched_profiled_hist_estimate(const double *hist, int n, int nthreads,
+                                 double *est);
 
 #endif

@@ -92,6 +92,17 @@ def one(runner, k, c, sched, idx, slowed, rep, transport):
     return rec
 
 
+def logger(path):
+    """A log function that prints and appends to path."""
+    logf = open(path, 'w')
+
+    def log(msg):
+        print(msg, flush=True)
+        logf.write(msg + '\n')
+        logf.flush()
+    return log
+
+
 def med(xs):
     xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else None
@@ -264,12 +275,7 @@ def main(argv=None):
     a.wait_budget, a.native_bind = 600.0, True
     command = '/usr/bin/python3 bench/harness/sched.py ' + ' '.join(
         shlex.quote(x) for x in (argv if argv is not None else sys.argv[1:]))
-    logf = open(os.path.join(a.out, 'sched.log'), 'w')
-
-    def log(msg):
-        print(msg, flush=True)
-        logf.write(msg + '\n')
-        logf.flush()
+    log = logger(os.path.join(a.out, 'sched.log'))
 
     for v in ('OMP_SCHEDULE', 'OMPDSM_PROFILED', 'OMPDSM_MIGRATION'):
         os.environ.pop(v, None)

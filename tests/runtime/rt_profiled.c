@@ -282,8 +282,11 @@ static long long exec_once(const struct frame *f, long long iter_us,
  * node's stall; every iteration once per execution. */
 /* (32: each move of the sums is judged by a window of executions after
  * it; with 24 one noisy window undone left the node at 77 of 100 in 1
- * of about 12 runs under load) */
-enum { STALL_EXECS = 32 };
+ * of about 12 runs under load.  40 since a move follows the median of
+ * the last 3 windows' speeds, none before 3: two windows more before the
+ * first move; with 32 the node kept 91-95 of 100 in 1 of 5 runs under
+ * load 30) */
+enum { STALL_EXECS = 40 };
 static void region_stall(void *fp)
 {
     struct frame *f = fp;

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """tests/unit/test_harness.py - the benchmark harness's ratios, on made-up
 runs: paired per repetition (the machine's speed drifts between
-repetitions), falling back to the ratio of medians; and the goals they
-decide.  Exits 1 on the first wrong value."""
+repetitions), falling back to the ratio of medians; the goals they
+decide; and slowcg.py's variant environments and ratios of medians.  Exits 1 on the first wrong value."""
 import os
 import sys
 
@@ -67,3 +67,35 @@ if g['status'] != 'met' or abs(g['value'] - 1.02) > 1e-9:
     print('FAIL: the 1-node goal should be decided by the alternating runs: %r' % g)
     sys.exit(1)
 print('ok: 1-node goal from the alternating runs')
+
+# slowcg.py: the variants as sched.py schedules (static's split for loops written
+# schedule(profiled), migration only for +diffs, --env for profiled runs
+# only) and its ratios of medians per kind and kernel, failed runs left out.
+import slowcg  # noqa: E402
+for v, want in (('static', 'static:OMPDSM_PROFILED=*=static'),
+                ('profiled', 'profiled:OMPDSM_PROFILED_STALLS=on'),
+                ('profiled+diffs', 'profiled+diffs:OMPDSM_PROFILED_STALLS=on')):
+    got = slowcg.variant_sched(v, {'OMPDSM_PROFILED_STALLS': 'on'})
+    if got != want:
+        print('FAIL: slowcg %s schedule %r, expected %r' % (v, got, want))
+        sys.exit(1)
+print('ok: slowcg variant environments')
+
+
+def slow_run(kind, variant, t, status='ok', migr=0):
+    return {'kind': kind, 'kc': 'cgband.A', 'variant': variant, 'time': t, 'status': status,
+            'moves': 2, 'undone': 1, 'migrations': migr, 'load_before': 1.0, 'load_after': 2.0}
+
+
+runs = ([slow_run('hog', 'static', t) for t in (2.0, 2.2, 1.8)] +
+        [slow_run('hog', 'profiled', t) for t in (1.6, 1.5, 1.7)] +
+        [slow_run('hog', 'profiled+diffs', t, migr=m) for t, m in ((1.0, 40), (1.2, 50), (1.1, 44))] +
+        [slow_run('hog', 'profiled+diffs', 0.1, status='FAILED: verification')])
+row = slowcg.summarize(runs, ['hog'], ['cgband.A'], slowcg.VARIANTS)[0]
+check('slowcg profiled/static', row['prof_vs_static'], 0.8)
+check('slowcg +diffs/static (failed run left out)', row['diffs_vs_static'], 0.55)
+check('slowcg migrations (median)', row['migrations'], 44)
+if row['failed'] != 1:
+    print('FAIL: slowcg failed count %r' % row['failed'])
+    sys.exit(1)
+print('ok: slowcg failed runs counted')

@@ -6,7 +6,9 @@
  * that the ranges cover [base, n) exactly once, each thread's in increasing
  * order, against an owner-per-iteration model; determinism; the rule
  * that judges a move by its result and the windows let pass after moves
- * undone; and the claim word's one encoding. */
+ * undone; the claim word's one encoding; and the speed estimate over
+ * several windows, fed windows with bursts: one burst moves nothing, a
+ * lasting slowness (bursty or not) moves the split. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -528,6 +530,92 @@ static void test_claim_word(void **st)
     assert_int_equal(sched_word_val(w + 1), 42);
 }
 
+/* ---- the speed estimate that a burst cannot swing ---- */
+/* One window of the executions' sums for one thread: nexec executions of
+ * `iters` iterations, each taking exec_ns, plus burst_ns of stalls (another
+ * job's slice on its core) landing inside the window; iterations per ns. */
+static double window_speed(int nexec, double iters, double exec_ns,
+                           double burst_ns)
+{
+    return nexec * iters / (nexec * exec_ns + burst_ns);
+}
+
+/* Whether the executions' sums move a 2-thread split now at equal
+ * weights, by the estimate `sp`, as prof_acc_split does: half of the
+ * default step, the default gain. */
+static int moves_split(const double *sp)
+{
+    const double eq[2] = {1, 1};
+    uint64_t vec[2];
+    double w[2];
+    struct sched_prof_in in = {0, 200000, 0, 2, sp, eq, 0.05, 0.5};
+    struct sched_prof_out out = {0, 0, 0, vec, w};
+    assert_int_equal(sched_profiled_decide(&in, &out), 0);
+    return out.repartition;
+}
+
+/* A homogeneous pair: windows of 20 ms (8 executions of 2.5 ms, CG's
+ * mat-vec), and in the third window one burst of 5 ms on thread 1.  That
+ * window's own speeds make thread 1 look 20% slower and would move the
+ * split (the estimator of the last window: the decisions that went wrong
+ * under a CPU-bound competitor); the median of the last three windows
+ * keeps both threads equal and moves nothing, and neither does a burst in
+ * every third window. */
+static void test_burst_estimate(void **st)
+{
+    (void)st;
+    double hist[SCHED_PROF_HIST * 2], est[2], sp[2];
+    int n = 0, next = 0;
+    for (int w = 0; w < 9; w++) {
+        sp[0] = window_speed(8, 12500, 2.5e6, 0);
+        sp[1] = window_speed(8, 12500, 2.5e6, w % 3 == 2 ? 5e6 : 0);
+        sched_profiled_hist_add(hist, &n, &next, 2, sp);
+        if (w < SCHED_PROF_HIST - 1) {
+            /* too few windows to tell a burst from a slowness */
+            assert_int_equal(sched_profiled_hist_estimate(hist, n, 2, est), 0);
+            continue;
+        }
+        assert_int_equal(sched_profiled_hist_estimate(hist, n, 2, est), 1);
+        if (w % 3 == 2) {
+            assert_true(sp[1] < 0.85 * sp[0]);
+            assert_true(moves_split(sp)); /* the last window alone: moved */
+        }
+        assert_true(fabs(est[1] / est[0] - 1) < 1e-12);
+        assert_false(moves_split(est));
+    }
+}
+
+/* A node that shares its core with a CPU-bound process all the time:
+ * every window holds its bursts (half of the window in stalls, in slices
+ * of a few ms), one lucky window fewer.  The median follows the slowness
+ * and the split moves towards it; a slowness that starts later is
+ * followed from the second window that shows it. */
+static void test_burst_steady(void **st)
+{
+    (void)st;
+    double hist[SCHED_PROF_HIST * 2], est[2], sp[2];
+    int n = 0, next = 0;
+    for (int w = 0; w < 6; w++) {
+        sp[0] = window_speed(8, 12500, 2.5e6, 0);
+        sp[1] = window_speed(8, 12500, 2.5e6, w == 4 ? 3e6 : 20e6);
+        sched_profiled_hist_add(hist, &n, &next, 2, sp);
+        if (sched_profiled_hist_estimate(hist, n, 2, est)) {
+            assert_true(fabs(est[1] / est[0] - 0.5) < 1e-12);
+            assert_true(moves_split(est));
+        }
+    }
+    n = next = 0;
+    for (int w = 0; w < 5; w++) {
+        sp[0] = window_speed(8, 12500, 2.5e6, 0);
+        sp[1] = window_speed(8, 12500, 2.5e6, w >= 2 ? 20e6 : 0);
+        sched_profiled_hist_add(hist, &n, &next, 2, sp);
+        int full = sched_profiled_hist_estimate(hist, n, 2, est);
+        assert_int_equal(full, w >= 2);
+        if (full)
+            assert_int_equal(moves_split(est), w >= 3);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -541,6 +629,8 @@ int main(void)
         cmocka_unit_test(test_random_partition),
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_claim_word),
+        cmocka_unit_test(test_burst_estimate),
+        cmocka_unit_test(test_burst_steady),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
