@@ -140,6 +140,15 @@ void dsm_wrote(const void *p, size_t len);
 void dsm_release(void);
 void dsm_acquire(void);
 void dsm_flush(void);
+/* A hand-off through the layer above (an ordered region's turn): after
+ * its release, the releaser puts its notice-log positions into node to's
+ * mailbox (dsm_release_push, before the signal to `to`: puts and notifies
+ * from one node to another arrive in order), and the next holder, once
+ * signalled, acquires from exactly what that node released or had itself
+ * acquired (dsm_acquire_pushed: no get when the releaser's last release
+ * is all it lacks).  from == this node: nothing to apply. */
+void dsm_release_push(int to);
+void dsm_acquire_pushed(int from);
 /* Flush with a list: the listed range is guaranteed; the rest too (OpenMP
  * programs such as NPB LU rely on flush(flag) ordering their other data). */
 void dsm_flush_range(const void *p, size_t len);
@@ -269,6 +278,9 @@ struct dsm_stats {
     /* Flushes that had nothing to publish (no release) and found no new
      * notice (dsm_flush: a spin on a flag). */
     uint64_t flush_idle;
+    /* Flushes that applied nothing new and yielded the CPU (the first,
+     * second, fourth ... of a row, then every 64th: dsm_flush). */
+    uint64_t flush_yields;
     /* Software write detection: puts of marked bytes into subscribers'
      * copies (dsm/push.c), and their bytes. */
     uint64_t pushes, push_bytes;

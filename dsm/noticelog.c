@@ -270,8 +270,13 @@ void dsm_log_acquire(int from, int pushed)
         return; /* released here: nothing new (the node's positions are
                  * shared by its threads) */
     int n = dsm_g.size;
-    uint64_t *target = malloc((size_t)n * sizeof *target);
-    uint64_t *w = malloc(vpos_words() * sizeof *w);
+    /* (on the stack for small jobs: a spinning flush comes here each
+     * time) */
+    enum { SMALL = 64 };
+    uint64_t tbuf[SMALL], wbuf[DSM_VPOS_WORDS(SMALL)];
+    int small = n <= SMALL;
+    uint64_t *target = small ? tbuf : malloc((size_t)n * sizeof *target);
+    uint64_t *w = small ? wbuf : malloc(vpos_words() * sizeof *w);
     if (!target || !w)
         ompdsm_fatal("out of memory for log positions");
     pthread_mutex_lock(&dsm_g.acquire_lock);
@@ -289,8 +294,10 @@ void dsm_log_acquire(int from, int pushed)
     }
     acquire_to(target, from, w);
     pthread_mutex_unlock(&dsm_g.acquire_lock);
-    free(target);
-    free(w);
+    if (!small) {
+        free(target);
+        free(w);
+    }
 }
 
 void dsm_log_advance(const uint64_t *tails)

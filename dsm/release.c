@@ -512,6 +512,18 @@ void dsm_acquire_from(int from, int pushed)
     dsm_log_acquire(from, pushed);
 }
 
+void dsm_release_push(int to)
+{
+    if (dsm_g.solo || !dsm_g.started || to == dsm_g.rank)
+        return;
+    dsm_push_positions(to);
+}
+
+void dsm_acquire_pushed(int from)
+{
+    dsm_acquire_from(from, 1);
+}
+
 /* Whether a REL_LOCK release would publish nothing now: nothing dirty,
  * kept or noticed early, no lazily skipped unlock left uncovered, and no
  * exclusive home page fetched by another node since its last notice (the
@@ -534,6 +546,19 @@ static int release_idle(void)
     return idle;
 }
 
+/* Flushes in a row of this thread that applied nothing new (reset by
+ * one that did): a spin on a flag yields at once, a loop that flushes
+ * every iteration with nothing to wait for (the suites' tasks) only at
+ * the 1st, 2nd, 4th ... 64th such flush, then every 64th (FLUSH_YIELD_EVERY). */
+enum { FLUSH_YIELD_EVERY = 64 };
+static __thread uint32_t flush_stale;
+
+static int flush_should_yield(void)
+{
+    uint32_t k = ++flush_stale;
+    return k <= FLUSH_YIELD_EVERY ? !(k & (k - 1)) : !(k % FLUSH_YIELD_EVERY);
+}
+
 /* A flush is a release and an acquire from every node.  A flush with
  * nothing to publish (a spin on a flag: `while (!flag) flush`) makes no
  * release at all (no release_lock, no batch, no count in dsm_releases),
@@ -554,11 +579,18 @@ void dsm_flush(void)
     uint64_t before = __atomic_load_n(&dsm_g.log_applied, __ATOMIC_RELAXED);
     dsm_log_acquire(-1, 0);
     /* A spin loop of flushes (NPB LU's pipeline) must let the node it waits
-     * for run when there are more nodes than cores. */
+     * for run when there are more nodes than cores; a yield that finds
+     * another process to run costs a context switch (most of the suites'
+     * tasks' time, one per flush), hence the backoff. */
     if (__atomic_load_n(&dsm_g.log_applied, __ATOMIC_RELAXED) == before) {
         if (idle)
             DSM_STAT(flush_idle, 1);
-        sched_yield();
+        if (flush_should_yield()) {
+            DSM_STAT(flush_yields, 1);
+            sched_yield();
+        }
+    } else {
+        flush_stale = 0;
     }
 }
 

@@ -230,17 +230,41 @@ static volatile uint64_t *ordered_words(const struct rt_loop *L)
     return rt_area->ordered + (L->seq % RT_ORD_SLOTS) * (uint64_t)comm_size();
 }
 
-static int ordered_ready(void *arg)
+/* How many iterations have passed, and in *from the node whose thread
+ * passed the last of them (-1: none yet). */
+static uint64_t ordered_done(const struct rt_loop *L, int *from)
 {
-    const struct rt_loop *L = arg;
     volatile uint64_t *w = ordered_words(L);
     uint64_t done = 0, tag = ordered_tag(L);
+    *from = -1;
     for (int s = 0; s < rt_self.group.nodes; s++) {
         uint64_t v = __atomic_load_n(&w[s], __ATOMIC_ACQUIRE);
-        if (sched_word_gen(v) == tag && sched_word_val(v) > done)
+        if (sched_word_gen(v) == tag && sched_word_val(v) > done) {
             done = sched_word_val(v);
+            *from = s;
+        }
     }
-    return done >= rt_self.ordered_iter;
+    return done;
+}
+
+static int ordered_ready(void *arg)
+{
+    int from;
+    return ordered_done(arg, &from) >= rt_self.ordered_iter;
+}
+
+/* The acquire of a turn: from the node that passed the previous
+ * iteration, whose positions it pushed before its signal (ordered_publish),
+ * so that each turn reads no other node's positions or log; its own
+ * acquires carry everything earlier turns released. */
+static void ordered_acquire(struct rt_loop *L)
+{
+    int from;
+    dsm_atomic_drain();
+    if (rt_self.ordered_iter && (ordered_done(L, &from), from >= 0))
+        dsm_acquire_pushed(from);
+    else
+        dsm_acquire();
 }
 
 static void ordered_wait(struct rt_loop *L)
@@ -276,8 +300,10 @@ static void ordered_publish(struct rt_loop *L)
         rt_node_ordered_lock(1);
     int me = comm_rank();
     for (int node = 0; node < rt_self.group.nodes; node++)
-        if (node != me)
+        if (node != me) {
+            dsm_release_push(node);
             COMM_CHECK(comm_notify(node, RT_REG_AREA, off, w));
+        }
     COMM_CHECK(comm_notify(me, RT_REG_AREA, off, w));
     if (hyb)
         rt_node_ordered_lock(0);
@@ -286,13 +312,16 @@ static void ordered_publish(struct rt_loop *L)
 
 /* An iteration may run no ordered region at all (OpenMP allows it): before
  * this thread moves on, it takes its turn anyway so that the next
- * iteration does not wait for it forever. */
+ * iteration does not wait for it forever; it acquires too, so that the
+ * positions it passes on carry the previous turns' releases. */
 static void ordered_pass_skipped(void)
 {
     struct rt_loop *L = rt_self.ordered_loop;
     if (!L || rt_self.ordered_passed || L->nthreads <= 1)
         return;
     ordered_wait(L);
+    if (!rt_self.lteam)
+        ordered_acquire(L);
     ordered_publish(L);
 }
 
@@ -311,10 +340,8 @@ RT_API void OMPDSM_ordered_start(void)
         return;
     rt_wait_begin(RT_WAIT_ORDERED, RT_CALLER, NULL, 0, NULL, ~0ull);
     ordered_wait(L);
-    if (!rt_self.lteam) { /* (a nested team shares the node's copies) */
-        dsm_atomic_drain();
-        dsm_acquire();
-    }
+    if (!rt_self.lteam) /* (a nested team shares the node's copies) */
+        ordered_acquire(L);
     rt_wait_end();
 }
 

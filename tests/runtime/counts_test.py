@@ -21,8 +21,18 @@ OMPDSM_STATS=FILE.json, over the transport OMPDSM_TRANSPORT names:
             its atomics by at least 0.95; over tcp the updates are posted:
             gets and atomics together at most 0.05 per update (no round
             trip; 2 before), messages at least 0.95
+  ordered   an ordered loop of 400 iterations, schedule(static,1): per
+            iteration, on both nodes together, at most 0.25 gets that are
+            not page fetches (0.02-0.06 seen under load, from waits
+            elsewhere) and 0.05 notice-log reads more than a run
+            with none (about 2 and 1 before: each turn read every node's
+            positions and the other node's log; now the releaser's
+            positions and last entries come with its signal)
+  flushes   4,000 flushes by each thread with nothing written: at most
+            4,000 / 64 + 8 of them yield the CPU on each node (every one
+            before)
 
-usage: counts_test.py OMPDSMRUN RT_COUNTS settle|testfail|atomic
+usage: counts_test.py OMPDSMRUN RT_COUNTS settle|testfail|atomic|ordered|flushes
 Exit 0 pass, 1 fail."""
 import json
 import os
@@ -104,6 +114,35 @@ def main():
             if per["comm_atomics"] < 0.95:
                 bad.append("%.3f remote atomics per update: the updates did "
                            "not go to the home" % per["comm_atomics"])
+    elif case == "ordered":
+        k = 400
+        base = run(launcher, prog, ["ordered", "0"])
+        full = run(launcher, prog, ["ordered", str(k)])
+
+        def grown(key):
+            return sum(full[n][key] - base[n][key] for n in (0, 1))
+        gets = (grown("comm_gets") - grown("dsm_pages_fetched")) / k
+        reads = grown("dsm_log_reads") / k
+        print("per ordered turn: %.3f gets (page fetches aside), %.3f log "
+              "reads, %.3f positions pushed" %
+              (gets, reads, grown("dsm_log_pushed") / k))
+        if gets > 0.25:
+            bad.append("%.3f gets per ordered turn (at most 0.25)" % gets)
+        if reads > 0.05:
+            bad.append("%.3f log reads per ordered turn (at most 0.05)" %
+                       reads)
+    elif case == "flushes":
+        k = 4000
+        full = run(launcher, prog, ["flushes", str(k)])
+        for n, st in enumerate(full):
+            print("node %d: %d flushes, %d yielded" %
+                  (n, st["dsm_flushes"], st["dsm_flush_yields"]))
+            if st["dsm_flushes"] < k:
+                bad.append("node %d made %d flushes (%d asked)" %
+                           (n, st["dsm_flushes"], k))
+            if st["dsm_flush_yields"] > k // 64 + 8:
+                bad.append("node %d: %d of %d flushes yielded (at most %d)" %
+                           (n, st["dsm_flush_yields"], k, k // 64 + 8))
     else:
         sys.exit("counts_test.py: unknown case %s" % case)
     for b in bad:

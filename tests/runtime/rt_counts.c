@@ -27,6 +27,20 @@
  *               before, then the compare-swap: two round trips); over
  *               tcp the updates are posted (a message each, no round
  *               trip).
+ *   ordered K   a loop of K iterations, schedule(static,1), whose ordered
+ *               region checks and advances a shared counter and adds to
+ *               a shared sum, so that each turn passes between the
+ *               nodes: the test bounds the gets that are not page
+ *               fetches and the notice-log reads per iteration (each
+ *               turn acquires from the node that passed the last one,
+ *               whose positions came with its signal; before, a turn
+ *               read every node's positions and the other node's log:
+ *               two gets).
+ *   flushes K   every thread makes K flushes with nothing written: the
+ *               test bounds the flushes that yielded the CPU (every one
+ *               before: a context switch each when another process can
+ *               run; the suites' tasks that flush per term spent most
+ *               of their time there).
  *
  * Checks the results (counter, test outcomes, sums) itself; exit 0 ok. */
 #include "rt_test.h"
@@ -104,12 +118,44 @@ static void atomic_region(void *fp)
     OMPDSM_barrier();
 }
 
+static OMPDSM_loop_site ord_site = {"rt_counts.c", 1, "ordered_region", 0};
+
+static void ordered_region(void *fp)
+{
+    const struct frame *f = fp;
+    OMPDSM_loop L;
+    unsigned long long lo, hi;
+    OMPDSM_loop_init(&L, &ord_site, (unsigned long long)f->n,
+                     OMPDSM_SCHED_STATIC, 1, 0, 0, OMPDSM_LOOP_ORDERED);
+    while (OMPDSM_loop_next(&L, &lo, &hi))
+        for (unsigned long long k = lo; k < hi; k++) {
+            OMPDSM_loop_iter(&L, k);
+            OMPDSM_ordered_start();
+            CHECK_EQ_LL(*g_cnt, (long long)k, "ordered turn's counter");
+            *g_cnt = (long long)k + 1;
+            *g_sum += (long long)k;
+            OMPDSM_ordered_end();
+        }
+    OMPDSM_loop_end(&L, 0);
+}
+
+static void flushes_region(void *fp)
+{
+    const struct frame *f = fp;
+    for (int i = 0; i < f->n; i++)
+        OMPDSM_flush();
+    OMPDSM_barrier();
+}
+
 static OMPDSM_region r_settle = {settle_region, "rt_counts.c (settle)", 0};
 static OMPDSM_region r_testfail = {testfail_region, "rt_counts.c (testfail)", 0};
 static OMPDSM_region r_atomic = {atomic_region, "rt_counts.c (atomic)", 0};
-static OMPDSM_region *regions[] = {&r_settle, &r_testfail, &r_atomic};
+static OMPDSM_region r_ordered = {ordered_region, "rt_counts.c (ordered)", 0};
+static OMPDSM_region r_flushes = {flushes_region, "rt_counts.c (flushes)", 0};
+static OMPDSM_region *regions[] = {&r_settle, &r_testfail, &r_atomic,
+                                   &r_ordered, &r_flushes};
 static OMPDSM_unit unit = {OMPDSM_ABI_VERSION, "rt_counts.c", globals,
-                           sizeof globals / sizeof *globals, 0, regions, 3,
+                           sizeof globals / sizeof *globals, 0, regions, 5,
                            0, 0, 0};
 __attribute__((constructor)) static void reg(void)
 {
@@ -122,7 +168,8 @@ static int user_main(int argc, char **argv, char **envp)
     (void)envp;
     rtt_begin("rt_counts", 45);
     if (argc < 3 || omp_get_max_threads() != 2) {
-        printf("usage: rt_counts settle|testfail|atomic COUNT, on 2 nodes\n");
+        printf("usage: rt_counts settle|testfail|atomic|ordered|flushes "
+               "COUNT, on 2 nodes\n");
         return 2;
     }
     struct frame f = {atoi(argv[2]), 0};
@@ -135,6 +182,14 @@ static int user_main(int argc, char **argv, char **envp)
         rtt_phase("atomic");
         OMPDSM_parallel(&r_atomic, &f, sizeof f, 0, 1);
         CHECK_EQ_LL(*g_sum, (long long)f.n * (f.n + 1) / 2, "atomic sum");
+    } else if (!strcmp(argv[1], "ordered")) {
+        rtt_phase("ordered");
+        OMPDSM_parallel(&r_ordered, &f, sizeof f, 0, 1);
+        CHECK_EQ_LL(*g_cnt, f.n, "ordered turns");
+        CHECK_EQ_LL(*g_sum, (long long)f.n * (f.n - 1) / 2, "ordered sum");
+    } else if (!strcmp(argv[1], "flushes")) {
+        rtt_phase("flushes");
+        OMPDSM_parallel(&r_flushes, &f, sizeof f, 0, 1);
     } else {
         rtt_phase("testfail");
         omp_init_lock(g_lk);
