@@ -110,7 +110,8 @@ void launch_decide_bind(struct launch_job *job, int nlocal)
 static const char *const own_vars[] = {
     "OMPDSM_RANK=", "OMPDSM_SIZE=", "OMPDSM_LOCAL_RANK=",
     "OMPDSM_LOCAL_SIZE=", "OMPDSM_JOBID=", "OMPDSM_BOOT=",
-    "OMPDSM_BIND_THREADS=", OMPDSM_KEY_VAR "=",
+    "OMPDSM_BIND_THREADS=",
+    OMPDSM_KEY_VAR "=", /* NOLINT(bugprone-suspicious-missing-comma) */
 };
 #define NOWN OMPDSM_ARRAY_LEN(own_vars)
 
