@@ -1,5 +1,6 @@
 # ompdsm-gdb.py - gdb extension: the program's own names for variables ompcc
-# moved into the shared heap (docs/debugging.md).
+# moved into the shared heap, and a note on values of pages a node holds
+# no valid copy of (docs/debugging.md).
 #
 # ompcc turns a shared local `s` into a pointer __ompdsm_l_s into the
 # shared heap, a global `g` into __ompdsm_g_g, a function's static `v`
@@ -8,7 +9,11 @@
 # replaces `print` (and `p`, `inspect`): every identifier of the
 # expression that names no visible variable but has such a pointer is read
 # through it, and the rest goes to gdb's own evaluation (`call`, which
-# prints exactly as `print` does, into the value history).
+# prints exactly as `print` does, into the value history).  Names follow
+# C's scopes from the selected frame, so a static of another file (libm
+# has an `a`) does not hide a shared global.  gdb reads past the page
+# protections the shared memory works with: a value on a page this node
+# holds no valid copy of is printed with a note saying it is an old copy.
 #
 #   ompdsm-expr EXPR     shows the expression as evaluated
 #   set ompdsm-names off restores gdb's own print
@@ -30,19 +35,22 @@ def _frame():
         return None
 
 
-def _visible(name, frame):
-    """True when gdb already resolves name (a variable, function or enum)."""
+def _defines(block, names):
+    """The first of names that block itself declares as a variable,
+    function or enumerator (a struct tag or typedef may share a variable's
+    name), or None."""
+    found = {sym.name for sym in block
+             if sym.name in names and sym.addr_class != gdb.SYMBOL_LOC_TYPEDEF}
+    return next((n for n in names if n in found), None)
+
+
+def _lookup(name, block):
     try:
-        if frame is not None:
-            sym = gdb.lookup_symbol(name, frame.block())[0]
-        else:
-            sym = gdb.lookup_symbol(name)[0]
+        if block is not None:
+            return gdb.lookup_symbol(name, block)[0]
+        return gdb.lookup_global_symbol(name)
     except (gdb.error, RuntimeError):
-        sym = None
-    if sym is not None:
-        return True
-    return gdb.lookup_global_symbol(name) is not None or \
-        gdb.lookup_static_symbol(name) is not None
+        return None
 
 
 def _user_function(frame):
@@ -61,19 +69,34 @@ def _user_function(frame):
 
 def shared_pointer(name, frame=None):
     """The pointer through which the program reaches its variable `name`
-    in frame, or None when gdb sees `name` itself (or nothing at all)."""
+    in frame, or None when gdb sees `name` itself (or nothing at all).
+
+    C's scopes decide, not gdb's lookup: gdb falls back on a file-scope
+    static of any other file (libm's `a`, say) when the frame sees no
+    `name`, and that must not hide the program's shared global."""
     if frame is None:
         frame = _frame()
-    if _visible(name, frame):
-        return None
-    cands = ["__ompdsm_sh_" + name, "__ompdsm_l_" + name]
+    try:
+        block = frame.block() if frame is not None else None
+    except RuntimeError:
+        block = None
+    local = ("__ompdsm_sh_" + name, "__ompdsm_l_" + name)
+    # the function's blocks, innermost first
+    while block is not None and not block.is_static and not block.is_global:
+        hit = _defines(block, (name,) + local)
+        if hit:
+            return None if hit == name else hit
+        block = block.superblock
     fn = _user_function(frame)
-    if fn:
-        cands.append("__ompdsm_s_%s_%s" % (fn, name))
-    cands.append("__ompdsm_g_" + name)
-    for c in cands:
-        if _visible(c, frame):
-            return c
+    if fn and _lookup("__ompdsm_s_%s_%s" % (fn, name), block) is not None:
+        return "__ompdsm_s_%s_%s" % (fn, name)
+    if block is not None and (_defines(block, (name,)) or
+                              _defines(block.global_block, (name,))):
+        return None
+    if block is None and _lookup(name, None) is not None:
+        return None
+    if _lookup("__ompdsm_g_" + name, block) is not None:
+        return "__ompdsm_g_" + name
     return None
 
 
@@ -121,6 +144,44 @@ def _split(arg):
     return opts, fmt, arg
 
 
+def _no_access(lo, hi):
+    """The first address in [lo, hi) that the inferior's mappings give no
+    read access (a shared page this node holds no valid copy of), or None.
+    Only a live local process has /proc maps to read."""
+    inf = gdb.selected_inferior()
+    conn = getattr(inf, "connection", None)
+    if inf.pid <= 0 or (conn is not None and conn.type != "native"):
+        return None
+    try:
+        with open("/proc/%d/maps" % inf.pid) as f:
+            for line in f:
+                rng, perms = line.split()[:2]
+                start, end = (int(x, 16) for x in rng.split("-"))
+                if start < hi and end > lo and perms[0] != "r":
+                    return max(start, lo)
+    except OSError:
+        return None
+    return None
+
+
+def _note_invalid(value):
+    """gdb reads memory past page protections, so a page the DSM has
+    invalidated on this node shows the node's old copy: say so beside
+    the value instead of letting it pass for the current one."""
+    try:
+        addr = value.address
+        if addr is None:
+            return
+        lo = int(addr)
+        bad = _no_access(lo, lo + max(value.type.sizeof, 1))
+    except (gdb.error, RuntimeError, ValueError):
+        return
+    if bad is not None:
+        gdb.write("(ompdsm: this node holds no valid copy of the page at "
+                  "0x%x: the value is its old copy, current only on the node "
+                  "that wrote it or after this node reads it)\n" % bad)
+
+
 class Print(gdb.Command):
     """Print the value of an expression, reading variables that ompcc moved
     into the shared heap by their own names (ompdsm-gdb.py).
@@ -135,10 +196,13 @@ Usage: print [[OPTION]... --] [/FMT] [EXP]"""
             expr = "$"
         if _enabled:
             expr = rewrite(expr)
+        count = gdb.history_count()
         try:
             gdb.execute("call%s %s%s" % (fmt, opts, expr), from_tty)
         except gdb.error as e:
             raise gdb.GdbError(str(e)) from None
+        if gdb.history_count() > count:
+            _note_invalid(gdb.history(0))
 
 
 class Expr(gdb.Command):

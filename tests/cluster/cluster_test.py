@@ -16,6 +16,7 @@ wait has a deadline.  Standard library only.
 """
 
 import argparse
+import faulthandler
 import json
 import os
 import re
@@ -1210,6 +1211,9 @@ def main():
     def on_term(sig, frame):
         raise SystemExit("cluster_test: signal %d" % sig)
     signal.signal(signal.SIGTERM, on_term)
+    # At meson's timeout the log shows where the test waited (one
+    # cluster-deadlock run passed its timeout with no other trace).
+    faulthandler.register(signal.SIGTERM, chain=True)
 
     t0 = time.monotonic()
     try:
