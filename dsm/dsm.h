@@ -284,11 +284,6 @@ struct dsm_stats {
     /* Software write detection: puts of marked bytes into subscribers'
      * copies (dsm/push.c), and their bytes. */
     uint64_t pushes, push_bytes;
-    /* Of those, puts into the copy of a lock's next holder that does not
-     * subscribe to the page; and pages an acquire left valid because the
-     * releaser put its bytes there (docs/design.md, "Lock hand-offs with
-     * the bytes"). */
-    uint64_t push_handoff, handoff_kept;
 };
 #define DSM_STATS_LOCK_LOCAL 1 /* (lock_local_handoffs exists) */
 void dsm_stats_get(struct dsm_stats *out);

@@ -229,8 +229,6 @@ void dsm_page_list_push(uint32_t **v, size_t *n, size_t *cap, uint32_t pg);
 /* Sorts a page list (v not NULL); the second form also drops repeats. */
 void dsm_page_list_sort(uint32_t *v, size_t n);
 void dsm_page_list_sort_unique(uint32_t *v, size_t *n);
-/* Whether pg is in the sorted page list v[0..n). */
-int dsm_page_list_has(const uint32_t *v, size_t n, uint32_t pg);
 /* The heap pages [*first, *last] that [p, p+len) overlaps; 0 if none. */
 int dsm_heap_pages(const void *p, size_t len, uint32_t *first, uint32_t *last);
 /* Tells home that this node is about to fetch pages [pg, pg+n) (all homed
@@ -452,12 +450,6 @@ void dsm_release_interval(struct notice_list *published);
 /* dsm_release for a node none of whose threads writes shared memory
  * meanwhile (a fork's receiver): pages kept writable stay so. */
 void dsm_release_quiet(void);
-/* dsm_release, and the bytes it sends also go into the copies of nodes
- * `to` (a mask: the taker of a lock handed on right after it). */
-void dsm_release_to(uint64_t to);
-/* This node handed a lock to nodes `to` (a mask): until the next barrier
- * its releases with no taker in sight put their bytes there too. */
-void dsm_handoff_note(uint64_t to);
 /* Sends the diff of page pg now if it is dirty here and not homed here;
  * its notice goes out with the next release. */
 void dsm_release_page(uint32_t pg);
@@ -487,13 +479,6 @@ uint64_t dsm_log_append(const struct notice *v, size_t n);
 /* After the diffs of the entries up to tail are at their homes: they are
  * complete (acquirers may apply them without waiting). */
 void dsm_log_complete(uint64_t tail);
-/* The release whose count entries end at tail (not yet complete) put
- * every byte of pages ok[0..n) (sorted) into the copies of nodes `to` (a
- * mask): its entries (and their mirror) whose pages are all among them
- * say so in their pad, for those nodes' acquires (docs/design.md, "Lock
- * hand-offs with the bytes"). */
-void dsm_log_mark(uint64_t tail, uint64_t count, uint32_t to, const uint32_t *ok,
-                  size_t n);
 /* The acquire of dsm_acquire_from and dsm_flush, after their release:
  * from node from's positions (pushed: as that node pushed them into our
  * mailbox), or every node's (from < 0). */
@@ -636,9 +621,6 @@ size_t dsm_wd_take(uint32_t pg, struct comm_run *runs, int concurrent);
  * of another thread is marked already or faults and waits.  Returns
  * whether a diff went out (its notice is an extra notice). */
 int dsm_wd_flush(uint32_t pg);
-/* How many times dsm_wd_flush looked at a page (a release that hands
- * bytes on checks that none took marks while it ran). */
-uint64_t dsm_wd_flushes(void);
 /* Whether page pg has marks (its written byte or any shadow bit). */
 int dsm_wd_marked(uint32_t pg);
 /* Drops page pg's marks (its home moved away: they are not this node's
@@ -694,21 +676,16 @@ void dsm_push_apply(const struct push_rec *r, size_t n);
  * dsm_push_flush, which a release calls after fencing its diffs to the
  * homes, and which returns whether any went out (a fence must follow). */
 void dsm_push_defer(uint32_t pg, const struct comm_run *runs, size_t n);
-/* The nodes (a mask) that the calling thread's next pushes go to besides
- * the subscribers: the taker of a lock this release hands on; the flush
- * resets it. */
-void dsm_push_to(uint64_t to);
 int dsm_push_flush(void);
 /* Whether a refetch of pg must merge (pushes may land in this node's copy:
  * subscribed or being subscribed), and the merging refetch itself: bytes a
  * push changed while the page came stay (page lock held). */
 int dsm_push_merge_needed(uint32_t pg);
 void dsm_push_refetch(uint32_t pg, int home);
-/* Puts the runs of page pg into every subscriber's copy and every node of
- * mask `to`, but this node's and the home's (page lock held); returns
- * whether any went out (a fence must follow before the release
- * completes). */
-int dsm_push_send(uint32_t pg, const struct comm_run *runs, size_t n, uint64_t to);
+/* Puts the runs of page pg into every subscriber's copy but this node's
+ * and the home's (page lock held); returns whether any went out (a fence
+ * must follow before the release completes). */
+int dsm_push_send(uint32_t pg, const struct comm_run *runs, size_t n);
 
 /* ---- the machine's costs (probe.c) ---- */
 /* Measures them (dsm_start, after the fault handler is installed). */

@@ -310,19 +310,6 @@ void dsm_page_list_sort_unique(uint32_t *v, size_t *n)
     *n = w;
 }
 
-int dsm_page_list_has(const uint32_t *v, size_t n, uint32_t pg)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (v[mid] < pg)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && v[lo] == pg;
-}
-
 int dsm_heap_pages(const void *p, size_t len, uint32_t *first, uint32_t *last)
 {
     const char *lo = p, *hi = lo + len;

@@ -103,17 +103,10 @@ static uint64_t *lazy_seen;
 
 static void lazy_serve(void)
 {
-    uint64_t to = 0;
-    for (int r = 0; r < dsm_g.size; r++) {
+    for (int r = 0; r < dsm_g.size; r++)
         lazy_seen[r] = __atomic_load_n(lazy_word(dsm_off_lazy_ask, r),
                                        __ATOMIC_ACQUIRE);
-        if (lazy_seen[r] > lazy_served[r] && r < 64)
-            to |= 1ull << r;
-    }
-    /* (under release_lock: after any release in progress; the askers'
-     * copies get its bytes, docs/design.md "Lock hand-offs with the
-     * bytes") */
-    dsm_release_to(to);
+    dsm_release(); /* (under release_lock: after any release in progress) */
     for (int r = 0; r < dsm_g.size; r++) {
         if (lazy_seen[r] <= lazy_served[r])
             continue;

@@ -319,8 +319,6 @@ static void grant(uint64_t succ, int from)
          * grant (the notify is ordered after the puts). */
         dsm_push_positions(snode);
         v |= GRANT_PUSHED;
-        if (snode < 64)
-            dsm_handoff_note(1ull << snode);
     }
     COMM_CHECK(comm_notify(snode, DSM_REG_AREA,
                            qoff(sq, offsetof(struct dsm_qnode, grant)), v));
@@ -1085,25 +1083,11 @@ void dsm_lock_settle(void)
  * next taker finds nothing owed and waits for no request's answer (the
  * holder serves one only when it next runs a lock operation or its helper
  * polls).  A lock re-taken from the cache stays lazy. */
-/* The node a lock held through q goes to next, as a mask for
- * dsm_release_to: the successor linked behind q (next: q's `next` word),
- * if any; its copies get the bytes the release sends (docs/design.md,
- * "Lock hand-offs with the bytes"). */
-static uint64_t taker(uint32_t id, uint64_t next)
-{
-    if (next == qn_alone(id) || (next >> 62))
-        return 0;
-    int node;
-    uint32_t sq;
-    lockword_decode(next, &node, &sq);
-    return node >= 0 && node < 64 ? 1ull << node : 0;
-}
-
 static void unlock_global(uint32_t id, uint32_t q, int migratory)
 {
     int lz = lazy_on() && !migratory;
     if (!lz)
-        dsm_release_to(taker(id, __atomic_load_n(&qnode(q)->next, __ATOMIC_ACQUIRE)));
+        dsm_release();
 
     if (caching()) {
         /* Keep it unless a successor linked: the compare-swap decides
@@ -1125,7 +1109,7 @@ static void unlock_global(uint32_t id, uint32_t q, int migratory)
             return;
         }
         if (lz)
-            dsm_release_to(taker(id, next));
+            dsm_release();
         grant(next, dsm_g.rank);
         qnode_put(q);
         OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u handed on", id);

@@ -95,7 +95,6 @@ uint64_t dsm_log_append(const struct notice *v, size_t n)
         e->page = v[i].page;
         e->npages = v[i].npages;
         e->writer = v[i].writer;
-        e->pad = 0; /* (no hand-off yet: dsm_log_mark) */
         __atomic_store_n(&e->pad2, start + i + 1, __ATOMIC_RELEASE);
         __atomic_store_n(&e->seq, start + i + 1, __ATOMIC_RELEASE);
     }
@@ -106,8 +105,6 @@ uint64_t dsm_log_append(const struct notice *v, size_t n)
         __atomic_store_n(&m[0], start, __ATOMIC_RELAXED);
         __atomic_store_n(&m[1], start + n, __ATOMIC_RELAXED);
         memcpy(&m[2], v, n * sizeof *v);
-        for (size_t i = 0; i < n; i++) /* (no hand-off yet) */
-            ((struct notice *)&m[2])[i].pad = 0;
         __atomic_thread_fence(__ATOMIC_RELEASE);
         __atomic_store_n(&m[2 + 2 * DSM_LOG_MIRROR], start + n, __ATOMIC_RELAXED);
     }
@@ -118,55 +115,6 @@ uint64_t dsm_log_append(const struct notice *v, size_t n)
 void dsm_log_complete(uint64_t tail)
 {
     __atomic_store_n(&vpos_local()[1 + dsm_g.rank], tail, __ATOMIC_SEQ_CST);
-}
-
-/* Whether entry e (page, npages, writer) lies in the sorted page list
- * ok[0..n) and was written by this node. */
-static int all_ok(uint32_t page, uint32_t npages, int32_t writer,
-                  const uint32_t *ok, size_t n)
-{
-    int all = writer == dsm_g.rank;
-    for (uint32_t p = page; all && p < page + npages; p++)
-        all = dsm_page_list_has(ok, n, p);
-    return all;
-}
-
-void dsm_log_mark(uint64_t tail, uint64_t count, uint32_t to, const uint32_t *ok,
-                  size_t n)
-{
-    if (count > DSM_LOG_CAP / 4)
-        return; /* (published as one entry for every page: log_shape) */
-    /* (read only by acquires that find the tail complete: it moves after
-     * this) */
-    struct dsm_log_entry *ring = log_local();
-    for (uint64_t i = tail - count; i < tail; i++) {
-        struct dsm_log_entry *e = &ring[i % DSM_LOG_CAP];
-        if (all_ok(e->page, e->npages, e->writer, ok, n))
-            __atomic_store_n(&e->pad, to, __ATOMIC_RELAXED);
-    }
-    uint64_t *m = mirror_local();
-    if (__atomic_load_n(&m[1], __ATOMIC_RELAXED) != tail ||
-        __atomic_load_n(&m[2 + 2 * DSM_LOG_MIRROR], __ATOMIC_RELAXED) != tail)
-        return; /* (not mirrored: too many entries) */
-    struct notice *e = (struct notice *)&m[2];
-    for (uint64_t i = 0; i < tail - m[0]; i++)
-        if (all_ok(e[i].page, e[i].npages, e[i].writer, ok, n))
-            __atomic_store_n(&e[i].pad, to, __ATOMIC_RELAXED);
-}
-
-/* Appends an entry read from a log to l, unless its pages went into our
- * copies with every byte of it (a lock handed to us: its pad has our
- * bit): those copies stay valid (docs/design.md, "Lock hand-offs with the
- * bytes"), and the same pages named by any other entry are made stale as
- * usual. */
-static void entry_add(struct notice_list *l, uint32_t page, uint32_t npages,
-                      int32_t writer, uint32_t pad)
-{
-    if (dsm_g.rank < 32 && (pad & (1u << dsm_g.rank))) {
-        DSM_STAT(handoff_kept, npages);
-        return;
-    }
-    notice_push(l, page, npages, writer);
 }
 
 /* Reads entries [from, to) of node j's log into l; 0, or -1 if some were
@@ -195,7 +143,7 @@ static int log_read(int j, uint64_t from, uint64_t to, struct notice_list *l)
             rc = -1;
             break;
         }
-        entry_add(l, e[i].page, e[i].npages, e[i].writer, e[i].pad);
+        notice_push(l, e[i].page, e[i].npages, e[i].writer);
     }
     free(e);
     return rc;
@@ -216,10 +164,8 @@ static int mirror_read(const uint64_t *w, uint64_t from, uint64_t to,
     if (m[2 + 2 * DSM_LOG_MIRROR] != m[1] || m[1] != to || m[0] > from)
         return -1;
     const struct notice *e = (const struct notice *)&m[2];
-    for (uint64_t i = from; i < to; i++) {
-        const struct notice *x = &e[i - m[0]];
-        entry_add(l, x->page, x->npages, x->writer, x->pad);
-    }
+    for (uint64_t i = from; i < to; i++)
+        notice_push(l, e[i - m[0]].page, e[i - m[0]].npages, e[i - m[0]].writer);
     return 0;
 }
 

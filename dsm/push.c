@@ -181,9 +181,9 @@ void dsm_push_apply(const struct push_rec *r, size_t n)
     }
 }
 
-int dsm_push_send(uint32_t pg, const struct comm_run *runs, size_t n, uint64_t to)
+int dsm_push_send(uint32_t pg, const struct comm_run *runs, size_t n)
 {
-    uint64_t m = (P.on ? P.subs[pg] : 0) | to;
+    uint64_t m = P.on ? P.subs[pg] : 0;
     int home = dsm_home(pg), me = dsm_g.rank, sent = 0;
     m &= ~(1ull << me);
     if (home >= 0 && home < PUSH_MAX_NODES)
@@ -200,8 +200,6 @@ int dsm_push_send(uint32_t pg, const struct comm_run *runs, size_t n, uint64_t t
             ompdsm_fatal("push of page %u to node %d failed", pg, s);
         DSM_STAT(pushes, 1);
         DSM_STAT(push_bytes, bytes);
-        if (to & (1ull << s) && !(P.on && P.subs[pg] & (1ull << s)))
-            DSM_STAT(push_handoff, 1);
         sent = 1;
     }
     return sent;
@@ -216,20 +214,14 @@ int dsm_push_send(uint32_t pg, const struct comm_run *runs, size_t n, uint64_t t
 static __thread struct {
     uint32_t *pg;          /* pages, each with its runs in run[] */
     size_t *first, *count;
-    uint64_t to;           /* the lock hand-off's taker(s), besides subscribers */
     size_t n, cap;
     struct comm_run *run;
     size_t nrun, runcap;
 } Q;
 
-void dsm_push_to(uint64_t to)
-{
-    Q.to = P.on ? to & ~(1ull << dsm_g.rank) : 0;
-}
-
 void dsm_push_defer(uint32_t pg, const struct comm_run *runs, size_t n)
 {
-    if (!P.on || !n || !((P.subs[pg] | Q.to) & ~(1ull << dsm_g.rank)))
+    if (!P.on || !n || !(P.subs[pg] & ~(1ull << dsm_g.rank)))
         return;
     if (Q.n == Q.cap) {
         size_t c = Q.cap ? 2 * Q.cap : 64;
@@ -261,9 +253,8 @@ int dsm_push_flush(void)
 {
     int sent = 0;
     for (size_t i = 0; i < Q.n; i++)
-        sent |= dsm_push_send(Q.pg[i], Q.run + Q.first[i], Q.count[i], Q.to);
+        sent |= dsm_push_send(Q.pg[i], Q.run + Q.first[i], Q.count[i]);
     Q.n = Q.nrun = 0;
-    Q.to = 0;
     return sent;
 }
 

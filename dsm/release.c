@@ -103,80 +103,6 @@ static int fetched_since_notice(uint32_t pg)
  * bytes.  No page changes protection.  A lock release or flush may run
  * beside the node's threads' stores (or on the lazy release helper):
  * marks are then cleared one word at a time before the data is read. */
-/* ---- lock hand-offs with the bytes ----
- * A release that hands a lock on to a known taker (the successor linked
- * behind the unlock, the node that asked for a lazy release) puts the
- * bytes it sends to their homes into the taker's copies as well, after
- * the homes have them (dsm_push_to; the same put and order as a push to
- * a subscriber), and says so in the entries of its log mirror (the `pad`
- * of each entry: the nodes whose copies got every byte of it), which the
- * taker reads from the mailbox pushed with the grant and whose pages its
- * acquire leaves valid (noticelog.c).  A home's marks of its own pages
- * are taken by lock releases and flushes only: a page whose marks a
- * barrier left may hold marks of earlier intervals, which must not be put
- * over the taker's newer bytes, so it is not pushed until a lock release
- * has taken its marks once (home_stale).  Under several threads a node a
- * fault may be fetching the page the put lands in: nothing is handed. */
-static uint8_t *home_stale;
-static pthread_once_t home_stale_once = PTHREAD_ONCE_INIT;
-
-static void home_stale_init(void)
-{
-    home_stale = dsm_table(dsm_g.npages, "home marks left");
-}
-
-static void home_stale_set(uint32_t pg)
-{
-    pthread_once(&home_stale_once, home_stale_init);
-    if (!home_stale[pg])
-        home_stale[pg] = 1;
-}
-
-/* Whether page pg's marks just taken are all this node wrote since its
- * last release (and clears the doubt). */
-static int marks_fresh(uint32_t pg)
-{
-    if (dsm_home(pg) != dsm_g.rank)
-        return 1;
-    pthread_once(&home_stale_once, home_stale_init);
-    int fresh = !home_stale[pg];
-    home_stale[pg] = 0;
-    return fresh;
-}
-
-/* The takers a release may hand bytes to (a node mask), from the caller's
- * wish: none where the put could race with a fetch or a node has no bit. */
-static int handoff_on = -1;
-
-static uint64_t handoff_ok(uint64_t to)
-{
-    if (handoff_on < 0) {
-        static const char *const onoff[] = {"on", "off"};
-        handoff_on = ompdsm_env_choice("OMPDSM_HANDOFF_PUSH", onoff, 2, 0) == 0;
-    }
-    if (!to || !handoff_on || dsm_g.wd != WD_ON || dsm_g.tpn > 1 || dsm_g.size > 32)
-        return 0;
-    return to & ~(1ull << dsm_g.rank);
-}
-
-/* The nodes this node handed a lock to since the last barrier (a mask):
- * a release with no taker in sight (the one every acquire makes first,
- * the 1 ms rule's) hands its bytes to them, since a lock left cached here
- * goes to one of them next, most likely, and that one then finds the
- * release done and asks for nothing. */
-static uint64_t recent_takers;
-
-void dsm_handoff_note(uint64_t to)
-{
-    if (to & ~__atomic_load_n(&recent_takers, __ATOMIC_RELAXED))
-        __atomic_fetch_or(&recent_takers, to, __ATOMIC_RELAXED);
-}
-
-static __thread struct {
-    uint32_t *ok; /* pages whose every byte went to the takers */
-    size_t n, cap;
-} H;
-
 static void wd_take_batch(uint32_t **pages, size_t *n, struct notice_list *extra,
                           enum rel_mode mode)
 {
@@ -198,13 +124,9 @@ static void wd_take_batch(uint32_t **pages, size_t *n, struct notice_list *extra
         dsm_mig_bytes(pg, dsm_g.page_size);
         /* Subscribers get the marks pushed; a node that fetched the page
          * since our last notice for it (and did not subscribe before this
-         * interval) needs the notice.  A lock release or flush takes the
-         * marks anyway, so that a hand-off pushes only what was written
-         * since the last release (home_stale). */
-        if ((dsm_push_subs(pg) & ~(1ull << me)) || mode == REL_LOCK)
+         * interval) needs the notice. */
+        if (dsm_push_subs(pg) & ~(1ull << me))
             dsm_page_list_push(&v, &nv, &cap, pg);
-        else
-            home_stale_set(pg);
         if (!dsm_g.excl_on || fetched_since_notice(pg))
             notice_push(extra, pg, 1, me);
         else
@@ -216,22 +138,18 @@ static void wd_take_batch(uint32_t **pages, size_t *n, struct notice_list *extra
 }
 
 static int wd_release_batch(const uint32_t *pages, size_t n, struct notice_list *out,
-                            enum rel_mode mode, uint64_t to)
+                            enum rel_mode mode)
 {
     static __thread struct comm_run *runs;
     if (!runs && !(runs = malloc((dsm_g.page_size / 2 + 1) * sizeof *runs)))
         ompdsm_fatal("out of memory for a diff");
-    int sent = 0, concurrent = mode == REL_LOCK, handing = to != 0;
-    H.n = 0;
-    dsm_push_to(to);
+    int sent = 0, concurrent = mode == REL_LOCK;
     for (size_t i = 0; i < n; i++) {
         uint32_t pg = pages[i];
         pthread_mutex_lock(page_lock(pg));
         size_t nr = dsm_g.state[pg] == PG_INVALID ? 0 /* (sent when invalidated) */
                                                   : dsm_wd_take(pg, runs, concurrent);
         int home = dsm_home(pg);
-        if (nr && marks_fresh(pg) && handing)
-            dsm_page_list_push(&H.ok, &H.n, &H.cap, pg);
         if (nr && home == dsm_g.rank) {
             dsm_push_defer(pg, runs, nr); /* (its notice: wd_take_batch) */
         } else if (nr) {
@@ -339,10 +257,10 @@ static void take_batch(uint32_t **pages, size_t *n, struct notice_list *extra,
  * REL_QUIET, pages written in a row stay writable (dsm_g.kept).  Returns
  * whether diffs went out (they need a fence). */
 static int release_batch(const uint32_t *pages, size_t n, struct notice_list *out,
-                         enum rel_mode mode, uint64_t to)
+                         enum rel_mode mode)
 {
     if (dsm_g.wd == WD_ON)
-        return wd_release_batch(pages, n, out, mode, to);
+        return wd_release_batch(pages, n, out, mode);
     int sent = 0;
     uint8_t mark[DSM_PLOCK_STRIPES];
     for (size_t i = 0; i < n;) {
@@ -415,7 +333,7 @@ static void release_pages_mode(struct notice_list *out, enum rel_mode mode)
     size_t n;
     struct notice_list at;
     take_batch(&pages, &n, &at, mode);
-    int sent = release_batch(pages, n, out, mode, 0);
+    int sent = release_batch(pages, n, out, mode);
     if (mode == REL_BARRIER)
         dsm_keep_interval_end();
     free(pages);
@@ -474,7 +392,6 @@ void dsm_release_interval(struct notice_list *published)
      * skipped: a node that takes the lock over before this barrier's end
      * acquires through the log, so they go there first (lazy release). */
     dsm_lazy_flush();
-    __atomic_store_n(&recent_takers, 0, __ATOMIC_RELAXED);
     pthread_mutex_lock(&dsm_g.release_lock);
     release_interval_locked(published);
     pthread_mutex_unlock(&dsm_g.release_lock);
@@ -522,32 +439,8 @@ void dsm_release_page(uint32_t pg)
 
 /* ---- the public release/acquire/flush ---- */
 
-/* The entries of this release's log mirror whose pages all went to the
- * takers `to` (H.ok, less the pages of `early`: bytes sent before this
- * release, to their homes only), if nothing flushed marks meanwhile. */
-static void handoff_mark(uint64_t tail, uint64_t count, uint64_t to,
-                         const struct notice_list *early, uint64_t flushes)
-{
-    if (!to || !H.n || dsm_wd_flushes() != flushes)
-        return;
-    dsm_page_list_sort_unique(H.ok, &H.n);
-    size_t w = 0;
-    for (size_t i = 0; i < H.n; i++) {
-        int out = 0;
-        for (size_t k = 0; k < early->n && !out; k++)
-            out = H.ok[i] >= early->v[k].page &&
-                  H.ok[i] < early->v[k].page + early->v[k].npages &&
-                  (early->v[k].writer != dsm_g.rank || dsm_home(H.ok[i]) != dsm_g.rank);
-        if (!out)
-            H.ok[w++] = H.ok[i];
-    }
-    H.n = w;
-    dsm_log_mark(tail, count, (uint32_t)to, H.ok, H.n);
-}
-
-/* A release published through the log (locks, flushes, forks); to: the
- * nodes a lock is handed to after it (a mask), which get its bytes. */
-static void release_logged(enum rel_mode mode, uint64_t to)
+/* A release published through the log (locks, flushes, forks). */
+static void release_logged(enum rel_mode mode)
 {
     if (dsm_g.solo || !dsm_g.started)
         return;
@@ -559,17 +452,9 @@ static void release_logged(enum rel_mode mode, uint64_t to)
     uint32_t *pages;
     size_t n;
     struct notice_list pre = {0};
-    if (!to && mode == REL_LOCK)
-        to = __atomic_load_n(&recent_takers, __ATOMIC_RELAXED);
-    to = handoff_ok(to);
-    uint64_t flushes = to ? dsm_wd_flushes() : 0;
     take_batch(&pages, &n, &pre, mode);
-    struct notice_list early = {0};
-    for (size_t i = 0; to && i < pre.n; i++)
-        notice_push(&early, pre.v[i].page, pre.v[i].npages, pre.v[i].writer);
     if (!n && !pre.n) {
         free(pages);
-        notice_free(&early);
         if (mode == REL_LOCK)
             dsm_lazy_covered(skips);
         pthread_mutex_unlock(&dsm_g.release_lock);
@@ -586,10 +471,8 @@ static void release_logged(enum rel_mode mode, uint64_t to)
         notice_push(&pre, pages[i], 1, dsm_g.rank);
     notice_normalize(&pre);
     uint64_t tail = dsm_log_append(pre.v, pre.n);
-    if (release_batch(pages, n, NULL, mode, to) && comm_fence(-1) < 0)
+    if (release_batch(pages, n, NULL, mode) && comm_fence(-1) < 0)
         ompdsm_fatal("completing diffs failed");
-    handoff_mark(tail, pre.n, to, &early, flushes);
-    notice_free(&early);
     free(pages);
     DSM_STAT(notices_sent, pre.n);
     /* (recorded before the tail moves: a barrier that finds an entry below
@@ -604,18 +487,12 @@ static void release_logged(enum rel_mode mode, uint64_t to)
 
 void dsm_release(void)
 {
-    release_logged(REL_LOCK, 0);
-}
-
-void dsm_release_to(uint64_t to)
-{
-    dsm_handoff_note(to);
-    release_logged(REL_LOCK, to);
+    release_logged(REL_LOCK);
 }
 
 void dsm_release_quiet(void)
 {
-    release_logged(REL_QUIET, 0);
+    release_logged(REL_QUIET);
 }
 
 void dsm_acquire(void)

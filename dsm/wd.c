@@ -477,13 +477,6 @@ int dsm_wd_any(void)
  * waits for the page lock; the caller then invalidates it (or, in
  * dsm_release_page, makes it writable again).  Returns whether a diff
  * went out. */
-static uint64_t wd_flushes;
-
-uint64_t dsm_wd_flushes(void)
-{
-    return __atomic_load_n(&wd_flushes, __ATOMIC_ACQUIRE);
-}
-
 int dsm_wd_flush(uint32_t pg)
 {
     static __thread struct comm_run *runs;
@@ -494,9 +487,6 @@ int dsm_wd_flush(uint32_t pg)
         dsm_protect(pg, 1, PROT_NONE);
     else if (!dsm_wd_marked(pg))
         return 0;
-    /* (before the marks go: a release that took this page's later marks,
-     * under the page lock, sees it) */
-    __atomic_fetch_add(&wd_flushes, 1, __ATOMIC_ACQ_REL);
     if (!runs && !(runs = malloc((dsm_g.page_size / 2 + 1) * sizeof *runs)))
         ompdsm_fatal("out of memory for a diff");
     size_t n = dsm_wd_take(pg, runs, concurrent);
@@ -506,7 +496,7 @@ int dsm_wd_flush(uint32_t pg)
     dsm_diff_put(pg, home, runs, n);
     if (dsm_push_subs(pg) && comm_fence(home) < 0)
         ompdsm_fatal("diff of page %u to node %d failed", pg, home);
-    dsm_push_send(pg, runs, n, 0); /* (after the home has them: dsm/push.c) */
+    dsm_push_send(pg, runs, n); /* (after the home has them: dsm/push.c) */
     pthread_mutex_lock(&dsm_g.dirty_lock);
     notice_push(&dsm_g.extra_notices, pg, 1, dsm_g.rank);
     pthread_mutex_unlock(&dsm_g.dirty_lock);

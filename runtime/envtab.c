@@ -149,9 +149,6 @@ static const struct rt_env_var vars[] = {
     {"OMPDSM_PUSH", RT_ENV_NODE, "on", "on|off",
      "with write detection: writers push their bytes to the pages' stable "
      "readers", NULL},
-    {"OMPDSM_HANDOFF_PUSH", RT_ENV_NODE, "on", "on|off",
-     "with write detection and pushes: a release that hands a lock on puts "
-     "its bytes into the taker's copies", NULL},
     {"OMPDSM_ADAPTIVE_UPDATE", RT_ENV_NODE, "on", "on|off",
      "refetch at the acquire the copies faulted back after invalidation", NULL},
     {"OMPDSM_LOCK_CACHE", RT_ENV_NODE, "on", "on|off",

@@ -37,24 +37,6 @@
  *   testpoll   a loop of N iterations, each polling omp_test_lock, two
  *              flushes and shared counters under the lock
  *
- * The shapes of issue 34 (lock and flush hand-offs between nodes):
- *   lockarray  NPB UA's mortar-point updates: N x 1024 counters, each
- *              with its own lock, split in blocks between the threads; in
- *              each of R rounds (a loop with its barrier) a thread adds 1
- *              under its lock to every counter of its block, and for one
- *              counter in 16 also to the counter at the same place in the
- *              next thread's block, so those locks go from thread to
- *              thread (node to node) twice a round
- *   wavefront  NPB LU's pipeline (sync_left/sync_right): R planes of N
- *              columns of 512 longs, the columns split in blocks between
- *              the threads; thread t waits with flushes for the flag
- *              thread t-1 sets after it computed its block of the plane,
- *              computes its own block from the plane before and its left
- *              neighbour's last column, and sets its own flag for t+1;
- *              a barrier every 30 planes (LU's sweeps over its 33
- *              planes); checked against the same planes computed
- *              serially
- *
  * usage: small NAME [R] [N]
  * Prints "NAME secs=S check=C": the wall time of the construct's loop on
  * thread 0, and a value the program checks itself (exit 1 when wrong). */
@@ -452,123 +434,6 @@ static int bench_testpoll(int reps, int n, long *check)
     return bad == 0;
 }
 
-static int bench_lockarray(int reps, int n, long *check)
-{
-    int len = n * 1024;
-    long *cnt = calloc((size_t)len, sizeof *cnt);
-    omp_lock_t *locks = malloc(sizeof *locks * (size_t)len);
-    int team = 1;
-    for (int i = 0; i < len; i++)
-        omp_init_lock(&locks[i]);
-#pragma omp parallel
-    {
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-#pragma omp master
-        team = nt;
-        int blk = len / nt;
-        for (int r = 0; r < reps; r++) {
-#pragma omp for schedule(static)
-            for (int i = 0; i < nt * blk; i++) {
-                omp_set_lock(&locks[i]);
-                cnt[i]++;
-                omp_unset_lock(&locks[i]);
-                if (i % 16 == 0 && nt > 1) {
-                    int o = (i + blk) % (nt * blk);
-                    omp_set_lock(&locks[o]);
-                    cnt[o]++;
-                    omp_unset_lock(&locks[o]);
-                }
-            }
-            (void)t;
-        }
-    }
-    long bad = 0, sum = 0;
-    int used = len / team * team;
-    for (int i = 0; i < len; i++) {
-        long want = i >= used ? 0 : team > 1 && i % 16 == 0 ? 2L * reps : reps;
-        bad += cnt[i] != want;
-        sum += cnt[i];
-        omp_destroy_lock(&locks[i]);
-    }
-    free(cnt);
-    free(locks);
-    *check = sum;
-    return bad == 0;
-}
-
-enum { WF_ROWS = 512, WF_MAXT = 256, WF_PLANES = 3, WF_SWEEP = 30 };
-static int wf_flag[WF_MAXT];
-
-/* One cell of the wavefront: from the cell of the plane before and the
- * one to its left in this plane. */
-static inline unsigned long wf_cell(unsigned long up, unsigned long left, long i)
-{
-    return up * 3 + left + (unsigned long)i;
-}
-
-/* Plane k of the wavefront's grid, [column][row] as NPB LU's v[k][j][i]
- * (a thread's block of columns is contiguous); three planes in turn,
- * enough for thread t to compute plane k + 2 while thread t + 1 still
- * reads t's last column of plane k. */
-static void wf_plane(const unsigned long *up, unsigned long *cur, long c0, long c1)
-{
-    for (long j = c0; j < c1; j++)
-        for (long i = 0; i < WF_ROWS; i++)
-            cur[j * WF_ROWS + i] = wf_cell(up[j * WF_ROWS + i],
-                                           j ? cur[(j - 1) * WF_ROWS + i] : 0, i);
-}
-
-static int bench_wavefront(int reps, int n, long *check)
-{
-    long cols = n, plane = cols * WF_ROWS;
-    unsigned long *g = malloc(sizeof *g * (size_t)(WF_PLANES * plane));
-    unsigned long *s = malloc(sizeof *s * (size_t)(WF_PLANES * plane));
-    for (long x = 0; x < plane; x++)
-        g[x] = s[x] = (unsigned long)x;
-    memset(wf_flag, 0, sizeof wf_flag);
-#pragma omp parallel
-    {
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        long c0 = cols * t / nt, c1 = cols * (t + 1) / nt;
-        for (int k = 1; nt <= WF_MAXT && k <= reps; k++) {
-            if (t > 0) { /* sync_left */
-                while (wf_flag[t - 1] == 0) {
-#pragma omp flush
-                }
-                wf_flag[t - 1] = 0;
-#pragma omp flush
-            }
-            wf_plane(g + (k - 1) % WF_PLANES * plane, g + k % WF_PLANES * plane, c0, c1);
-            if (t < nt - 1) { /* sync_right */
-                while (wf_flag[t] == 1) {
-#pragma omp flush
-                }
-                wf_flag[t] = 1;
-#pragma omp flush
-            }
-            if (k % WF_SWEEP == 0) {
-                /* (the end of LU's sweep: the next one starts together) */
-#pragma omp barrier
-            }
-        }
-    }
-    /* The same planes serially. */
-    for (int k = 1; k <= reps; k++)
-        wf_plane(s + (k - 1) % WF_PLANES * plane, s + k % WF_PLANES * plane, 0, cols);
-    const unsigned long *last = g + reps % WF_PLANES * plane,
-                        *want = s + reps % WF_PLANES * plane;
-    unsigned long sum = 0;
-    long bad = 0;
-    for (long x = 0; x < plane; x++) {
-        bad += last[x] != want[x];
-        sum += last[x];
-    }
-    free(s);
-    free(g);
-    *check = (long)(sum & 0x7fffffff);
-    return bad == 0 && omp_get_max_threads() <= WF_MAXT;
-}
-
 static int run_copyprivate(int reps, int n, long *check)
 {
     (void)n;
@@ -598,7 +463,6 @@ static const struct {
     {"cpcrit", bench_cpcrit},       {"guided", run_guided},
     {"static", run_static},         {"tasks", bench_tasks},
     {"atomic", bench_atomic},       {"testpoll", bench_testpoll},
-    {"lockarray", bench_lockarray}, {"wavefront", bench_wavefront},
 };
 enum { NBENCH = sizeof benches / sizeof benches[0] };
 

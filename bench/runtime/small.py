@@ -20,10 +20,6 @@ interleaved with the others, and their columns.
 ordered, cpcrit, guided, static, tasks, atomic, testpoll) instead, each
 with the suite's own counts unless --iters or --n say otherwise.
 
---names lockarray,wavefront runs the shapes of issue 34 (lock and flush
-hand-offs between nodes) with their own counts: 16 rounds of 65,536
-locks (UA's), 300 planes of 32 columns (LU's pipeline).
-
 BUILDDIR defaults to ./build (BUILDDIR/ompdsmrun,
 BUILDDIR/bench/runtime/{small,small.native})."""
 import argparse
@@ -38,8 +34,6 @@ NAMES = ['collapse', 'loops', 'copyprivate', 'testlock', 'nested']
 SUITE = {'ordered': (10, 99), 'cpcrit': (10, 1000), 'guided': (10, 1000),
          'static': (10, 1000), 'tasks': (10, 1000), 'atomic': (10, 1000),
          'testpoll': (10, 1000)}
-# Issue 34's shapes and their counts (repetitions, size).
-HANDOFF = {'lockarray': (16, 64), 'wavefront': (300, 32)}
 PROG = os.path.basename(sys.argv[0])  # small.py, or diagcost.py importing it
 
 
@@ -106,7 +100,7 @@ def main():
     if a.threads > 1:
         launch += ['--threads-per-node', str(a.threads)]
     for name in names.split(','):
-        iters, size = SUITE.get(name, HANDOFF.get(name, (1000, 32)))
+        iters, size = SUITE.get(name, (1000, 32))
         args = [name, str(a.iters or iters), str(a.n or size)]
         d, n, o = [], [], []
         for _ in range(a.reps):

@@ -28,18 +28,6 @@ static int T_failures;
  * above the few that dsm_lock_alloc hands out in these programs. */
 enum { T_LOCK_BASE = 1 << 16 };
 
-/* The write-detection ABI the pass targets (runtime/ompdsm_abi.h declares
- * it), for tests that mark their own stores as ompcc's pass would: a mark
- * before and after each store (WD-ABI). */
-extern unsigned long OMPDSM_wd_size;
-void OMPDSM_wd_mark(const void *p, unsigned long len);
-#define T_STORE(lv, v)                                                         \
-    do {                                                                       \
-        OMPDSM_wd_mark(&(lv), sizeof(lv));                                     \
-        (lv) = (v);                                                            \
-        OMPDSM_wd_mark(&(lv), sizeof(lv));                                     \
-    } while (0)
-
 /* Starts comm and initialises the DSM: globals may be allocated next,
  * then dsm_start(). */
 static inline void t_init(void)
