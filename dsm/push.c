@@ -276,23 +276,27 @@ void dsm_push_refetch(uint32_t pg, int home)
     dsm_mark_fetch(pg, 1, home);
     if (comm_get(home, DSM_REG_HEAP, page_off(pg), got, ps) < 0)
         ompdsm_fatal("refetch of page %u from node %d failed", pg, home);
-    /* A byte a push changed since the snapshot is newer than the home's
-     * (pushes follow their diffs to the home): it stays.  Each word goes
+    /* A word a push changed since the snapshot is newer than the home's
+     * copy we got (pushes follow their diffs to the home): each word goes
      * by a compare-swap from the snapshot, so a push landing meanwhile
-     * wins too; a word a push changed in part goes byte by byte. */
+     * wins.  Where one did, the word is read again from the home, which
+     * then has that push's bytes, and swapped in from what the copy holds
+     * now, again until no push lands between the read and the swap.  (A
+     * byte-by-byte merge was wrong: a push may write a byte with the value
+     * the snapshot had, and that byte took the home's older one.) */
     for (size_t i = 0; i < ps / 8; i++) {
         uint64_t exp = snap[i];
         if (exp == got[i] ||
             __atomic_compare_exchange_n(&cur[i], &exp, got[i], 0, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED))
             continue;
-        unsigned char *c = (unsigned char *)&cur[i];
-        const unsigned char *s = (const unsigned char *)&snap[i];
-        const unsigned char *g = (const unsigned char *)&got[i];
-        for (int b = 0; b < 8; b++) {
-            unsigned char e = s[b];
-            __atomic_compare_exchange_n(&c[b], &e, g[b], 0, __ATOMIC_RELAXED,
-                                        __ATOMIC_RELAXED);
+        for (;;) {
+            uint64_t now = __atomic_load_n(&cur[i], __ATOMIC_ACQUIRE), fresh;
+            if (comm_get(home, DSM_REG_HEAP, page_off(pg) + i * 8, &fresh, 8) < 0)
+                ompdsm_fatal("refetch of page %u from node %d failed", pg, home);
+            if (__atomic_compare_exchange_n(&cur[i], &now, fresh, 0, __ATOMIC_RELEASE,
+                                            __ATOMIC_RELAXED))
+                break;
         }
     }
     DSM_STAT(pages_fetched, 1);
