@@ -41,12 +41,8 @@ static struct {
 
 void dsm_push_init(void)
 {
-    /* Off by default: NPB-shaped programs verify with it, but the
-     * elimination of tests/omp/misc_gauss.c on 8 nodes over shm gave a
-     * wrong matrix in about 1 run in 75 with it on, none in 550 with it
-     * off (docs/design.md, "Updates pushed to stable readers"). */
     static const char *const onoff[] = {"on", "off"};
-    P.on = ompdsm_env_choice("OMPDSM_PUSH", onoff, 2, 1) == 0 &&
+    P.on = ompdsm_env_choice("OMPDSM_PUSH", onoff, 2, 0) == 0 &&
            dsm_g.size <= PUSH_MAX_NODES;
     if (!P.on)
         return;
