@@ -441,6 +441,10 @@ void dsm_diff_put(uint32_t pg, int home, const struct comm_run *runs, size_t n);
  * stays (the caller frees it if the page does not stay writable after
  * all); otherwise it is freed. */
 size_t dsm_send_diff(uint32_t pg, int home, int keep);
+/* A dirty non-home page (page lock held) made read-only, its diff sent
+ * home and its notice queued with the next release's extra notices; the
+ * caller fences.  Returns whether a diff went out. */
+int dsm_flush_dirty(uint32_t pg);
 /* Sends diffs of every dirty page to its home, write-protects them, and
  * appends their notices to *out (normalized). */
 void dsm_release_pages(struct notice_list *out);

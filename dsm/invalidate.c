@@ -105,16 +105,8 @@ static void stale_run(uint32_t pg, uint32_t n, int force)
                 sent |= dsm_wd_flush(p);
             continue;
         }
-        if (dsm_g.state[p] == PG_DIRTY) {
-            dsm_protect(p, 1, PROT_READ);
-            dsm_g.state[p] = PG_RO;
-            if (dsm_send_diff(p, dsm_home(p), 0)) {
-                pthread_mutex_lock(&dsm_g.dirty_lock);
-                notice_push(&dsm_g.extra_notices, p, 1, dsm_g.rank);
-                pthread_mutex_unlock(&dsm_g.dirty_lock);
-                sent = 1;
-            } /* (else a page kept writable and not written since) */
-        }
+        if (dsm_g.state[p] == PG_DIRTY)
+            sent |= dsm_flush_dirty(p);
         what[k] = dsm_g.state[p] == PG_RO ? stale_decide(p, force) : ST_KEEP;
     }
     if (sent && comm_fence(-1) < 0)

@@ -67,6 +67,18 @@ size_t dsm_send_diff(uint32_t pg, int home, int keep)
     return n;
 }
 
+int dsm_flush_dirty(uint32_t pg)
+{
+    dsm_protect(pg, 1, PROT_READ);
+    dsm_g.state[pg] = PG_RO;
+    if (!dsm_send_diff(pg, dsm_home(pg), 0))
+        return 0; /* (a page kept writable and not written since) */
+    pthread_mutex_lock(&dsm_g.dirty_lock);
+    notice_push(&dsm_g.extra_notices, pg, 1, dsm_g.rank);
+    pthread_mutex_unlock(&dsm_g.dirty_lock);
+    return 1;
+}
+
 /* For a page homed here and kept writable (it has a twin): whether it
  * changed since its twin was taken; the twin is brought up to date. */
 static int home_changed(uint32_t pg)
@@ -423,17 +435,9 @@ void dsm_release_page(uint32_t pg)
         pthread_mutex_unlock(page_lock(pg));
         return;
     }
-    if (dsm_g.state[pg] == PG_DIRTY && dsm_home(pg) != dsm_g.rank) {
-        dsm_protect(pg, 1, PROT_READ);
-        dsm_g.state[pg] = PG_RO;
-        if (dsm_send_diff(pg, dsm_home(pg), 0)) {
-            pthread_mutex_lock(&dsm_g.dirty_lock);
-            notice_push(&dsm_g.extra_notices, pg, 1, dsm_g.rank);
-            pthread_mutex_unlock(&dsm_g.dirty_lock);
-            if (comm_fence(dsm_home(pg)) < 0)
-                ompdsm_fatal("completing the diff of page %u failed", pg);
-        }
-    }
+    if (dsm_g.state[pg] == PG_DIRTY && dsm_home(pg) != dsm_g.rank &&
+        dsm_flush_dirty(pg) && comm_fence(dsm_home(pg)) < 0)
+        ompdsm_fatal("completing the diff of page %u failed", pg);
     pthread_mutex_unlock(page_lock(pg));
 }
 
