@@ -83,6 +83,8 @@ RT_API void OMPDSM_loop_init(OMPDSM_loop *loop, OMPDSM_loop_site *site,
     L->site = site;
     L->seq = rt_self.ws_seq++;
     L->gen = rt_ws_gen(L->seq);
+    rt_ws_enter(L->seq, L->kind == OMPDSM_SCHED_DYNAMIC ||
+                            L->kind == OMPDSM_SCHED_GUIDED);
     if (flags & OMPDSM_LOOP_ORDERED) {
         rt_self.ordered_loop = L;
         rt_self.ordered_iter = 0;
@@ -369,6 +371,7 @@ RT_API int OMPDSM_single_start(void)
     struct rt_loop L;
     memset(&L, 0, sizeof L);
     L.seq = rt_self.ws_seq++;
+    rt_ws_enter(L.seq, 0);
     struct sched_claim c;
     claim_of(&L, &c);
     return sched_single_claim(&c);

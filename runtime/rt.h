@@ -88,6 +88,9 @@ struct rt_thread {
     int outer_size;   /* size of the level-1 team */
     struct comm_group group; /* nodes of the team, for its barriers */
     uint64_t ws_seq;  /* work-sharing constructs met in this team */
+    /* The first instance whose claim slot other threads may still be
+     * using (rt_ws_gate): RT_WS_SLOTS after the last barrier or fork. */
+    uint64_t ws_safe;
     int in_fork;      /* between fork and join of an active region */
     /* Reductions waiting for the next barrier. */
     struct rt_red_item *red;
@@ -152,9 +155,12 @@ extern uint64_t rt_world_barriers;
  * sched_word(gen, iterations completed): each sender's words only grow in the
  * order it sends them (one connection), while notifies from different
  * senders may overtake each other, so a waiter takes the maximum. */
-enum { RT_WS_SLOTS = 256, RT_ORD_SLOTS = 64 };
+enum { RT_WS_SLOTS = 256, RT_ORD_SLOTS = 64, RT_WS_THREADS = 256 };
 struct rt_area {
     volatile uint64_t ws[RT_WS_SLOTS];
+    /* progress[l]: the instance the node's team thread l entered last
+     * (so it is done with every earlier one), for rt_ws_gate. */
+    volatile uint64_t progress[RT_WS_THREADS];
     volatile uint64_t ordered[]; /* [RT_ORD_SLOTS][nodes] */
 };
 /* After them, schedule(profiled)'s checkpoint records (profiled_ck.c):
@@ -171,6 +177,18 @@ static inline size_t rt_area_len(int nodes)
 }
 /* The node holding the claim word of work-share instance seq, and its offset. */
 void rt_ws_where(uint64_t seq, int *node, uint64_t *off);
+/* The calling thread enters work-share instance seq (a team over the
+ * nodes): publishes it in progress[], and for a dynamic or guided claim
+ * (claims = 1) whose slot an instance RT_WS_SLOTS earlier used, waits
+ * until every team thread is past that one (team.c).  A thread still in
+ * it would make its last fetch-add on a dynamic loop's word after the
+ * new instance took the slot, and take a chunk of it that nobody runs. */
+void rt_ws_enter(uint64_t seq, int claims);
+/* After a barrier of the whole team: every earlier instance is done. */
+static inline void rt_ws_all_done(void)
+{
+    rt_self.ws_safe = rt_self.ws_seq + RT_WS_SLOTS;
+}
 /* Generation tag of an instance, stored in a slot word's top 24 bits. */
 static inline uint64_t rt_ws_gen(uint64_t seq)
 {
@@ -179,6 +197,7 @@ static inline uint64_t rt_ws_gen(uint64_t seq)
 
 /* ---- hybrid.c: several threads per node ---- */
 enum { RT_MAX_TPN = 256 };
+_Static_assert((int)RT_WS_THREADS >= (int)RT_MAX_TPN, "rt_area.progress: a word per thread of a node");
 /* A team of nthreads over the job's nodes: tpn threads per node (at most
  * OMPDSM_THREADS_PER_NODE), on nodes 0..nodes-1; thread t runs on node
  * t / tpn (node-major numbers). */
@@ -596,6 +615,9 @@ struct rt_stats {
     /* tasks met, deferred to a queue, deferred ones this node ran from its
      * own queue, took from another node's, and its own run elsewhere */
     uint64_t tasks_created, tasks_deferred, tasks_local, tasks_stolen, tasks_remote;
+    /* dynamic or guided loops that waited for a thread RT_WS_SLOTS
+     * work-sharing constructs behind (rt_ws_enter) */
+    uint64_t ws_gate_waits;
 };
 extern struct rt_stats rt_st;
 #define RT_STAT(f, v) __atomic_fetch_add(&rt_st.f, (v), __ATOMIC_RELAXED)

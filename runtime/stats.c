@@ -43,7 +43,7 @@ static const struct {
     COL(rt, regions), COL(rt, team_barriers), COL(rt, loops), COL(rt, singles),
     COL(rt, criticals), COL(rt, region_ns),
     COL(rt, tasks_created), COL(rt, tasks_deferred), COL(rt, tasks_local),
-    COL(rt, tasks_stolen), COL(rt, tasks_remote),
+    COL(rt, tasks_stolen), COL(rt, tasks_remote), COL(rt, ws_gate_waits),
 };
 
 static uint64_t get(const struct row *r, size_t i)

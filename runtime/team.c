@@ -11,6 +11,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 __thread struct rt_thread rt_self = {.nthreads = 1};
 uint64_t rt_world_barriers;
@@ -29,6 +30,59 @@ void rt_ws_where(uint64_t seq, int *node, uint64_t *off)
     int nodes = rt_self.group.nodes > 0 ? rt_self.group.nodes : 1;
     *node = (int)(seq % (uint64_t)nodes);
     *off = offsetof(struct rt_area, ws) + (seq % RT_WS_SLOTS) * 8;
+}
+
+/* The smallest instance every thread of the team has entered: each
+ * node's progress words of its team threads (this node's in place). */
+static uint64_t ws_min_progress(void)
+{
+    uint64_t min = UINT64_MAX, v[RT_WS_THREADS];
+    for (int n = 0; n < rt_self.group.nodes; n++) {
+        int k = rt_team_local(rt_self.nthreads, rt_self.tpn, n);
+        if (k <= 0)
+            continue;
+        if (n == comm_rank()) {
+            for (int l = 0; l < k; l++)
+                v[l] = __atomic_load_n(&rt_area->progress[l], __ATOMIC_ACQUIRE);
+        } else {
+            COMM_CHECK(comm_get(n, RT_REG_AREA,
+                                offsetof(struct rt_area, progress), v,
+                                (size_t)k * sizeof *v));
+        }
+        for (int l = 0; l < k; l++)
+            if (v[l] < min)
+                min = v[l];
+    }
+    return min;
+}
+
+void rt_ws_enter(uint64_t seq, int claims)
+{
+    if (rt_self.lteam || rt_self.nthreads <= 1)
+        return;
+    __atomic_store_n(&rt_area->progress[rt_self.local], seq, __ATOMIC_RELEASE);
+    if (!claims || seq < rt_self.ws_safe)
+        return;
+    /* A long run of nowait constructs: instance seq - RT_WS_SLOTS, the
+     * slot's last user, must be done on every thread.  Rare (once per
+     * RT_WS_SLOTS constructs with no barrier between), and a thread waits
+     * here only for another that is that far behind: spin a little, then
+     * sleep, doubling up to 1 ms. */
+    long ns = 1000;
+    for (int tries = 0;; tries++) {
+        uint64_t min = ws_min_progress();
+        if (min + RT_WS_SLOTS > seq) {
+            rt_self.ws_safe = min + RT_WS_SLOTS;
+            return;
+        }
+        RT_STAT(ws_gate_waits, !tries);
+        if (tries < 8)
+            continue;
+        struct timespec ts = {0, ns};
+        nanosleep(&ts, NULL);
+        if (ns < 1000000)
+            ns *= 2;
+    }
 }
 
 /* Runs the region's function on this node as thread `tid` of the team;
@@ -57,6 +111,7 @@ void rt_team_member(OMPDSM_region *r, void *frame, int nthreads, int tid,
     rt_self.outer_size = nthreads;
     rt_self.group = g;
     rt_self.ws_seq = ws_base;
+    rt_self.ws_safe = ws_base + RT_WS_SLOTS;
     rt_self.in_fork = 1;
     rt_self.red = NULL;
     rt_self.nred = rt_self.capred = 0;
@@ -243,12 +298,14 @@ void rt_team_barrier(const void *cp, size_t cplen, int cp_executor,
                      void *cp_out)
 {
     team_barrier(cp, cplen, cp_executor, cp_out, NULL, 0, NULL);
+    rt_ws_all_done();
 }
 
 void rt_team_barrier_rec(const void *rec, size_t reclen,
                          struct comm_buf *recs_out)
 {
     team_barrier(NULL, 0, 0, NULL, rec, reclen, recs_out);
+    rt_ws_all_done();
 }
 
 /* The records of kind RT_REC_PROF in a barrier's result, appended to out. */

@@ -10,10 +10,13 @@ OMPDSM_STATS=FILE.json, over the transport OMPDSM_TRANSPORT names:
             releases their lazy unlocks skipped on the way into a
             barrier: a taker waited for the release helper's poll of up to
             20 ms; under 50 ms after)
-  testfail  400 failed omp_test_lock calls while the lock's manager holds
-            it: the testing node's comm operations (atomics, gets, puts,
-            notifies, sends) grow by at most 1.05 per failed test from a
-            run with none (2 before), and it fetches no page
+  testfail  1,000 failed omp_test_lock calls while the lock's manager
+            holds it: the testing node's comm operations (atomics, gets,
+            puts, notifies, sends) grow by at most 1.25 per failed test
+            from a run with none (2 before: a bound between one round trip
+            and two; the background's own operations, which depend on how
+            long a run takes, moved 400 tests by 0.97-1.08 under load),
+            and it fetches no page
   atomic    400 atomic additions by node 1 to a word of a page node 0
             wrote (node 1's copy invalid): over shm node 1's gets grow by
             at most 0.05 per update from a run with none (1 before: the
@@ -78,7 +81,7 @@ def main():
             bad.append("%.0f ms in lock operations for 200 critical "
                        "sections a node (at most 1,000)" % ms)
     elif case == "testfail":
-        k = 400
+        k = 1000
         base = run(launcher, prog, ["testfail", "0"])
         full = run(launcher, prog, ["testfail", str(k)])
         # the tester is the node whose operations grew
@@ -88,8 +91,9 @@ def main():
         pages = {p: full[t][p] - base[t][p] for p in PAGES}
         print("node %d: %.2f comm operations per failed omp_test_lock, "
               "page counters %s" % (t, per, pages))
-        if per > 1.05:
-            bad.append("%.2f comm operations per failed test (at most 1)" % per)
+        if per > 1.25:
+            bad.append("%.2f comm operations per failed test (at most 1.25; "
+                       "one round trip each)" % per)
         if any(pages.values()):
             bad.append("failed tests touched pages: %s" % pages)
     elif case == "atomic":

@@ -15,7 +15,7 @@
  *   testfail K  the lock's manager node holds a lock while the other node
  *               calls omp_test_lock K times (each must fail), then frees
  *               it (the next test must succeed); the test compares the
- *               other node's comm operations with K = 0 to K = 400: at
+ *               other node's comm operations with K = 0 to K = 1,000: at
  *               most one per failed test (two before: the manager's
  *               tail, then the holder's queue node) and no page.
  *   atomic K    node 0 writes a word (its page is node 0's, so node 1's

@@ -131,15 +131,19 @@ static int user_main(int argc, char **argv, char **envp)
     rtt_phase("nowait chain");
     OMPDSM_parallel(&rd_chain, NULL, 0, 0, 1);
     long long badcnt = 0, unowned = 0;
+    int badc = -1, unc = -1, unk = -1;
     for (int c = 0; c < CHAIN; c++) {
-        badcnt += (*g_chain_cnt)[c] != CN;
+        if ((*g_chain_cnt)[c] != CN && !badcnt++)
+            badc = c;
         for (int k = 0; k < CN; k++)
-            unowned += !(*g_chain)[c][k] || (*g_chain)[c][k] > T;
+            if ((!(*g_chain)[c][k] || (*g_chain)[c][k] > T) && !unowned++)
+                unc = c, unk = k;
     }
     CHECK(!badcnt, "nowait chain: %lld of %d loops did not run exactly %d "
-          "iterations (first: loop 0 ran %lld)", badcnt, CHAIN, CN,
-          (*g_chain_cnt)[0]);
-    CHECK(!unowned, "nowait chain: %lld iterations never ran", unowned);
+          "iterations (first: loop %d ran %lld)", badcnt, CHAIN, CN, badc,
+          badc >= 0 ? (*g_chain_cnt)[badc] : 0);
+    CHECK(!unowned, "nowait chain: %lld iterations never ran (first: "
+          "iteration %d of loop %d)", unowned, unk, unc);
 
     rtt_phase("lastprivate");
     struct { int sched; long long chunk; } sc[] = {
