@@ -273,7 +273,7 @@ struct dsm_stats {
      * node pushed with its grant or lazy release ack (no get). */
     uint64_t log_pushed;
     /* Unlocks that handed their lock to a thread of the same node, with no
-     * message and no release (dsm/lock.c, OMPDSM_LOCK_LOCAL). */
+     * message and no release (dsm/lockhand.c, OMPDSM_LOCK_LOCAL). */
     uint64_t lock_local_handoffs;
     /* Flushes that had nothing to publish (no release) and found no new
      * notice (dsm_flush: a spin on a flag). */

@@ -6,6 +6,9 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 #include "dsm.h"
 
 /* ---- page states (one byte per page, per node) ----
@@ -726,6 +729,43 @@ static inline void lockword_decode(uint64_t w, int *node, uint32_t *q)
     *node = (int)(w >> 32) - 1;
     *q = (uint32_t)w;
 }
+
+/* A futex operation on w (lock.c's one-node locks, lockhand.c's entries). */
+static inline long dsm_futex(uint32_t *w, int op, uint32_t val,
+                             const struct timespec *ts)
+{
+    return syscall(SYS_futex, w, op, val, ts, NULL, 0);
+}
+
+/* ---- hand-over between threads of a node (lockhand.c) ----
+ * A lock's node-local entry: the node's threads that want the lock take
+ * it first, and only its holder queues across nodes. */
+struct dsm_llock {
+    struct dsm_llock *next;  /* in its stripe's active or free list */
+    uint32_t id;
+    /* The rest under the stripe's mutex, but `held` and `seq` are read
+     * without it while spinning, and `seq` is the futex word. */
+    uint32_t users;      /* threads holding or waiting */
+    uint32_t held;       /* a thread of the node holds the entry */
+    uint32_t waiting;    /* threads waiting for it */
+    uint32_t sleepers;   /* of them asleep on `seq` */
+    uint32_t seq;        /* bumped when the entry becomes free */
+    uint32_t global;     /* free, but the node holds the lock through q */
+    uint32_t q;          /* the node's queue node, while held or global */
+    uint32_t passes;     /* hand-overs in a row with another node waiting */
+};
+
+/* Sets up the entries (once, before the first lock operation). */
+void dsm_llock_init(void);
+/* Takes lock id's entry, waiting while another thread of the node holds
+ * it; *handed: the node holds the lock already; *t0: when it waited. */
+struct dsm_llock *dsm_llock_acquire(uint32_t id, int *handed, uint64_t *t0);
+/* Takes lock id's entry if it is free (NULL otherwise); *handed as above. */
+struct dsm_llock *dsm_llock_try(uint32_t id, int *handed);
+/* Frees the entry; keep: the node keeps the lock for the next taker. */
+void dsm_llock_release(struct dsm_llock *e, int keep);
+/* Whether threads of this node wait for the entry the caller holds. */
+int dsm_llock_waiting(const struct dsm_llock *e);
 
 /* ---- statistics (stats.c) ---- */
 extern struct dsm_stats dsm_st;

@@ -42,7 +42,8 @@
  * Threads of one node (OMPDSM_LOCK_LOCAL, on by default) meet on a lock of
  * the node's own before one of them enters the queue across nodes, and an
  * unlock leaves the lock with the node while another of its threads waits:
- * see "hand-over between threads of this node" below. */
+ * see lockhand.c.  A job of one node takes none of these paths: its locks
+ * are futex words of the process ("one node" below). */
 #include "dsm_int.h"
 
 #include <errno.h>
@@ -50,9 +51,7 @@
 #include <linux/futex.h>
 #include <sched.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -97,8 +96,7 @@ static int took_cached(int from, uint64_t w)
 }
 
 /* Local hand-overs in a row while a waiter of another node is queued
- * (OMPDSM_LOCK_LOCAL's default; see "hand-over between threads of this
- * node" below). */
+ * (OMPDSM_LOCK_LOCAL's default; see lockhand.c). */
 enum { LOCAL_MAX_DEF = 16 };
 
 /* A re-take from the cache skips the acquire: the lock's last release was
@@ -131,8 +129,6 @@ static int cache_on = -1, lazy = -1;
 static uint32_t local_max; /* OMPDSM_LOCK_LOCAL: 0 off */
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
 
-static void local_init(void);
-
 static void cache_init(void)
 {
     static const char *const onoff[] = {"on", "off"};
@@ -140,7 +136,7 @@ static void cache_init(void)
     lazy = cache_on && ompdsm_env_choice("OMPDSM_LAZY_RELEASE", onoff, 2, 0) == 0;
     local_max = (uint32_t)ompdsm_env_u64("OMPDSM_LOCK_LOCAL", LOCAL_MAX_DEF, 0,
                                          UINT32_MAX, 0);
-    local_init();
+    dsm_llock_init();
 }
 
 static int caching(void)
@@ -173,15 +169,13 @@ static uint32_t local_on(void)
     return local_max;
 }
 
-struct llock;
-
 /* Locks held by this thread, to find their queue node (and node-local
  * entry) at unlock. */
 enum { HELD_MAX = 64 };
 static __thread struct {
     uint32_t id;
     uint32_t q;
-    struct llock *e;
+    struct dsm_llock *e;
     int migratory; /* came from another node (see unlock_global) */
 } held[HELD_MAX];
 static __thread int nheld;
@@ -289,7 +283,7 @@ uint32_t dsm_lock_alloc(void)
     return (uint32_t)id;
 }
 
-static void remember(uint32_t id, uint32_t q, struct llock *e)
+static void remember(uint32_t id, uint32_t q, struct dsm_llock *e)
 {
     if (nheld == HELD_MAX)
         ompdsm_fatal("a thread holds more than %d locks at once", HELD_MAX);
@@ -668,239 +662,7 @@ static void retake_acquire(void)
     dsm_acquire();
 }
 
-/* ---- hand-over between threads of this node ----
- *
- * The node's threads that want one lock meet inside the node first, on a
- * lock of the node's own (an entry per lock some thread of the node holds
- * or waits for), and only the thread that holds the entry takes part in
- * the MCS queue across nodes: the node holds at most one queue node per
- * lock.  A thread that unlocks while another thread of its node waits on
- * the entry leaves the lock with the node (`global`): the entry is free,
- * and whichever of the node's threads takes it next holds the lock with no
- * message, through the same queue node, and with no release and no
- * acquire between the two (they share the node's page copies; the entry's
- * mutex orders their accesses).  With lazy release the hand-over counts as
- * a skipped release (the writes become visible elsewhere within about
- * 1 ms, or when another node takes the lock); with it off it releases, as
- * every unlock does.
- *
- * Not FIFO inside the node: a running thread may take the entry again
- * before a waiter that was asleep wakes up (as a pthread mutex), which
- * keeps a lock that is passed every microsecond from waiting for a wake-up
- * per pair: with a strict hand-over to the next waiter (a ticket lock) two
- * threads of one node on 2 busy cores paid a wake-up a pair, many times
- * what the former lock, which let one thread run on while the other
- * queued across nodes, took even over tcp (docs/design.md, "Hand-over
- * inside a node").
- *
- * Fairness across nodes: while a waiter of another node is linked behind
- * the node's queue node, at most OMPDSM_LOCK_LOCAL (K) hand-overs in a row
- * stay in the node; the next unlock hands the lock on through the queue
- * as before, and the node's next thread queues again behind that waiter.
- * With no other node waiting the hand-overs are unbounded (nobody to
- * starve).  OMPDSM_LOCK_LOCAL=0 turns the layer off (every thread queues
- * across nodes, as before).
- *
- * Waiting spins as comm's waits do when nodes outnumber the cores
- * (ompdsm_spin_us: 2 us by default; OMPDSM_SPIN_US, OMP_WAIT_POLICY), then
- * yields LOCAL_YIELDS times, then sleeps on the entry's release count (a
- * futex; a 200 ms timeout only bounds a lost wake-up).  Why short: the
- * sections under a lock are short, and a waiter that spins longer holds a
- * core the holder may need (with 2 threads per node on 2 busy cores, a
- * longer spin made a local lock pair many times slower than no spin, with
- * the FIFO version: docs/design.md, "Hand-over inside a node"). */
-enum { LSTRIPES = 64, LOCAL_YIELDS = 4 };
-
-struct llock {
-    struct llock *next;  /* in its stripe's active or free list */
-    uint32_t id;
-    /* The rest under the stripe's mutex, but `held` and `seq` are read
-     * without it while spinning, and `seq` is the futex word. */
-    uint32_t users;      /* threads holding or waiting */
-    uint32_t held;       /* a thread of the node holds the entry */
-    uint32_t waiting;    /* threads waiting for it */
-    uint32_t sleepers;   /* of them asleep on `seq` */
-    uint32_t seq;        /* bumped when the entry becomes free */
-    uint32_t global;     /* free, but the node holds the lock through q */
-    uint32_t q;          /* the node's queue node, while held or global */
-    uint32_t passes;     /* hand-overs in a row with another node waiting */
-};
-
-static struct lstripe {
-    pthread_mutex_t mu;
-    struct llock *active, *free;
-} lstripes[LSTRIPES];
-static uint64_t local_spin_ns;
-
-static void local_init(void)
-{
-    for (int i = 0; i < LSTRIPES; i++)
-        pthread_mutex_init(&lstripes[i].mu, NULL);
-    local_spin_ns = ompdsm_spin_us(1) * 1000;
-}
-
-static long futex(uint32_t *w, int op, uint32_t val, const struct timespec *ts)
-{
-    return syscall(SYS_futex, w, op, val, ts, NULL, 0);
-}
-
-static struct lstripe *lstripe(uint32_t id)
-{
-    return &lstripes[id % LSTRIPES];
-}
-
-/* Lock id's entry, made if there is none (stripe mutex held). */
-static struct llock *lfind(struct lstripe *s, uint32_t id)
-{
-    struct llock *e = s->active;
-    while (e && e->id != id)
-        e = e->next;
-    if (e)
-        return e;
-    e = s->free;
-    if (e) {
-        s->free = e->next;
-    } else {
-        e = calloc(1, sizeof *e);
-        if (!e)
-            ompdsm_fatal("out of memory for a lock's node-local entry");
-    }
-    e->id = id;
-    e->users = 0;
-    e->held = 0;
-    e->waiting = 0;
-    e->global = 0;
-    e->passes = 0;
-    e->next = s->active;
-    s->active = e;
-    return e;
-}
-
-/* Takes the entry (stripe mutex held, entry free): returns whether the
- * node holds the lock already (handed over). */
-static int ltake(struct llock *e)
-{
-    __atomic_store_n(&e->held, 1, __ATOMIC_RELAXED);
-    int g = (int)e->global;
-    e->global = 0;
-    return g;
-}
-
-/* Takes lock id's entry, waiting while another thread of the node holds
- * it.  Returns it, *handed: whether the node holds the lock already;
- * *t0: when it started to wait, if it waited. */
-static struct llock *lacquire(uint32_t id, int *handed, uint64_t *t0)
-{
-    struct lstripe *s = lstripe(id);
-    pthread_mutex_lock(&s->mu);
-    struct llock *e = lfind(s, id);
-    e->users++;
-    if (!e->held) {
-        *handed = ltake(e);
-        pthread_mutex_unlock(&s->mu);
-        return e;
-    }
-    __atomic_store_n(&e->waiting, e->waiting + 1, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&s->mu);
-    /* Spin and yield while it looks held, then sleep until it is freed. */
-    *t0 = ompdsm_now_ns();
-    uint64_t end = *t0 + local_spin_ns;
-    unsigned yields = 0;
-    for (;;) {
-        if (__atomic_load_n(&e->held, __ATOMIC_RELAXED)) {
-            if (local_spin_ns && ompdsm_now_ns() < end) {
-                for (int i = 0; i < 64; i++)
-                    ompdsm_cpu_relax();
-                continue;
-            }
-            if (yields < LOCAL_YIELDS) {
-                yields++;
-                sched_yield();
-                continue;
-            }
-        }
-        pthread_mutex_lock(&s->mu);
-        if (!e->held) {
-            __atomic_store_n(&e->waiting, e->waiting - 1, __ATOMIC_RELAXED);
-            *handed = ltake(e);
-            pthread_mutex_unlock(&s->mu);
-            return e;
-        }
-        e->sleepers++;
-        uint32_t v = e->seq;
-        pthread_mutex_unlock(&s->mu);
-        struct timespec ts = {0, 200 * 1000 * 1000};
-        futex(&e->seq, FUTEX_WAIT_PRIVATE, v, &ts);
-        pthread_mutex_lock(&s->mu);
-        e->sleepers--;
-        pthread_mutex_unlock(&s->mu);
-    }
-}
-
-/* Takes lock id's entry if it is free (NULL otherwise); *handed: whether
- * the node holds the lock already. */
-static struct llock *ltry(uint32_t id, int *handed)
-{
-    struct lstripe *s = lstripe(id);
-    pthread_mutex_lock(&s->mu);
-    struct llock *e = lfind(s, id);
-    if (e->held) {
-        pthread_mutex_unlock(&s->mu);
-        return NULL;
-    }
-    e->users++;
-    *handed = ltake(e);
-    pthread_mutex_unlock(&s->mu);
-    return e;
-}
-
-/* Frees the entry (stripe mutex held): returns whether to wake a sleeper
- * (after the mutex is released). */
-static int lfree_locked(struct lstripe *s, struct llock *e)
-{
-    __atomic_store_n(&e->held, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&e->seq, e->seq + 1, __ATOMIC_RELEASE);
-    if (--e->users == 0) {
-        struct llock **pp = &s->active;
-        while (*pp != e)
-            pp = &(*pp)->next;
-        *pp = e->next;
-        e->next = s->free;
-        s->free = e;
-        return 0;
-    }
-    return e->sleepers != 0;
-}
-
-/* (an entry reused meanwhile only sees a spurious wake-up) */
-static void lwake(struct llock *e)
-{
-    futex(&e->seq, FUTEX_WAKE_PRIVATE, 1, NULL);
-}
-
-/* The holder of e leaves: with `keep`, the node keeps the lock for the
- * next of its threads that takes the entry. */
-static void lrelease(struct llock *e, int keep)
-{
-    struct lstripe *s = lstripe(e->id);
-    pthread_mutex_lock(&s->mu);
-    e->global = (uint32_t)keep;
-    int wake = lfree_locked(s, e);
-    pthread_mutex_unlock(&s->mu);
-    if (wake)
-        lwake(e);
-}
-
-/* Whether threads of this node wait for the entry the caller holds: a
- * waiter stops waiting only by taking the entry, so while the caller holds
- * it a count seen is still there (and a waiter it misses takes the entry
- * after the lock went back to its queue, as without the hand-over). */
-static int lwaiting(const struct llock *e)
-{
-    return __atomic_load_n(&e->waiting, __ATOMIC_RELAXED) != 0;
-}
-
-static void acquired(uint32_t id, uint32_t q, struct llock *e, int cached,
+static void acquired(uint32_t id, uint32_t q, struct dsm_llock *e, int cached,
                      int from, int pushed)
 {
     remember(id, q, e);
@@ -957,7 +719,7 @@ static void solo_lock(uint32_t id)
         c = __atomic_exchange_n(w, 2, __ATOMIC_ACQUIRE);
     while (c) {
         struct timespec ts = {0, 200 * 1000 * 1000};
-        futex(w, FUTEX_WAIT_PRIVATE, 2, &ts);
+        dsm_futex(w, FUTEX_WAIT_PRIVATE, 2, &ts);
         c = __atomic_exchange_n(w, 2, __ATOMIC_ACQUIRE);
     }
 out:
@@ -968,8 +730,10 @@ static void solo_unlock(uint32_t id)
 {
     uint32_t *w = solo_word(id);
     if (__atomic_exchange_n(w, 0, __ATOMIC_RELEASE) == 2)
-        futex(w, FUTEX_WAKE_PRIVATE, 1, NULL);
+        dsm_futex(w, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
+
+/* ---- the lock operations (dsm.h) ---- */
 
 int dsm_lock_fast(uint32_t id)
 {
@@ -992,10 +756,10 @@ void dsm_lock(uint32_t id)
     /* (lock_ns counts waits and messages: a re-take from the cache or a
      * free entry reads no clock) */
     uint64_t t0 = 0;
-    struct llock *e = NULL;
+    struct dsm_llock *e = NULL;
     if (local_on()) {
         int handed;
-        e = lacquire(id, &handed, &t0);
+        e = dsm_llock_acquire(id, &handed, &t0);
         if (handed) {
             /* Left with the node by a thread of it. */
             uint32_t q = e->q;
@@ -1028,10 +792,10 @@ int dsm_trylock(uint32_t id)
     if (dsm_g.solo)
         return dsm_lock_fast(id);
     dsm_atomic_drain();
-    struct llock *e = NULL;
+    struct dsm_llock *e = NULL;
     if (local_on()) {
         int handed;
-        e = ltry(id, &handed);
+        e = dsm_llock_try(id, &handed);
         if (!e)
             return 0; /* another thread of the node holds it */
         if (handed) {
@@ -1049,7 +813,7 @@ int dsm_trylock(uint32_t id)
         if (!enqueue(id, q, 1, &from, &pushed)) {
             qnode_put(q);
             if (e)
-                lrelease(e, 0);
+                dsm_llock_release(e, 0);
             return 0;
         }
     }
@@ -1130,7 +894,7 @@ void dsm_unlock(uint32_t id)
     if (k < 0)
         ompdsm_fatal("unlock of lock %u, which this thread does not hold", id);
     uint32_t q = held[k].q;
-    struct llock *e = held[k].e;
+    struct dsm_llock *e = held[k].e;
     int migratory = held[k].migratory;
     held[k] = held[--nheld];
     if (dsm_g.solo) {
@@ -1146,7 +910,7 @@ void dsm_unlock(uint32_t id)
      * turns. */
     int remote = __atomic_load_n(&qnode(q)->next, __ATOMIC_ACQUIRE) !=
                  qn_alone(id);
-    if ((!remote || e->passes < local_max) && lwaiting(e)) {
+    if ((!remote || e->passes < local_max) && dsm_llock_waiting(e)) {
         e->passes = remote ? e->passes + 1 : 0;
         int lz = lazy_on();
         if (lz)
@@ -1155,12 +919,12 @@ void dsm_unlock(uint32_t id)
             dsm_release();
         DSM_STAT(lock_local_handoffs, 1);
         OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u left with the node", id);
-        lrelease(e, 1);
+        dsm_llock_release(e, 1);
         if (lz)
             dsm_lazy_skipped();
         return;
     }
     e->passes = 0;
     unlock_global(id, q, migratory);
-    lrelease(e, 0);
+    dsm_llock_release(e, 0);
 }

@@ -1,7 +1,10 @@
 /* outline.c - a parallel region becomes a static function placed before
  * the enclosing function, a frame struct carrying what it needs from the
  * encountering thread, a region descriptor, and a call site
- * OMPDSM_parallel(&desc, &frame, sizeof frame, num_threads, if). */
+ * OMPDSM_parallel(&desc, &frame, sizeof frame, num_threads, if); a task
+ * becomes a function and a data struct the same way (OMPDSM_task), or
+ * runs in place when what it shares is not valid on every node ("tasks"
+ * below). */
 #include "tu.h"
 
 #include <ctype.h>

@@ -1,7 +1,8 @@
 /* tu.h - the translator's model of one preprocessed translation unit: the
  * line map, a mirror of libclang's cursor tree, variables, functions,
  * OpenMP constructs, references and the edit list, shared by ast.c,
- * analysis.c, sharing.c, globals.c, outline.c, lower.c and emit.c.
+ * analysis.c, rules.c, sharing.c, globals.c, outline.c, lower.c and
+ * emit.c.
  *
  * Offsets are byte offsets into the preprocessed text; every cursor of the
  * user's code lies in that one buffer, so extents are plain [b, e) pairs. */
@@ -268,6 +269,11 @@ int tr_con_privatizes(const construct *c, int var);
 int tr_con_in_list(const int *list, int n, int var);
 /* end of statement n including a trailing ';' */
 unsigned tr_analysis_stmt_end(tu *t, int n);
+
+/* rules.c: the rules of OpenMP that gcc enforces (data sharing, nesting,
+ * jumps), on the constructs tr_analysis_constructs made; errors through
+ * tr_tu_error */
+void tr_rules_check(tu *t);
 
 /* sharing.c: data sharing and naming */
 int tr_sharing_analyse(tu *t);
