@@ -19,7 +19,6 @@
 
 #include <time.h>
 
-void OMPDSM_wd_mark(const void *p, unsigned long len);
 
 enum { ROUNDS = 16, PAGES = 32, MAXN = 64, DELAY_NS = 200000 };
 
@@ -27,13 +26,6 @@ struct g {
     char *blk;
     int64_t flag[MAXN];
 };
-
-#define STORE(lv, v)                                                           \
-    do {                                                                       \
-        OMPDSM_wd_mark(&(lv), sizeof(lv));                                     \
-        (lv) = (v);                                                            \
-        OMPDSM_wd_mark(&(lv), sizeof(lv));                                     \
-    } while (0)
 
 /* The word node 0 sets and resets in page p (a different place in each). */
 static int64_t *word(char *blk, size_t ps, int p)
@@ -60,7 +52,7 @@ int main(void)
         OMPDSM_wd_mark(b, (size_t)ROUNDS * PAGES * ps);
         memset(b, 0, (size_t)ROUNDS * PAGES * ps);
         OMPDSM_wd_mark(b, (size_t)ROUNDS * PAGES * ps);
-        STORE(g->blk, b);
+        T_WD_STORE(g->blk, b);
     }
     t_barrier();
     uint64_t pushes = 0;
@@ -73,14 +65,14 @@ int main(void)
             if (sum)
                 T_FAIL("round %d: fresh pages read %lld, expected 0", r,
                        (long long)sum);
-            STORE(g->flag[me], r);
+            T_WD_STORE(g->flag[me], r);
             dsm_flush();
         } else {
             for (int k = 1; k < n; k++)
                 while (*(volatile int64_t *)&g->flag[k] != r)
                     dsm_flush();
             for (int p = 0; p < PAGES; p++)
-                STORE(*word(blk, ps, p), 1);
+                T_WD_STORE(*word(blk, ps, p), 1);
         }
         t_barrier();
         if (me == 0) {
@@ -91,7 +83,7 @@ int main(void)
             struct dsm_stats s0, s1;
             dsm_stats_get(&s0);
             for (int p = 0; p < PAGES; p++)
-                STORE(*word(blk, ps, p), 0);
+                T_WD_STORE(*word(blk, ps, p), 0);
             dsm_flush();
             dsm_stats_get(&s1);
             pushes += s1.pushes - s0.pushes;
