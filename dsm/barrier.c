@@ -3,7 +3,8 @@
  * every node's write notices (and the layer above's payload), the root
  * acquires and runs the layer above's hook (reductions write shared memory
  * there), and the release broadcast carries the merged notices, which every
- * node applies before leaving.
+ * node applies before leaving (a second, empty comm barrier follows where
+ * a node joins a page it must refetch: pushed updates, push.c).
  *
  * Payload going up:   u64 n, n notices, u64 m, m mig_rec, u64 k, k
  *                     push_rec, nodes x u64 log tails, ext bytes
@@ -286,6 +287,19 @@ int dsm_barrier(struct comm_group g, struct dsm_sync_ext *ext)
         /* After the notices: a copy is left alone only where its node
          * subscribed for the whole interval. */
         dsm_push_apply(p.push, p.npush);
+        /* A joiner refetches a page this barrier's notices name (in
+         * dsm_apply_notices, just above), while the faster nodes that
+         * leave the barrier already push into its copy: over tcp the get
+         * takes a round trip, and the merge (dsm_push_refetch) cannot tell
+         * a push that wrote a word's old value again from no push at all
+         * (a count the master reset to 0 between loops, 1 at the home
+         * when the get read it, 0 in the stale copy: the swap took the 1;
+         * omp sched_dynamic_chunk).  So no node leaves before every
+         * joiner has its copy: pushes start only after. */
+        if (dsm_push_join_stale(p.push, p.npush, p.v, p.n) && comm_barrier(g) < 0) {
+            rc = -ECONNABORTED;
+            goto out;
+        }
         memcpy(tails, p.tails, (size_t)dsm_g.size * 8);
         dsm_log_advance(tails);
     }

@@ -679,6 +679,11 @@ int dsm_push_report(struct comm_buf *out, int world);
 /* Every node, after the barrier's notices: the changes take effect; this
  * node's copies of the pages it leaves are invalidated. */
 void dsm_push_apply(const struct push_rec *r, size_t n);
+/* Whether a join among r[0..n) is of a page the barrier's notices v[0..nv)
+ * name with another writer than the joiner, so that the joiner refetches
+ * it (the same answer on every node). */
+int dsm_push_join_stale(const struct push_rec *r, size_t n,
+                        const struct notice *v, size_t nv);
 /* Queues a push of page pg's runs (read from the page when it goes) for
  * dsm_push_flush, which a release calls after fencing its diffs to the
  * homes, and which returns whether any went out (a fence must follow). */

@@ -42,10 +42,9 @@ static struct {
 void dsm_push_init(void)
 {
     static const char *const onoff[] = {"on", "off"};
-    /* Off by default: over tcp a subscriber's copy can miss a push
-     * (tests/omp/sched_dynamic_chunk.c on 4 and 8 nodes: a count the
-     * master reset before the fork read as its old value; docs/design.md,
-     * "Updates pushed to stable readers"). */
+    /* Off by default since a subscriber's copy missed a push (a join's
+     * refetch beside the first pushes, now kept apart by dsm_barrier;
+     * docs/design.md, "Updates pushed to stable readers"). */
     P.on = ompdsm_env_choice("OMPDSM_PUSH", onoff, 2, 1) == 0 &&
            dsm_g.size <= PUSH_MAX_NODES;
     if (!P.on)
@@ -181,6 +180,29 @@ void dsm_push_apply(const struct push_rec *r, size_t n)
     }
 }
 
+int dsm_push_join_stale(const struct push_rec *r, size_t n,
+                        const struct notice *v, size_t nv)
+{
+    if (!P.on)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (r[i].op != PUSH_JOIN)
+            continue;
+        /* v is normalized: sorted, disjoint ranges. */
+        size_t lo = 0, hi = nv;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (v[mid].page + v[mid].npages <= r[i].page)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < nv && v[lo].page <= r[i].page && v[lo].writer != r[i].node)
+            return 1;
+    }
+    return 0;
+}
+
 int dsm_push_send(uint32_t pg, const struct comm_run *runs, size_t n)
 {
     uint64_t m = P.on ? P.subs[pg] : 0;
@@ -283,7 +305,12 @@ void dsm_push_refetch(uint32_t pg, int home)
      * then has that push's bytes, and swapped in from what the copy holds
      * now, again until no push lands between the read and the swap.  (A
      * byte-by-byte merge was wrong: a push may write a byte with the value
-     * the snapshot had, and that byte took the home's older one.) */
+     * the snapshot had, and that byte took the home's older one.)  A push
+     * that writes a whole word's snapshot value again, onto a home's
+     * older value the get read, cannot be told from no push: the join's
+     * refetch therefore runs before any node leaves its barrier
+     * (dsm_barrier), and only a forced notice's refetch of a subscribed
+     * copy still merges beside pushes. */
     for (size_t i = 0; i < ps / 8; i++) {
         uint64_t exp = snap[i];
         if (exp == got[i] ||

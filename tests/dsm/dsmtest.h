@@ -79,6 +79,16 @@ static inline int t_update_protocol(void)
     return v && !strcmp(v, "update");
 }
 
+/* A store marked for software write detection (OMPDSM_WD) the way
+ * ompcc's pass marks one: before and after it (runtime/ompdsm_abi.h). */
+void OMPDSM_wd_mark(const void *p, unsigned long len);
+#define T_WD_STORE(lv, v)                                                      \
+    do {                                                                       \
+        OMPDSM_wd_mark(&(lv), sizeof(lv));                                     \
+        (lv) = (v);                                                            \
+        OMPDSM_wd_mark(&(lv), sizeof(lv));                                     \
+    } while (0)
+
 static inline void t_barrier(void)
 {
     dsm_barrier(COMM_WORLD, NULL);

@@ -19,7 +19,6 @@
 
 /* The ABI the pass targets (runtime/ompdsm_abi.h declares it). */
 extern unsigned long OMPDSM_wd_size;
-void OMPDSM_wd_mark(const void *p, unsigned long len);
 unsigned long OMPDSM_wd_guard(void *callee, unsigned n, ...);
 void OMPDSM_wd_unguard(unsigned long token);
 
@@ -33,13 +32,6 @@ struct g {
     int64_t cnt[NCNT];
     unsigned char blk[BLK];
 };
-
-#define STORE(lv, v)                                                           \
-    do {                                                                       \
-        OMPDSM_wd_mark(&(lv), sizeof(lv));                                     \
-        (lv) = (v);                                                            \
-        OMPDSM_wd_mark(&(lv), sizeof(lv));                                     \
-    } while (0)
 
 static double dv(int r, int k) { return r * 1000.5 + k; }
 static int32_t iv(int r, int k) { return r * 7919 + k; }
@@ -74,11 +66,11 @@ int main(int argc, char **argv)
     dsm_stats_get(&s0);
     for (int r = 1; r <= ROUNDS; r++) {
         for (int k = me; k < ND; k += n)
-            STORE(g->d[k], dv(r, k));
+            T_WD_STORE(g->d[k], dv(r, k));
         for (int k = me; k < NI; k += n)
-            STORE(g->i[k], iv(r, k));
+            T_WD_STORE(g->i[k], iv(r, k));
         for (int k = me; k < NB; k += n)
-            STORE(g->b[k], bv(r, k));
+            T_WD_STORE(g->b[k], bv(r, k));
         t_barrier();
         int bad = 0;
         for (int k = 0; k < ND && bad < 3; k++)
@@ -115,7 +107,7 @@ int main(int argc, char **argv)
     for (int it = 0; it < ITERS; it++) {
         dsm_lock(lk);
         for (int c = 0; c < NCNT; c++)
-            STORE(g->cnt[c], g->cnt[c] + c + 1);
+            T_WD_STORE(g->cnt[c], g->cnt[c] + c + 1);
         dsm_unlock(lk);
     }
     t_barrier();
