@@ -113,11 +113,18 @@ void dsm_atomic_update(void *p, size_t size, dsm_atomic_fn fn, const void *arg,
          * at the home: release the page first, or the compare-swap would
          * work on (and our twin update would then hide) an older value. */
         dsm_release_page(pg);
+        /* The page lock is held from the first guess to the write into
+         * the copy, the compare-swap at the home included: a sibling
+         * thread's refetch of the page (after an acquire made it stale)
+         * that came between the compare-swap and that write got a value
+         * another node left at the home after ours, and the write put our
+         * older result over it, with that node's notice already applied
+         * (tests/omp/atomic_flush_rounds.c on 2 nodes x 2 threads over
+         * shm: a thread spun 5 s on a count it never saw complete). */
         pthread_mutex_lock(page_lock(pg));
         int valid = dsm_g.state[pg] == PG_RO;
         if (valid)
             memcpy(&guess, dsm_g.sys + hoff, 8);
-        pthread_mutex_unlock(page_lock(pg));
         /* Our copy, if valid, is the best first guess; then the value our
          * last update of the word left; otherwise ask the home, so that fn
          * never sees bytes that were never the value. */
@@ -138,15 +145,13 @@ void dsm_atomic_update(void *p, size_t size, dsm_atomic_fn fn, const void *arg,
     if (home != dsm_g.rank) {
         last_remote[stripe].hoff = hoff + 1;
         last_remote[stripe].word = nw;
-        pthread_mutex_t *l = page_lock(pg);
-        pthread_mutex_lock(l);
         if (dsm_g.state[pg] != PG_INVALID) {
             memcpy(dsm_g.sys + hoff + off, (char *)&nw + off, size);
             if (dsm_g.twin[pg])
                 memcpy((char *)dsm_g.twin[pg] + ((hoff + off) & (dsm_g.page_size - 1)),
                        (char *)&nw + off, size);
         }
-        pthread_mutex_unlock(l);
+        pthread_mutex_unlock(page_lock(pg));
         pthread_mutex_unlock(rl);
     }
     /* Under write detection the update went to the home only, and
@@ -277,9 +282,17 @@ int dsm_atomic_post(void *p, size_t size, const void *arg, size_t arglen)
     if (dsm_g.twin[pg])
         memcpy((char *)dsm_g.twin[pg] + ((m.hoff + off) & (dsm_g.page_size - 1)),
                (char *)&nw + off, size);
-    pthread_mutex_unlock(l);
+    /* Sent before the page lock goes: a sibling thread that refetches the
+     * page (a fault after an acquire invalidated it, or an update) issues
+     * its get after this message, so the home has applied it when it
+     * serves the get.  Sent after the unlock, a get could overtake it and
+     * leave the copy without this update and no notice left to repair it
+     * (our own notices are skipped here): tests/omp/
+     * parallel_num_threads_over.c on 2 nodes x 2 threads over tcp spun for
+     * ever in 3 runs of 100. */
     COMM_CHECK(comm_send(home, DSM_TAG_POSTED, &m,
                          offsetof(struct posted, arg) + arglen));
+    pthread_mutex_unlock(l);
     __atomic_fetch_add(&posted_n[home], 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(rl);
     pthread_mutex_lock(&dsm_g.dirty_lock);
