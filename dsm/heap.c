@@ -137,6 +137,7 @@ int dsm_init(void)
          * shmem_enabled), and no second view (nothing is fetched). */
         dsm_g.app = map_app_view((uintptr_t)base, size, -1);
         dsm_g.sys = dsm_g.app;
+        madvise(dsm_g.app, size, MADV_HUGEPAGE);
     } else {
         dsm_g.fd = memfd_create("ompdsm-heap", MFD_CLOEXEC);
         if (dsm_g.fd < 0 || ftruncate(dsm_g.fd, (off_t)size) < 0)

@@ -27,6 +27,7 @@ struct Counts {
   unsigned LoopMarks = 0;      // ranges marked around a loop (wdloops.cpp)
   unsigned LoopStores = 0;     // stores whose per-iteration mark they replace
   unsigned Skipped = 0;        // stores to the stack or to globals
+  unsigned Plain = 0;          // functions given a plain copy (write detection off)
 };
 
 // The runtime's globals and functions, declared extern_weak in the module

@@ -44,3 +44,35 @@ void every_other(double *a, long n)
 // EACH:       store i16 3855
 // EACH-NOT:   OMPDSM_wd_mark
 // EACH:       {{^}}}
+
+/* one_store: no loop, so no plain copy (PLAIN, the default: fill and
+ * every_other get one each, whose code has no mark, and which their
+ * entries call, with their arguments, while the runtime's size is 0). */
+void one_store(double *a)
+{
+    a[0] = 3.0;
+}
+
+// PLAIN-LABEL: define{{.*}} void @fill(
+// PLAIN:       @OMPDSM_wd_size
+// PLAIN:       tail call void @fill.ompdsm_plain(ptr {{.*}}%0, i64 {{.*}}%1)
+// PLAIN-NEXT:  ret void
+// PLAIN:       call void @OMPDSM_wd_mark
+// PLAIN:       {{^}}}
+// PLAIN-LABEL: define{{.*}} void @every_other(
+// PLAIN:       tail call void @every_other.ompdsm_plain(
+// PLAIN:       store i16 3855
+// PLAIN:       {{^}}}
+// PLAIN-LABEL: define{{.*}} void @one_store(
+// PLAIN-NOT:   ompdsm_plain
+// PLAIN:       store i16 3855
+// PLAIN:       {{^}}}
+// PLAIN-LABEL: define internal void @fill.ompdsm_plain(
+// PLAIN-NOT:   OMPDSM_wd
+// PLAIN-NOT:   3855
+// PLAIN:       {{^}}}
+// PLAIN-LABEL: define internal void @every_other.ompdsm_plain(
+// PLAIN-NOT:   OMPDSM_wd
+// PLAIN-NOT:   3855
+// PLAIN:       {{^}}}
+// PLAIN-NOT:   ompdsm_plain(

@@ -12,7 +12,9 @@
   weak      weak.c with the pass and no runtime symbols at all: runs as
             without the pass
   loop-ir   loop.c through FileCheck: one OMPDSM_wd_mark after a contiguous
-            loop, none in it (and per-store marks with the optimisation off)
+            loop, none in it (and per-store marks with the optimisation off);
+            a function with a loop gets a plain copy without marks that its
+            entry calls while the runtime's size is 0, one without a loop not
   overhead  overhead.c under callgrind: the kernels' extra instructions per
             stored element at -O2, with the optimisation on and off, printed
             and bounded (77 without valgrind)
@@ -169,7 +171,9 @@ def part_loop_ir(c):
     if not os.access(c.filecheck, os.X_OK):
         print("SKIP: no %s (Debian package llvm-19-tools)" % c.filecheck)
         return 77
-    for prefix, extra in (("LOOP", []), ("EACH", ["-mllvm", "-ompdsm-wd-loops=false"])):
+    noplain = ["-mllvm", "-ompdsm-wd-plain=false"]
+    for prefix, extra in (("LOOP", noplain), ("EACH", noplain + ["-mllvm", "-ompdsm-wd-loops=false"]),
+                          ("PLAIN", [])):
         ll = os.path.join(c.tmp, "loop.ll")
         if not c.compile(ll, [c.path("loop.c")], ["-O2", "-fno-vectorize", "-fno-unroll-loops",
                                                   "-S", "-emit-llvm"] + extra, link=False):
