@@ -99,6 +99,14 @@ static void vol_refetch(uint32_t pg, size_t off, size_t n)
     }
 }
 
+static int any_marked(uint32_t pg, size_t off, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (dsm_wd_byte_marked(pg, off + i))
+            return 1;
+    return 0;
+}
+
 /* Sends bytes [off, off+n) of page pg to its home now, and makes the twin
  * agree, so that a later diff does not send them again (over a newer
  * value another node wrote through meanwhile). */
@@ -119,8 +127,18 @@ static void vol_write_through(uint32_t pg, size_t off, size_t n)
         }
         memcpy((char *)dsm_g.twin[pg] + off, page_sys(pg) + off, n);
     }
-    if (dsm_g.wd == WD_ON)
+    if (dsm_g.wd == WD_ON) {
+        if (vol_hybrid && !any_marked(pg, off, n)) {
+            /* No byte still marked: a sibling thread's write-through (or
+             * a release) sent them after our store, with our value or a
+             * newer one; sending the copy's bytes now would put them over
+             * what other nodes wrote since (tests/omp/volatile_spin.c on
+             * 4 nodes x 2 threads over tcp lost the token so) */
+            pthread_mutex_unlock(page_lock(pg));
+            return;
+        }
         dsm_wd_unmark(pg, off, n); /* (sent now: a later diff must not) */
+    }
     if (comm_put(home, DSM_REG_HEAP, page_off(pg) + off, page_sys(pg) + off,
                  n) < 0 ||
         comm_fence(home) < 0)
