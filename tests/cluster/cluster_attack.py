@@ -6,7 +6,6 @@ job listens on, each accepted one refused with one line naming it.
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
@@ -14,7 +13,7 @@ import time
 
 import cluster_hosts as hosts
 from cluster_hosts import (HERE, NETNS, check, addr, sh, Hosts, start, finish,
-    nothing_left, build_dsm_loop, read_until)
+                           reap, nothing_left, build_dsm_loop, read_until)
 
 
 ATTACK = os.path.join(HERE, "attack.py")
@@ -118,9 +117,7 @@ def test_attack():
             recs = results(procs)
             rc, out, err = finish(p, 120)
         finally:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.communicate(timeout=10)
+            reap(p)
         sys.stdout.write(err)
         check(rc == 0, "the attacked job ended with status %d" % rc)
         check("sum 79800" in out, "the attacked job's result: %r" % out)

@@ -7,16 +7,16 @@ build of the program on one host; each named in one line, nothing left.
 
 import os
 import re
-import select
 import signal
 import subprocess
 import tempfile
 import time
 
 import cluster_hosts as hosts
-from cluster_hosts import (HERE, ARGS, check, addr, sh, Hosts, job_env,
-    launcher_cmd, start, finish, run, one_line, ns_pids, cmdline, nothing_left,
-    wait_ready, argv_of, agent_pids, build_dsm_loop, read_until)
+from cluster_hosts import (ARGS, check, addr, sh, Hosts, job_env, launcher_cmd,
+                           start, finish, reap, kill_and_finish, run, one_line,
+                           ns_pids, cmdline, nothing_left, wait_ready, argv_of,
+                           agent_pids, build_dsm_loop, read_until)
 
 
 def kill_remote(mode, host, pattern, status):
@@ -31,14 +31,9 @@ def kill_remote(mode, host, pattern, status):
             else:
                 victims = agent_pids(host)
             check(victims, "nothing to kill on host %d" % host)
-            t0 = time.monotonic()
-            os.kill(victims[0], signal.SIGKILL)
-            rc, out, err = finish(p, 20)
-            t = time.monotonic() - t0
+            rc, out, err, t = kill_and_finish(p, victims[0])
         finally:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.communicate(timeout=10)
+            reap(p)
         check(rc == status, "status %d, expected %d: %r" % (rc, status, err))
         one_line(err, pattern)
         check(t < 6, "the job took %.1f s to end" % t)
@@ -56,36 +51,16 @@ def test_kill_dsm():
     """kill -9 of a node of a real ompdsm program on another host while the
     DSM runs: the launcher's one line names that node, not the peers that
     lost their connections to it."""
-    check(ARGS.ompcc, "--ompcc is needed")
     with tempfile.TemporaryDirectory() as d, Hosts(2):
-        prog = os.path.join(d, "dsm_loop")
-        c = subprocess.run([ARGS.ompcc, "-O1", os.path.join(HERE,
-                            "dsm_loop.c"), "-o", prog],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           timeout=120)
-        check(c.returncode == 0, "ompcc: %s" % c.stdout.decode())
+        prog = build_dsm_loop(d)
         p = start(["-H", "%s:2,%s:2" % (addr(0), addr(1)), prog], cwd=d)
         try:
-            buf = b""
-            deadline = time.monotonic() + 30
-            while b"running" not in buf:
-                check(time.monotonic() < deadline, "the program did not "
-                      "start: %r" % buf)
-                r, _, _ = select.select([p.stdout], [], [], 1)
-                if r:
-                    chunk = os.read(p.stdout.fileno(), 4096)
-                    check(chunk, "the job ended early")
-                    buf += chunk
+            read_until(p, "running", 30)
             victims = [x for x in ns_pids(1) if argv_of(x)[:1] == [prog]]
             check(victims, "no node of the program on host 1")
-            t0 = time.monotonic()
-            os.kill(victims[0], signal.SIGKILL)
-            rc, out, err = finish(p, 20)
-            t = time.monotonic() - t0
+            rc, out, err, t = kill_and_finish(p, victims[0])
         finally:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.communicate(timeout=10)
+            reap(p)
         check(rc == 137, "status %d: %r" % (rc, err))
         one_line(err, r"^ompdsmrun: node [23] \(pid %d on host 10\.99\.0\.2\)"
                  r" was killed by signal 9 \(Killed\); ending the job$" %
@@ -203,9 +178,7 @@ def test_sigint():
             rc, out, err = finish(p, 20)
             t = time.monotonic() - t0
         finally:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.communicate(timeout=10)
+            reap(p)
         check(rc == 130, "status %d %r" % (rc, err))
         one_line(err, r"^ompdsmrun: received SIGINT; ending the job$")
         # Nodes that ignore SIGTERM get SIGKILL after the 2 s grace.
@@ -242,9 +215,7 @@ def test_linkdown():
                 rc, out, err = finish(p, limit + 30)
                 t = time.monotonic() - t0
             finally:
-                if p.poll() is None:
-                    os.killpg(p.pid, signal.SIGKILL)
-                    p.communicate(timeout=10)
+                reap(p)
                 cut(2, True)
             print("link of host 2 down, OMPDSM_TCP_TIMEOUT_S=%s: the job "
                   "ended after %.1f s" % (tmo or "30 (default)", t))
@@ -276,9 +247,7 @@ def test_outage():
             cut(1, True)
             rc, out, err = finish(p, 120)
         finally:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.communicate(timeout=10)
+            reap(p)
             cut(1, True)
         check(rc == 0, "a 12 s outage ended the job: %d %r" % (rc, err))
         check("sum 44850" in out, "result after the outage: %r" % out)

@@ -102,6 +102,23 @@ def finish(p, timeout):
         err.decode(errors="replace")
 
 
+def reap(p):
+    """Ends job p with its process group if it still runs (a check failed
+    before it ended): for the finally of every started job."""
+    if p.poll() is None:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate(timeout=10)
+
+
+def kill_and_finish(p, pid, timeout=20):
+    """SIGKILL to pid (a node or agent of job p), then p's end: (status,
+    stdout, stderr, seconds from the kill to the end)."""
+    t0 = time.monotonic()
+    os.kill(pid, signal.SIGKILL)
+    rc, out, err = finish(p, timeout)
+    return rc, out, err, time.monotonic() - t0
+
+
 def run(args, extra_env=None, timeout=60, cwd=None):
     t0 = time.monotonic()
     p = start(args, extra_env, cwd)

@@ -13,8 +13,9 @@ import tempfile
 import time
 
 from cluster_hosts import (NETNS, ARGS, TestFailure, check, addr, Hosts,
-    job_env, launcher_cmd, start, finish, run, one_line, ns_pids, cmdline,
-    nothing_left, wait_ready, argv_of, agent_pids)
+                           job_env, launcher_cmd, start, finish, reap,
+                           kill_and_finish, run, one_line, ns_pids, cmdline,
+                           nothing_left, wait_ready, argv_of, agent_pids)
 
 
 def test_env():
@@ -182,9 +183,7 @@ def test_tree():
             check(time.monotonic() - t0 < 6, "SIGINT took %.1f s" %
                   (time.monotonic() - t0))
         finally:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.communicate(timeout=10)
+            reap(p)
         nothing_left(5)
 
         p = start(["-H", hl, ARGS.testnode, "sleep", "tm2"], env)
@@ -200,9 +199,7 @@ def test_tree():
             check(time.monotonic() - t0 < 6, "took %.1f s" %
                   (time.monotonic() - t0))
         finally:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.communicate(timeout=10)
+            reap(p)
         nothing_left(5)
 
 
@@ -255,14 +252,9 @@ def test_bootagg():
                 else:
                     pids = agent_pids(2)
                 check(len(pids) == 1, "%s to kill: %s" % (victim, pids))
-                t0 = time.monotonic()
-                os.kill(pids[0], signal.SIGKILL)
-                rc, out, err = finish(p, 20)
-                t = time.monotonic() - t0
+                rc, out, err, t = kill_and_finish(p, pids[0])
             finally:
-                if p.poll() is None:
-                    os.killpg(p.pid, signal.SIGKILL)
-                    p.communicate(timeout=10)
+                reap(p)
             if victim == "node":
                 check(rc == 137, "node killed: status %d %r" % (rc, err))
                 one_line(err, r"node 4 \(pid \d+ on host %s\) was killed "
@@ -359,7 +351,5 @@ def test_stdin():
             rc, out, err = finish(p, 20)
             check(rc == 130, "SIGINT: status %d %r" % (rc, err))
         finally:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.communicate(timeout=10)
+            reap(p)
         nothing_left(3)

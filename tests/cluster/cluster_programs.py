@@ -12,7 +12,7 @@ import tempfile
 
 import cluster_hosts as hosts
 from cluster_hosts import (HERE, NETNS, ARGS, TestFailure, check, addr, Hosts,
-    job_env, run, nothing_left, eth0_bytes)
+                           job_env, run, nothing_left, eth0_bytes)
 
 
 # The conformance subset run across hosts: locks, reductions, malloc'd

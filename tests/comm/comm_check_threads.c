@@ -24,6 +24,17 @@ struct thr {
     uint64_t fadd_to[256], cas_to[256], msg_to[256];
 };
 
+/* Puts len bytes of the pattern seed into node p's slot and gets them
+ * back: the first byte that differs, or -1. */
+static long put_then_get(int p, size_t slot, char *src, char *back,
+                         size_t len, uint64_t seed)
+{
+    pat_fill(src, seed, 0, len);
+    OK(comm_put(p, USER_REG, slot, src, len));
+    OK(comm_get(p, USER_REG, slot, back, len));
+    return pat_cmp(back, seed, 0, len);
+}
+
 static void *thread_main(void *arg)
 {
     struct thr *t = arg;
@@ -36,10 +47,7 @@ static void *thread_main(void *arg)
     for (int j = 0; j < 8; j++) {
         int p = j % 3 ? 0 : (rank + 1) % nodes;
         uint64_t seed = 1500 + (uint64_t)j * 4096 + rank * 64 + t->id;
-        pat_fill(src, seed, 0, TSLOT);
-        OK(comm_put(p, USER_REG, slot, src, TSLOT));
-        OK(comm_get(p, USER_REG, slot, back, TSLOT));
-        long bad = pat_cmp(back, seed, 0, TSLOT);
+        long bad = put_then_get(p, slot, src, back, TSLOT, seed);
         CHECK(bad < 0, "thread %d: flood put then get on node %d differs at "
               "%ld", t->id, p, bad);
     }
@@ -55,10 +63,7 @@ static void *thread_main(void *arg)
         case 1: {
             size_t len = rnd_size(&r, TSLOT);
             uint64_t seed = 1300 + (uint64_t)i * 4096 + rank * 64 + t->id;
-            pat_fill(src, seed, 0, len);
-            OK(comm_put(p, USER_REG, slot, src, len));
-            OK(comm_get(p, USER_REG, slot, back, len));
-            long bad = pat_cmp(back, seed, 0, len);
+            long bad = put_then_get(p, slot, src, back, len, seed);
             CHECK(bad < 0, "thread %d: put then get of %zu bytes on node %d "
                   "differs at %ld", t->id, len, p, bad);
             break;
