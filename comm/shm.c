@@ -7,16 +7,15 @@
  * that sleeps on a futex of its own. */
 #include "transport.h"
 #include "card.h"
+#include "util/futex.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -67,12 +66,6 @@ static struct shm_area *area_of(void *sync_base, size_t len, int nodes)
 {
     return (struct shm_area *)((char *)sync_base + len -
                                comm_shm_area_len(nodes));
-}
-
-static long futex(volatile uint32_t *uaddr, int op, uint32_t val,
-                  const struct timespec *ts)
-{
-    return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
 }
 
 static inline char *peer_addr(struct comm_transport *t, int peer, int region,
@@ -225,7 +218,7 @@ static int shm_send(struct comm_transport *t, int peer, int tag,
     pthread_mutex_unlock(&t->send_lock[peer]);
     __atomic_fetch_add(&pa->bell, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&pa->sleepers, __ATOMIC_SEQ_CST))
-        futex(&pa->bell, FUTEX_WAKE, 1, NULL);
+        ompdsm_futex(&pa->bell, FUTEX_WAKE, 1, NULL);
     return 0;
 }
 
@@ -275,7 +268,7 @@ static void *service_main(void *arg)
         int n = drain(t);
         if (!n && !t->stop) {
             struct timespec ts = {0, 500L * 1000 * 1000};
-            futex(&a->bell, FUTEX_WAIT, bell, &ts);
+            ompdsm_futex(&a->bell, FUTEX_WAIT, bell, &ts);
         }
         __atomic_fetch_sub(&a->sleepers, 1, __ATOMIC_SEQ_CST);
     }
@@ -290,7 +283,7 @@ static void shm_stop(struct comm_transport *t)
         t->stop = 1;
         struct shm_area *a = my_area();
         __atomic_fetch_add(&a->bell, 1, __ATOMIC_SEQ_CST);
-        futex(&a->bell, FUTEX_WAKE, INT32_MAX, NULL);
+        ompdsm_futex(&a->bell, FUTEX_WAKE, INT32_MAX, NULL);
         pthread_join(t->service, NULL);
     }
     /* Also called when shm_start failed to allocate the tables. */

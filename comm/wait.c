@@ -9,27 +9,20 @@
  * then sleeps on that doorbell value; if the increment came after the read,
  * FUTEX_WAIT returns at once; if before, the re-check sees the value. */
 #include "transport.h"
+#include "util/futex.h"
 
 #include <errno.h>
-#include <linux/futex.h>
 #include <sched.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 /* Shared (not PRIVATE) futex operations: the doorbell lives in a memfd
  * mapped by several processes. */
-static long futex(volatile uint32_t *uaddr, int op, uint32_t val,
-                  const struct timespec *ts)
-{
-    return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
-}
-
 void comm_doorbell_ring_area(struct comm_sync_area *sync)
 {
     __atomic_fetch_add(&sync->doorbell, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&sync->sleepers, __ATOMIC_SEQ_CST))
-        futex(&sync->doorbell, FUTEX_WAKE, INT32_MAX, NULL);
+        ompdsm_futex(&sync->doorbell, FUTEX_WAKE, INT32_MAX, NULL);
 }
 
 void comm_doorbell_ring(void)
@@ -76,7 +69,7 @@ int comm_wait_until(int (*pred)(void *arg), void *arg)
         }
         /* The timeout only bounds how long a failure goes unnoticed. */
         struct timespec ts = {0, COMM_FAILURE_POLL_MS * 1000L * 1000};
-        futex(&s->doorbell, FUTEX_WAIT, bell, &ts);
+        ompdsm_futex(&s->doorbell, FUTEX_WAIT, bell, &ts);
         slept = 1;
         __atomic_fetch_sub(&s->sleepers, 1, __ATOMIC_SEQ_CST);
     }

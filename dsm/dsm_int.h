@@ -6,7 +6,6 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stddef.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include "dsm.h"
@@ -733,13 +732,6 @@ static inline void lockword_decode(uint64_t w, int *node, uint32_t *q)
 {
     *node = (int)(w >> 32) - 1;
     *q = (uint32_t)w;
-}
-
-/* A futex operation on w (lock.c's one-node locks, lockhand.c's entries). */
-static inline long dsm_futex(uint32_t *w, int op, uint32_t val,
-                             const struct timespec *ts)
-{
-    return syscall(SYS_futex, w, op, val, ts, NULL, 0);
 }
 
 /* ---- hand-over between threads of a node (lockhand.c) ----

@@ -45,10 +45,10 @@
  * see lockhand.c.  A job of one node takes none of these paths: its locks
  * are futex words of the process ("one node" below). */
 #include "dsm_int.h"
+#include "comm/util/futex.h"
 
 #include <errno.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <sched.h>
 #include <stddef.h>
 #include <string.h>
@@ -719,7 +719,7 @@ static void solo_lock(uint32_t id)
         c = __atomic_exchange_n(w, 2, __ATOMIC_ACQUIRE);
     while (c) {
         struct timespec ts = {0, 200 * 1000 * 1000};
-        dsm_futex(w, FUTEX_WAIT_PRIVATE, 2, &ts);
+        ompdsm_futex(w, FUTEX_WAIT_PRIVATE, 2, &ts);
         c = __atomic_exchange_n(w, 2, __ATOMIC_ACQUIRE);
     }
 out:
@@ -730,7 +730,7 @@ static void solo_unlock(uint32_t id)
 {
     uint32_t *w = solo_word(id);
     if (__atomic_exchange_n(w, 0, __ATOMIC_RELEASE) == 2)
-        dsm_futex(w, FUTEX_WAKE_PRIVATE, 1, NULL);
+        ompdsm_futex(w, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 
 /* ---- the lock operations (dsm.h) ---- */

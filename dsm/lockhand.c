@@ -43,8 +43,8 @@
  * longer spin made a local lock pair many times slower than no spin, with
  * the FIFO version: docs/design.md, "Hand-over inside a node"). */
 #include "dsm_int.h"
+#include "comm/util/futex.h"
 
-#include <linux/futex.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <time.h>
@@ -150,7 +150,7 @@ struct dsm_llock *dsm_llock_acquire(uint32_t id, int *handed, uint64_t *t0)
         uint32_t v = e->seq;
         pthread_mutex_unlock(&s->mu);
         struct timespec ts = {0, 200 * 1000 * 1000};
-        dsm_futex(&e->seq, FUTEX_WAIT_PRIVATE, v, &ts);
+        ompdsm_futex(&e->seq, FUTEX_WAIT_PRIVATE, v, &ts);
         pthread_mutex_lock(&s->mu);
         e->sleepers--;
         pthread_mutex_unlock(&s->mu);
@@ -195,7 +195,7 @@ static int lfree_locked(struct lstripe *s, struct dsm_llock *e)
 /* (an entry reused meanwhile only sees a spurious wake-up) */
 static void lwake(struct dsm_llock *e)
 {
-    dsm_futex(&e->seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+    ompdsm_futex(&e->seq, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 
 /* The holder of e leaves: with `keep`, the node keeps the lock for the

@@ -18,15 +18,14 @@
  * too, until the others arrive) take the team's tasks instead
  * (rt_task_help, task.c). */
 #include "rt.h"
+#include "comm/util/futex.h"
 
 #include <errno.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,11 +57,6 @@ int rt_team_local(int nthreads, int tpn, int node)
 }
 
 /* ---- futex words: spin briefly, then sleep ---- */
-
-static long futex(uint32_t *w, int op, uint32_t val, const struct timespec *ts)
-{
-    return syscall(SYS_futex, w, op, val, ts, NULL, 0);
-}
 
 /* How long a waiting thread spins, as comm/wait.c decides for nodes
  * (ompdsm_spin_us: OMPDSM_SPIN_US, else OMP_WAIT_POLICY, shorter when the
@@ -119,7 +113,7 @@ void rt_word_wait_spin(uint32_t *w, uint32_t val, uint32_t *sleepers,
     struct timespec ts = {0, 200 * 1000 * 1000};
     __atomic_fetch_add(sleepers, 1, __ATOMIC_SEQ_CST);
     while (__atomic_load_n(w, __ATOMIC_SEQ_CST) == val)
-        futex(w, FUTEX_WAIT_PRIVATE, val, &ts);
+        ompdsm_futex(w, FUTEX_WAIT_PRIVATE, val, &ts);
     __atomic_fetch_sub(sleepers, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -127,7 +121,7 @@ void rt_word_wake(uint32_t *w, uint32_t *sleepers)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (__atomic_load_n(sleepers, __ATOMIC_SEQ_CST))
-        futex(w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+        ompdsm_futex(w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 }
 
 /* ---- the node's state ---- */

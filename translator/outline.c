@@ -1,10 +1,10 @@
 /* outline.c - a parallel region becomes a static function placed before
  * the enclosing function, a frame struct carrying what it needs from the
- * encountering thread, a region descriptor, and a call site
- * OMPDSM_parallel(&desc, &frame, sizeof frame, num_threads, if); a task
- * becomes a function and a data struct the same way (OMPDSM_task), or
- * runs in place when what it shares is not valid on every node ("tasks"
- * below). */
+ * encountering thread (types declared in the function and variably
+ * modified types included), a region descriptor, and a call site
+ * OMPDSM_parallel(&desc, &frame, sizeof frame, num_threads, if).  The
+ * helpers that name a variable's type, outer name and frame member at
+ * file scope serve outline_task.c's tasks too. */
 #include "tu.h"
 
 #include <ctype.h>
@@ -13,7 +13,7 @@
 
 /* A type expression valid at file scope, before the enclosing function;
  * unqual: without top-level qualifiers (frame members that are assigned). */
-static char *file_type_q(tu *t, int v, unsigned off, int unqual)
+char *tr_outline_file_type_q(tu *t, int v, unsigned off, int unqual)
 {
     var *vv = &t->vars.v[v];
     const char *why;
@@ -36,9 +36,9 @@ static char *file_type_q(tu *t, int v, unsigned off, int unqual)
     return r;
 }
 
-static char *file_type(tu *t, int v, unsigned off)
+char *tr_outline_file_type(tu *t, int v, unsigned off)
 {
-    return file_type_q(t, v, off, 0);
+    return tr_outline_file_type_q(t, v, off, 0);
 }
 
 static int name_taken(tu *t, const char *name)
@@ -50,12 +50,7 @@ static int name_taken(tu *t, const char *name)
     return 0;
 }
 
-/* frame member names: the variable's name, made unique */
-typedef struct members {
-    VEC(char *) names;
-} members;
-
-static char *member_name(members *m, const char *name)
+char *tr_outline_member(tr_members *m, const char *name)
 {
     char *r = tr_xstrdup(name);
     int i, n = 2, clash;
@@ -73,7 +68,7 @@ static char *member_name(members *m, const char *name)
     return r;
 }
 
-static char *outer(tu *t, int k, int v)
+char *tr_outline_outer(tu *t, int k, int v)
 {
     construct *c = &t->cons.v[k];
     char *n = tr_sharing_name(t, v, c->parent, c->b);
@@ -87,7 +82,7 @@ static char *outer(tu *t, int k, int v)
 
 /* Block-scope declarations of functions and extern variables of the
  * enclosing function, which the outlined function must see too. */
-static void replicate_decls(tu *t, int k, tr_sbuf *o)
+void tr_outline_replicate_decls(tu *t, int k, tr_sbuf *o)
 {
     construct *c = &t->cons.v[k];
     int i;
@@ -321,7 +316,7 @@ static char *cat_free(char *a, char *b)
  * members (listed in mem, computed in fill from `o`, the variable's name
  * where the region starts).  NULL after an error. */
 static char *vm_decl(tu *t, int k, int v, const char *name, const char *o,
-                     members *mn, tr_sbuf *mem, tr_sbuf *fill)
+                     tr_members *mn, tr_sbuf *mem, tr_sbuf *fill)
 {
     var *vv = &t->vars.v[v];
     unsigned off = t->cons.v[k].p->dir_off;
@@ -374,7 +369,7 @@ static char *vm_decl(tu *t, int k, int v, const char *name, const char *o,
                 decl = cat_free(decl, tr_xstrdup("[]"));
             } else {
                 char *bn = tr_xasprintf("%s_b%d", vv->name, nb++);
-                char *m = member_name(mn, bn);
+                char *m = tr_outline_member(mn, bn);
                 tr_sb_printf(mem, "    unsigned long %s; /* a bound of %s */\n", m, vv->name);
                 tr_sb_printf(fill, "  __ompdsm_fr.%s = sizeof%s%s%s / sizeof(%s[0]);\n", m,
                              wrapped(e) ? "" : "(", e, wrapped(e) ? "" : ")", e);
@@ -418,7 +413,7 @@ static char *vm_decl(tu *t, int k, int v, const char *name, const char *o,
 typedef struct region_gen {
     char *fname;  /* the outlined function, __ompdsm_region_<func>_<line>[_n] */
     char *frame;  /* its frame struct's tag */
-    members mn;   /* frame member names */
+    tr_members mn;   /* frame member names */
     ltypes L;     /* local types the region re-declares */
     tr_sbuf mem;     /* frame struct members */
     tr_sbuf fill;    /* call site: statements filling the frame */
@@ -494,8 +489,8 @@ static void frame_shared(tu *t, int k, region_gen *g)
         char *ty, *m, *o;
         if (u.mode == MODE_GLOBAL || u.mode == MODE_PLAIN)
             continue;
-        m = member_name(&g->mn, vn);
-        o = outer(t, k, u.var);
+        m = tr_outline_member(&g->mn, vn);
+        o = tr_outline_outer(t, k, u.var);
         if (tr_ast_var_vm(t, u.var) != VM_NONE) {
             char *sh = u.mode == MODE_VALUE ? tr_xstrdup(vn) : tr_xasprintf("*__ompdsm_sh_%s", vn);
             char *d;
@@ -531,7 +526,7 @@ static void frame_shared(tu *t, int k, region_gen *g)
             free(o);
             continue;
         }
-        ty = file_type_q(t, u.var, t->cons.v[k].p->dir_off, u.mode == MODE_VALUE);
+        ty = tr_outline_file_type_q(t, u.var, t->cons.v[k].p->dir_off, u.mode == MODE_VALUE);
         if (u.mode == MODE_VALUE) {
             tr_sb_printf(&g->mem, "    %s %s; /* shared, read-only: by value */\n", ty, m);
             tr_sb_printf(&g->fill, "  __ompdsm_fr.%s = %s;\n", m, o);
@@ -554,7 +549,7 @@ static void frame_private(tu *t, int k, region_gen *g)
         int v = t->cons.v[k].priv.v[i];
         char *ty;
         if (tr_ast_var_vm(t, v) != VM_NONE) {
-            char *o = outer(t, k, v);
+            char *o = tr_outline_outer(t, k, v);
             char *d = vm_decl(t, k, v, t->vars.v[v].name, o, &g->mn, &g->mem, &g->fill);
             if (d)
                 tr_sb_printf(&g->pro, "  %s; /* private */\n", d);
@@ -562,7 +557,8 @@ static void frame_private(tu *t, int k, region_gen *g)
             free(o);
             continue;
         }
-        ty = local_type(t, v) ? in_type(t, &g->L, v) : file_type(t, v, t->cons.v[k].p->dir_off);
+        ty = local_type(t, v) ? in_type(t, &g->L, v)
+                              : tr_outline_file_type(t, v, t->cons.v[k].p->dir_off);
         tr_sb_printf(&g->pro, "  %s %s; /* private */\n", ty, t->vars.v[v].name);
         free(ty);
     }
@@ -576,7 +572,7 @@ static void frame_firstprivate(tu *t, int k, region_gen *g)
         int v = cin ? t->cons.v[k].copyin.v[i - t->cons.v[k].fpriv.n]
                     : t->cons.v[k].fpriv.v[i];
         const char *vn = t->vars.v[v].name;
-        char *m = member_name(&g->mn, vn), *o = outer(t, k, v), *ty;
+        char *m = tr_outline_member(&g->mn, vn), *o = tr_outline_outer(t, k, v), *ty;
         int vm = tr_ast_var_vm(t, v);
         if (vm != VM_NONE && !cin) {
             /* a pointer by value; an array from its original, which lives
@@ -609,7 +605,7 @@ static void frame_firstprivate(tu *t, int k, region_gen *g)
                              ty, vn, vn, m, vn);
             free(b);
         } else {
-            ty = file_type_q(t, v, t->cons.v[k].p->dir_off, 1);
+            ty = tr_outline_file_type_q(t, v, t->cons.v[k].p->dir_off, 1);
             tr_sb_printf(&g->mem, "    %s %s; /* %s */\n", ty, m, cin ? "copyin" : "firstprivate");
             if (cin)
                 tr_sb_printf(&g->cin_pro, "  __builtin_memcpy(&%s, &__ompdsm_f->%s, sizeof __ompdsm_f->%s);\n",
@@ -635,7 +631,7 @@ static void frame_reduction(tu *t, int k, region_gen *g)
         const char *code = tr_lower_type_code(t, t->vars.v[v].type, op,
                                               t->cons.v[k].p->dir_off,
                                               "reduction variable", vn);
-        char *m = member_name(&g->mn, vn), *o = outer(t, k, v), *ty;
+        char *m = tr_outline_member(&g->mn, vn), *o = tr_outline_outer(t, k, v), *ty;
         if (local_type(t, v)) {
             ty = in_type(t, &g->L, v);
             tr_sb_printf(&g->mem, "    void *%s; /* reduction(%s) */\n", m,
@@ -643,7 +639,7 @@ static void frame_reduction(tu *t, int k, region_gen *g)
             tr_sb_printf(&g->pro, "  %s %s; OMPDSM_reduce_init(&%s, %s, %s);\n", ty, vn, vn,
                          code, tr_lower_redop_abi(op));
         } else {
-            ty = file_type(t, v, t->cons.v[k].p->dir_off);
+            ty = tr_outline_file_type(t, v, t->cons.v[k].p->dir_off);
             tr_sb_printf(&g->mem, "    %s *%s; /* reduction(%s) */\n", ty, m,
                          tr_pragma_redop_name(op));
             tr_sb_printf(&g->pro, "  __typeof__(*__ompdsm_f->%s) %s; OMPDSM_reduce_init(&%s, %s, %s);\n",
@@ -693,7 +689,7 @@ static void emit_function(tu *t, int k, region_gen *g)
     tr_sb_printf(&fn, "static void %s(void *__ompdsm_fp)\n{\n"
                    "  struct %s *__ompdsm_f = (struct %s *)__ompdsm_fp;\n",
                  g->fname, g->frame, g->frame);
-    replicate_decls(t, k, &fn);
+    tr_outline_replicate_decls(t, k, &fn);
     if (g->L.text.n) {
         tr_sb_puts(&fn, g->L.text.s);
         tr_srcmap_sync(&t->map, t->cons.v[k].p->begin, &fn);
@@ -785,269 +781,4 @@ void tr_outline_region(tu *t, int k)
     emit_function(t, k, &g);
     emit_call(t, k, &g);
     region_gen_free(&g);
-}
-
-/* ------------------------------------------------------------------------
- * tasks
- *
- * A task's block becomes a static function __ompdsm_task_<func>_<line>_<k>
- * and its data environment a struct the runtime copies into a descriptor
- * (OMPDSM_task), so that any node can run it later: the values of its
- * private and firstprivate variables, and the addresses of the shared
- * ones.  Those must be valid on every node: globals and function statics
- * (shared heap, named the same everywhere), locals shared through a
- * parallel region or promoted to the shared heap (a pointer captured by
- * value, __ompdsm_sh_x / __ompdsm_l_x), and read-only values a region
- * copied.  A task that shares anything else (a private variable of the
- * encountering thread's stack), or whose variables have types declared
- * in the function or of variable size, is not outlined: it runs in
- * place, undeferred, as before.
- * ------------------------------------------------------------------------ */
-
-typedef struct task_gen {
-    members mn;
-    tr_sbuf mem, fill, pro;
-    VEC(int) seen;
-    int ok;
-} task_gen;
-
-static int task_local_type(tu *t, int v)
-{
-    const char *why;
-    return tr_ast_var_type_is_local(t, v, &why) || tr_ast_var_vm(t, v) != VM_NONE;
-}
-
-/* private and firstprivate variables of the task */
-static void task_privates(tu *t, int k, task_gen *g)
-{
-    construct *c = &t->cons.v[k];
-    int i;
-    for (i = 0; i < c->priv.n && g->ok; i++) {
-        int v = c->priv.v[i];
-        char *ty;
-        VEC_PUSH(g->seen, v);
-        if (task_local_type(t, v)) {
-            g->ok = 0;
-            break;
-        }
-        ty = file_type(t, v, c->p->dir_off);
-        c = &t->cons.v[k];
-        tr_sb_printf(&g->pro, "  %s %s; /* private */\n", ty, t->vars.v[v].name);
-        free(ty);
-    }
-    for (i = 0; i < c->fpriv.n + c->task_fp.n && g->ok; i++) {
-        int v = i < c->fpriv.n ? c->fpriv.v[i] : c->task_fp.v[i - c->fpriv.n];
-        const char *vn = t->vars.v[v].name;
-        char *m, *o, *ty;
-        if (tr_con_in_list(g->seen.v, g->seen.n, v))
-            continue;
-        VEC_PUSH(g->seen, v);
-        if (task_local_type(t, v)) {
-            g->ok = 0;
-            break;
-        }
-        m = member_name(&g->mn, vn);
-        o = outer(t, k, v);
-        ty = file_type_q(t, v, t->cons.v[k].p->dir_off, 1);
-        tr_sb_printf(&g->mem, "    %s %s; /* firstprivate */\n", ty, m);
-        tr_sb_printf(&g->fill,
-                     "  __builtin_memcpy(&__ompdsm_fr.%s, &(%s), sizeof __ompdsm_fr.%s);\n",
-                     m, o, m);
-        tr_sb_printf(&g->pro, "  __typeof__(__ompdsm_f->%s) %s; __builtin_memcpy(&%s, "
-                     "&__ompdsm_f->%s, sizeof %s);\n", m, vn, vn, m, vn);
-        free(ty);
-        free(o);
-        c = &t->cons.v[k];
-    }
-}
-
-/* Does the walk of v from `start` pass construct k without stopping
- * inside it (the task shares v)? */
-static int task_shares(tu *t, int k, int v, int start)
-{
-    var *vv = &t->vars.v[v];
-    int at;
-    for (at = start; at >= 0 && at != k; at = t->cons.v[at].parent) {
-        if (vv->kind == VK_LOCAL && vv->decl_con >= 0 && tr_con_contains(t, at, vv->decl_con))
-            return 0;
-        if (tr_con_privatizes(&t->cons.v[at], v))
-            return 0;
-    }
-    if (at != k)
-        return 0;
-    if (vv->kind == VK_LOCAL && vv->decl_con >= 0 && tr_con_contains(t, k, vv->decl_con))
-        return 0;
-    return !tr_con_privatizes(&t->cons.v[k], v);
-}
-
-/* a shared variable the block names: what its name needs captured */
-static void task_shared(tu *t, int k, int v, task_gen *g)
-{
-    var *vv = &t->vars.v[v];
-    char *n, *m, *ty;
-    int stop, at;
-    if (vv->rewritten || vv->kind == VK_GLOBAL || vv->kind == VK_STATIC ||
-        vv->kind == VK_SYSTEM || vv->threadprivate || vv->tls)
-        return; /* the same name on every tr_node */
-    if (task_local_type(t, v)) {
-        g->ok = 0;
-        return;
-    }
-    n = tr_sharing_name(t, v, t->cons.v[k].parent, t->cons.v[k].b);
-    if (!n) {
-        g->ok = 0;
-        return;
-    }
-    if (!strncmp(n, "(*__ompdsm_sh_", 14) || !strncmp(n, "(*__ompdsm_l_", 13)) {
-        /* a pointer into the shared heap, valid everywhere */
-        char *p = tr_xstrdup(n + 2);
-        p[strlen(p) - 1] = 0;
-        m = member_name(&g->mn, p);
-        ty = file_type(t, v, t->cons.v[k].p->dir_off);
-        tr_sb_printf(&g->mem, "    %s *%s; /* shared */\n", ty, m);
-        tr_sb_printf(&g->fill, "  __ompdsm_fr.%s = %s;\n", m, p);
-        tr_sb_printf(&g->pro, "  __typeof__(__ompdsm_f->%s) %s = __ompdsm_f->%s;\n", m, p, m);
-        free(ty);
-        free(p);
-        free(n);
-        return;
-    }
-    at = tr_sharing_walk(t, v, t->cons.v[k].parent, &stop);
-    if (stop == STOP_REGION && !strcmp(n, vv->name) && tr_sharing_use(&t->cons.v[at], v) &&
-        tr_sharing_use(&t->cons.v[at], v)->mode == MODE_VALUE) {
-        /* read-only in the whole region: its value */
-        m = member_name(&g->mn, vv->name);
-        ty = file_type_q(t, v, t->cons.v[k].p->dir_off, 1);
-        tr_sb_printf(&g->mem, "    %s %s; /* shared, read-only */\n", ty, m);
-        tr_sb_printf(&g->fill, "  __ompdsm_fr.%s = %s;\n", m, n);
-        tr_sb_printf(&g->pro, "  __typeof__(__ompdsm_f->%s) %s = __ompdsm_f->%s;\n", m,
-                     vv->name, m);
-        free(ty);
-        free(n);
-        return;
-    }
-    free(n);
-    g->ok = 0; /* on the encountering thread's stack */
-}
-
-static int has_clause(tu *t, int k, int kind)
-{
-    const omp_pragma *p = t->cons.v[k].p;
-    for (int i = 0; i < p->nclauses; i++)
-        if (p->clauses[i].kind == kind)
-            return 1;
-    return 0;
-}
-
-static void task_gen_free(task_gen *g)
-{
-    for (int i = 0; i < g->mn.names.n; i++)
-        free(g->mn.names.v[i]);
-    free(g->mn.names.v);
-    free(g->seen.v);
-    tr_sb_free(&g->mem);
-    tr_sb_free(&g->fill);
-    tr_sb_free(&g->pro);
-}
-
-int tr_outline_task(tu *t, int k)
-{
-    task_gen g;
-    construct *c = &t->cons.v[k];
-    fninfo *f;
-    char *fname, *frame, *body, *ifx, *finx;
-    tr_sbuf fn, o;
-    int i;
-    memset(&g, 0, sizeof g);
-    tr_sb_init(&g.mem);
-    tr_sb_init(&g.fill);
-    tr_sb_init(&g.pro);
-    g.ok = c->func >= 0;
-    for (i = 0; i < t->vm_typerefs.n && g.ok; i++)
-        if (t->vm_typerefs.v[i] >= c->sb && t->vm_typerefs.v[i] < c->se)
-            g.ok = 0;
-    if (g.ok)
-        task_privates(t, k, &g);
-    for (i = 0; i < t->refs.n && g.ok; i++) {
-        ref r = t->refs.v[i];
-        if (r.start < 0 || !tr_con_contains(t, k, r.start) ||
-            tr_con_in_list(g.seen.v, g.seen.n, r.var) || !task_shares(t, k, r.var, r.start))
-            continue;
-        VEC_PUSH(g.seen, r.var);
-        task_shared(t, k, r.var, &g);
-    }
-    if (!g.ok) {
-        task_gen_free(&g);
-        return -1;
-    }
-    c = &t->cons.v[k];
-    f = &t->funcs.v[c->func];
-    fname = tr_xasprintf("__ompdsm_task_%s_%d_%d", f->name, c->line, k);
-    frame = tr_xasprintf("__ompdsm_tframe_%s_%d_%d", f->name, c->line, k);
-    if (!g.mem.n)
-        tr_sb_puts(&g.mem, "    char __ompdsm_unused;\n");
-    if (!f->is_main && f->body >= 0 && (!f->pre_decls.s || !strstr(f->pre_decls.s,
-                                                                   "/* for its tasks */"))) {
-        /* the task may call the function itself (recursion) */
-        char *proto = tr_render_str(t, f->b, t->nodes.v[f->body].b);
-        tr_sb_printf(&f->pre_decls, "%s; /* for its tasks */\n", proto);
-        free(proto);
-        c = &t->cons.v[k];
-    }
-    for (i = 0; i < t->funcs.n; i++)
-        if (t->funcs.v[i].pre_decls.s && strstr(t->funcs.v[i].pre_decls.s,
-                                                "__ompdsm_tasks_unit"))
-            break;
-    if (i == t->funcs.n) {
-        /* the program creates tasks, maybe from a region of another unit:
-         * tell the runtime at start-up, so that every region's barriers
-         * take tasks while their creators create them */
-        tr_sb_puts(&f->pre_decls, "__attribute__((constructor)) static void "
-                               "__ompdsm_tasks_unit(void) { OMPDSM_task_region(); }\n");
-        c = &t->cons.v[k];
-        f = &t->funcs.v[c->func];
-    }
-    tr_sb_printf(&f->pre_decls, "struct %s {\n%s};\nstatic void %s(void *);\n", frame,
-                 g.mem.s, fname);
-    /* the function */
-    tr_sb_init(&fn);
-    tr_srcmap_sync(&t->map, c->p->begin, &fn);
-    tr_sb_printf(&fn, "static void %s(void *__ompdsm_fp)\n{\n"
-                   "  struct %s *__ompdsm_f = (struct %s *)__ompdsm_fp;\n",
-                 fname, frame, frame);
-    replicate_decls(t, k, &fn);
-    tr_sb_puts(&fn, g.pro.s ? g.pro.s : "");
-    tr_sb_puts(&fn, "  (void)__ompdsm_f;\n");
-    c = &t->cons.v[k];
-    body = tr_render_str(t, c->sb, c->se);
-    tr_srcmap_sync(&t->map, c->sb, &fn);
-    tr_sb_puts(&fn, body);
-    free(body);
-    tr_sb_puts(&fn, "\n}\n");
-    c = &t->cons.v[k];
-    tr_sb_puts(&t->funcs.v[c->func].pre, fn.s);
-    tr_sb_free(&fn);
-    /* the call site */
-    ifx = c->c_if ? tr_render_str(t, c->c_if->args[0].b, c->c_if->args[0].e) : NULL;
-    finx = c->c_final ? tr_render_str(t, c->c_final->args[0].b, c->c_final->args[0].e) : NULL;
-    tr_sb_init(&o);
-    tr_lower_comment(t, k, &o);
-    tr_sb_printf(&o, "{\n  struct %s __ompdsm_fr;\n%s"
-                  "  OMPDSM_task(%s, &__ompdsm_fr, sizeof __ompdsm_fr, "
-                  "__alignof__(__ompdsm_fr), ",
-                 frame, g.fill.s ? g.fill.s : "", fname);
-    if (ifx)
-        tr_sb_printf(&o, "((%s) ? 0 : OMPDSM_TASK_IF_FALSE) | ", ifx);
-    if (finx)
-        tr_sb_printf(&o, "((%s) ? OMPDSM_TASK_FINAL : 0) | ", finx);
-    tr_sb_printf(&o, "%s%s0);\n}", has_clause(t, k, CL_UNTIED) ? "OMPDSM_TASK_UNTIED | " : "",
-                 has_clause(t, k, CL_MERGEABLE) ? "OMPDSM_TASK_MERGEABLE | " : "");
-    c = &t->cons.v[k];
-    tr_edit_add(t, c->b, c->e, tr_sb_take(&o), tr_con_depth(t, k));
-    free(ifx);
-    free(finx);
-    free(fname);
-    free(frame);
-    task_gen_free(&g);
-    return 0;
 }

@@ -1,8 +1,8 @@
 /* tu.h - the translator's model of one preprocessed translation unit: the
  * line map, a mirror of libclang's cursor tree, variables, functions,
  * OpenMP constructs, references and the edit list, shared by ast.c,
- * analysis.c, rules.c, sharing.c, globals.c, outline.c, lower.c and
- * emit.c.
+ * analysis.c, rules.c, sharing.c, globals.c, outline.c, outline_task.c,
+ * lower.c and emit.c.
  *
  * Offsets are byte offsets into the preprocessed text; every cursor of the
  * user's code lies in that one buffer, so extents are plain [b, e) pairs. */
@@ -308,6 +308,23 @@ void tr_globals_tables(tu *t);
 
 /* outline.c */
 void tr_outline_region(tu *t, int k);
+/* Frame member names of one outlined function: each variable's name, made
+ * unique by tr_outline_member (which records and returns it). */
+typedef struct tr_members {
+    VEC(char *) names;
+} tr_members;
+char *tr_outline_member(tr_members *m, const char *name);
+/* A type expression for variable v valid at file scope (errors at off);
+ * _q with unqual: without its top-level qualifiers. */
+char *tr_outline_file_type(tu *t, int v, unsigned off);
+char *tr_outline_file_type_q(tu *t, int v, unsigned off, int unqual);
+/* v's name where construct k starts, as the encountering thread sees it. */
+char *tr_outline_outer(tu *t, int k, int v);
+/* The enclosing function's block-scope function and extern declarations
+ * before construct k, which the outlined function must see too. */
+void tr_outline_replicate_decls(tu *t, int k, tr_sbuf *o);
+
+/* outline_task.c */
 /* Outlines a task so that any node can run it (OMPDSM_task); -1 when it
  * must run in place (tr_lower_construct then lowers it as a block). */
 int tr_outline_task(tu *t, int k);
