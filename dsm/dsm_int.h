@@ -437,12 +437,6 @@ void dsm_keep_shared(uint32_t pg, uint32_t n);
 /* ---- releases (release.c) ---- */
 /* Puts the runs of page pg into its home's copy and counts the diff. */
 void dsm_diff_put(uint32_t pg, int home, const struct comm_run *runs, size_t n);
-/* Sends the diff of one dirty non-home page to its home (page lock held,
- * page already write-protected or no thread of the node writing).  Returns
- * the number of changed runs.  keep: the twin is brought up to date and
- * stays (the caller frees it if the page does not stay writable after
- * all); otherwise it is freed. */
-size_t dsm_send_diff(uint32_t pg, int home, int keep);
 /* A dirty non-home page (page lock held) made read-only, its diff sent
  * home and its notice queued with the next release's extra notices; the
  * caller fences.  Returns whether a diff went out. */
@@ -627,8 +621,6 @@ size_t dsm_wd_take(uint32_t pg, struct comm_run *runs, int concurrent);
  * of another thread is marked already or faults and waits.  Returns
  * whether a diff went out (its notice is an extra notice). */
 int dsm_wd_flush(uint32_t pg);
-/* Whether page pg has marks (its written byte or any shadow bit). */
-int dsm_wd_marked(uint32_t pg);
 /* Drops page pg's marks (its home moved away: they are not this node's
  * to send). */
 void dsm_wd_clear(uint32_t pg);
@@ -664,10 +656,8 @@ struct push_rec {
 void dsm_push_init(void);
 /* The page's subscribers (a node mask, the same on every node). */
 uint64_t dsm_push_subs(uint32_t pg);
-/* This node subscribes to pg (writers push to its copy) / will from the
- * next barrier of all nodes. */
+/* This node subscribes to pg (writers push to its copy). */
 int dsm_push_subscribed(uint32_t pg);
-int dsm_push_joining(uint32_t pg);
 /* A fault fetched pages [pg, pg+n) homed elsewhere: join them. */
 void dsm_push_fetched(uint32_t pg, uint32_t n);
 /* Appends the barrier's section (u64 count, push_rec records): this

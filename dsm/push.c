@@ -77,11 +77,6 @@ int dsm_push_subscribed(uint32_t pg)
     return P.on && P.state[pg] == SUB_ON;
 }
 
-int dsm_push_joining(uint32_t pg)
-{
-    return P.on && P.state[pg] == SUB_JOINING;
-}
-
 void dsm_push_fetched(uint32_t pg, uint32_t n)
 {
     if (!P.on)

@@ -50,7 +50,12 @@ void dsm_diff_put(uint32_t pg, int home, const struct comm_run *runs, size_t n)
     dsm_pagestat_diff(pg, runs, n);
 }
 
-size_t dsm_send_diff(uint32_t pg, int home, int keep)
+/* Sends the diff of one dirty non-home page to its home (page lock held,
+ * page already write-protected or no thread of the node writing).  Returns
+ * the number of changed runs.  keep: the twin is brought up to date and
+ * stays (the caller frees it if the page does not stay writable after
+ * all); otherwise it is freed. */
+static size_t dsm_send_diff(uint32_t pg, int home, int keep)
 {
     struct comm_run *runs;
     size_t n = page_diff(pg, &runs);

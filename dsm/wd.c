@@ -370,7 +370,8 @@ static inline unsigned char *page_shadow(uint32_t pg)
     return OMPDSM_wd_shadow + ((size_t)pg << (dsm_g.page_shift - 2));
 }
 
-int dsm_wd_marked(uint32_t pg)
+/* Whether page pg has marks (its written byte or any shadow bit). */
+static int dsm_wd_marked(uint32_t pg)
 {
     if (__atomic_load_n(&OMPDSM_wd_pages[pg], __ATOMIC_RELAXED))
         return 1;
