@@ -115,6 +115,21 @@ static void phase1(int t, int64_t gid)
     }
 }
 
+/* One lock pair of phases 2 and 3: the holder marks the cell, yields (so
+ * that a sibling queues behind it), counts, and checks nobody else held
+ * the cell meanwhile. */
+static void locked_pair(uint32_t id, struct cell *c, int64_t gid, int phase)
+{
+    dsm_lock(id);
+    c->owner = gid;
+    int64_t n = c->count;
+    sched_yield();
+    c->count = n + 1;
+    if (c->owner != gid)
+        T_FAIL("phase %d: two holders at once", phase);
+    dsm_unlock(id);
+}
+
 static void phase2(int t, int64_t gid)
 {
     for (int r = 0; r < T_size; r++) {
@@ -135,14 +150,7 @@ static void phase2(int t, int64_t gid)
         if (r == T_rank) {
             for (int round = 0;; round++) {
                 for (int i = 0; i < P2_PAIRS; i++) {
-                    dsm_lock(lk_alone(r));
-                    g->alone.owner = gid;
-                    int64_t c = g->alone.count;
-                    sched_yield();
-                    g->alone.count = c + 1;
-                    if (g->alone.owner != gid)
-                        T_FAIL("phase 2: two holders at once");
-                    dsm_unlock(lk_alone(r));
+                    locked_pair(lk_alone(r), &g->alone, gid, 2);
                     alone_by[t]++;
                 }
                 pthread_barrier_wait(&bar);
@@ -190,14 +198,7 @@ static void phase3(int t, int64_t gid)
     double t0 = ompdsm_now();
     if (T_rank == 0) {
         while (ompdsm_now() - t0 < RUN_S) {
-            dsm_lock(lk_fair());
-            g->fair.owner = gid;
-            int64_t c = g->fair.count;
-            sched_yield();
-            g->fair.count = c + 1;
-            if (g->fair.owner != gid)
-                T_FAIL("phase 3: two holders at once");
-            dsm_unlock(lk_fair());
+            locked_pair(lk_fair(), &g->fair, gid, 3);
             fair_by[t]++;
         }
     } else if (t == 0) {
