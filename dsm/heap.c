@@ -131,13 +131,10 @@ int dsm_init(void)
     dsm_wd_init();
 
     if (dsm_g.solo) {
-        /* One node shares its heap with nobody: private anonymous memory,
-         * which the kernel backs with transparent huge pages where it
-         * may (shared memory gets them only where the administrator set
-         * shmem_enabled), and no second view (nothing is fetched). */
+        /* One node shares its heap with nobody: private anonymous memory
+         * and no second view (nothing is fetched). */
         dsm_g.app = map_app_view((uintptr_t)base, size, -1);
         dsm_g.sys = dsm_g.app;
-        madvise(dsm_g.app, size, MADV_HUGEPAGE);
     } else {
         dsm_g.fd = memfd_create("ompdsm-heap", MFD_CLOEXEC);
         if (dsm_g.fd < 0 || ftruncate(dsm_g.fd, (off_t)size) < 0)
@@ -149,10 +146,12 @@ int dsm_init(void)
             ompdsm_fatal("cannot map the shared heap's system view (%llu "
                          "bytes): %s", (unsigned long long)size, strerror(errno));
         dsm_g.app = map_app_view((uintptr_t)base, size, dsm_g.fd);
-        /* Huge pages of shared memory, where the administrator allows them
-         * (/sys/kernel/mm/transparent_hugepage/shmem_enabled: advise). */
-        madvise(dsm_g.app, size, MADV_HUGEPAGE);
     }
+    /* Transparent huge pages where the kernel gives them: private memory
+     * (one node) wherever THP is not "never", shared memory only where
+     * the administrator set /sys/kernel/mm/transparent_hugepage/
+     * shmem_enabled to advise or more. */
+    madvise(dsm_g.app, size, MADV_HUGEPAGE);
     dsm_heap_lo_ = dsm_g.app;
     dsm_heap_hi_ = dsm_g.app + size;
 
