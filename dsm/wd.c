@@ -48,9 +48,10 @@ static __thread unsigned guard_depth;
 
 WD_API void OMPDSM_wd_register(unsigned abi, const void *const *fns, unsigned n)
 {
-    if (abi != 1) {
+    /* 1: without OMPDSM_wd_mark_strided; 2: with it */
+    if (abi != 1 && abi != 2) {
         fprintf(stderr, "ompdsm: a module was compiled by an ompcc whose write "
-                        "detection has ABI %u, but this libompdsm has 1; "
+                        "detection has ABI %u, but this libompdsm has 1 and 2; "
                         "recompile it with this ompcc\n", abi);
         exit(1);
     }
@@ -122,6 +123,71 @@ WD_API void OMPDSM_wd_mark(const void *p, unsigned long len)
     if (len > size - d)
         len = size - d;
     mark_off(d, len);
+}
+
+WD_API void OMPDSM_wd_mark_strided(const void *p, unsigned long width,
+                                   unsigned long stride, unsigned long count)
+{
+    uint64_t d = (uint64_t)(uintptr_t)p - OMPDSM_wd_base;
+    uint64_t size = OMPDSM_wd_size;
+    if (!width || !count)
+        return;
+    /* blocks below the heap (d wrapped around) first */
+    if (d >= size) {
+        uint64_t below = -d; /* bytes from p up to the heap */
+        if (below > (count - 1) * stride + width - 1)
+            return;
+        uint64_t skip = below <= width - 1 ? 0 : (below - width + stride) / stride;
+        d += skip * stride;
+        count -= skip;
+        if (d >= size) { /* the first block left starts below the heap */
+            uint64_t in = width - -d;
+            mark_off(0, in < size ? in : size);
+            d += stride;
+            count--;
+        }
+    }
+    unsigned char *sh = OMPDSM_wd_shadow, *pb = OMPDSM_wd_pages;
+    unsigned s = OMPDSM_wd_page_shift;
+    if (!count || d >= size)
+        return;
+    /* the blocks that lie wholly in the heap */
+    uint64_t fit = (size - d) >= width ? (size - d - width) / stride + 1 : 0;
+    if (fit > count)
+        fit = count;
+    if (fit && !(d & 3) && !(width & 3) && !(stride & 3) && width <= 64) {
+        /* the loops' usual case (SP's 24 bytes every 40): a few stores a
+         * block, no call; this runs before and after every such loop */
+        const uint64_t f8 = 0x0f0f0f0f0f0f0f0full;
+        const uint32_t f4 = 0x0f0f0f0fu;
+        size_t n = width >> 2, st = stride >> 2;
+        unsigned char *q = sh + (d >> 2);
+        for (uint64_t i = 0; i < fit; i++, q += st) {
+            if (n >= 8) { /* (n <= 16: two stores that may overlap) */
+                memcpy(q, &f8, 8);
+                memcpy(q + n - 8, &f8, 8);
+            } else if (n >= 4) {
+                memcpy(q, &f4, 4);
+                memcpy(q + n - 4, &f4, 4);
+            } else {
+                q[0] = 0x0f;
+                q[n - 1] = 0x0f;
+                q[n >> 1] = 0x0f;
+            }
+        }
+        uint64_t end = d + (fit - 1) * stride + width;
+        if (stride <= (1ull << s)) /* every page between has a block */
+            memset(pb + (d >> s), 1, ((end - 1) >> s) - (d >> s) + 1);
+        else
+            for (uint64_t i = 0, e = d; i < fit; i++, e += stride) {
+                pb[e >> s] = 1;
+                pb[(e + width - 1) >> s] = 1;
+            }
+        d += fit * stride;
+        count -= fit;
+    }
+    for (; count && d < size; count--, d += stride)
+        mark_off(d, width < size - d ? width : size - d);
 }
 
 /* Whether fn is a function of a module the pass instrumented (its writes

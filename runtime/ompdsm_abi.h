@@ -392,6 +392,10 @@ extern unsigned char *OMPDSM_wd_shadow, *OMPDSM_wd_pages;
 extern unsigned int OMPDSM_wd_page_shift;
 /* Marks [p, p+len) (any alignment and length; outside the heap nothing). */
 void OMPDSM_wd_mark(const void *p, unsigned long len);
+/* Marks count blocks of width bytes at p, p + stride, ... (width < stride;
+ * what is outside the heap nothing): the strided stores of a loop. */
+void OMPDSM_wd_mark_strided(const void *p, unsigned long width,
+                            unsigned long stride, unsigned long count);
 /* Around a call to a function the pass did not compile (n pointer
  * arguments follow): returns 0 when nothing is to be done (the callee is
  * instrumented, or no argument points into the heap); otherwise the

@@ -1,7 +1,9 @@
 // wdloops.cpp - the write-detection pass's loop optimisation: the stores of
 // a loop that together write one contiguous range every iteration get one
-// OMPDSM_wd_mark over all iterations' bytes after the loop, instead of a
-// mark per iteration (docs/ompcc.md, "Write detection").  The mark stays
+// OMPDSM_wd_mark over all iterations' bytes after the loop (or, when the
+// ranges of successive iterations do not touch, one OMPDSM_wd_mark_strided
+// over them), instead of a mark per iteration (docs/ompcc.md, "Write
+// detection").  The mark stays
 // after the stores: nothing in the loop may release (no call, fence or
 // atomic), so no release can see the stores without their marks.
 // Addresses that are affine only under assumptions (ompcc's int loop
@@ -69,10 +71,13 @@ struct Group {
 };
 
 // One mark before the loop and one after it: [Lowest, Lowest + Len), aligned to A (that of
-// the store whose bytes start there).
+// the store whose bytes start there); when Stride is not 0, only Count
+// blocks of Width bytes at Lowest, Lowest + Stride, ... within it.
 struct LoopMark {
   const SCEV *Lowest, *Len;
   Align A;
+  uint64_t Width = 0, Stride = 0;
+  const SCEV *Count = nullptr;
   SmallVector<StoreInst *, 4> Stores;
 };
 
@@ -85,7 +90,9 @@ struct Plan {
 
 // Splits a group into runs of members whose bytes of one iteration are
 // contiguous; a run at least as long as the stride covers, over all
-// iterations, one contiguous range: the union of what its stores wrote.
+// iterations, one contiguous range: the union of what its stores wrote.  A
+// shorter run writes one block a stride (SP's three of five components,
+// every other element): a strided mark, exactly its bytes.
 static void groupMarks(ScalarEvolution &SE, const SCEV *BTC64, Group &G,
                        SmallVectorImpl<LoopMark> &Out)
 {
@@ -99,7 +106,7 @@ static void groupMarks(ScalarEvolution &SE, const SCEV *BTC64, Group &G,
       Hi = std::max(Hi, G.Members[End].Off + int64_t(G.Members[End].W));
       End++;
     }
-    if (uint64_t(Hi - Lo) >= AbsStride) {
+    {
       LoopMark M;
       const SCEV *Lowest = SE.getAddExpr(G.Start, SE.getConstant(I64, uint64_t(Lo), true));
       if (G.Stride < 0) // the last iteration's
@@ -108,6 +115,11 @@ static void groupMarks(ScalarEvolution &SE, const SCEV *BTC64, Group &G,
       M.A = G.Members[First].S->getAlign();
       M.Len = SE.getAddExpr(SE.getMulExpr(BTC64, SE.getConstant(I64, AbsStride)),
                             SE.getConstant(I64, uint64_t(Hi - Lo)));
+      if (uint64_t(Hi - Lo) < AbsStride) {
+        M.Width = uint64_t(Hi - Lo);
+        M.Stride = AbsStride;
+        M.Count = SE.getAddExpr(BTC64, SE.getOne(I64));
+      }
       for (size_t K = First; K < End; K++)
         M.Stores.push_back(G.Members[K].S);
       Out.push_back(std::move(M));
@@ -207,6 +219,8 @@ void markLoops(Function &F, FunctionAnalysisManager &FAM, const Runtime &R,
     Value *P, *Len;
     Align A;
     Value *Fails; // the assumptions do not hold (null: there are none)
+    uint64_t Width, Stride;
+    Value *Count; // (strided marks)
   };
   // Before the loop: the same range, marked in the block entering it (see
   // instrument in wdpass.cpp: a mark before every store and one after).
@@ -225,7 +239,9 @@ void markLoops(Function &F, FunctionAnalysisManager &FAM, const Runtime &R,
     Value *Fails = nullptr;
     for (LoopMark &M : P.Marks) {
       if (!Exp.isSafeToExpandAt(M.Lowest, At[K]) || !Exp.isSafeToExpandAt(M.Len, At[K]) ||
-          !Exp.isSafeToExpandAt(M.Lowest, Pre[K]) || !Exp.isSafeToExpandAt(M.Len, Pre[K]))
+          !Exp.isSafeToExpandAt(M.Lowest, Pre[K]) || !Exp.isSafeToExpandAt(M.Len, Pre[K]) ||
+          (M.Count && (!Exp.isSafeToExpandAt(M.Count, At[K]) ||
+                       !Exp.isSafeToExpandAt(M.Count, Pre[K]))))
         continue;
       // (checked before the loop is entered or not: a few compares)
       if (!Fails && !P.PSE->getPredicate().isAlwaysTrue())
@@ -233,10 +249,12 @@ void markLoops(Function &F, FunctionAnalysisManager &FAM, const Runtime &R,
                                            P.L->getLoopPredecessor()->getTerminator());
       Value *PLowest = Exp.expandCodeFor(M.Lowest, R.Ptr, Pre[K]);
       Value *PLen = Exp.expandCodeFor(M.Len, R.I64, Pre[K]);
-      Marks.push_back({Pre[K], PLowest, PLen, M.A, Fails});
+      Value *PCount = M.Count ? Exp.expandCodeFor(M.Count, R.I64, Pre[K]) : nullptr;
+      Marks.push_back({Pre[K], PLowest, PLen, M.A, Fails, M.Width, M.Stride, PCount});
       Value *Lowest = Exp.expandCodeFor(M.Lowest, R.Ptr, At[K]);
       Value *Len = Exp.expandCodeFor(M.Len, R.I64, At[K]);
-      Marks.push_back({At[K], Lowest, Len, M.A, Fails});
+      Value *Count = M.Count ? Exp.expandCodeFor(M.Count, R.I64, At[K]) : nullptr;
+      Marks.push_back({At[K], Lowest, Len, M.A, Fails, M.Width, M.Stride, Count});
       for (StoreInst *S : M.Stores)
         Done[S] = Fails;
       C.LoopStores += unsigned(M.Stores.size());
@@ -245,10 +263,15 @@ void markLoops(Function &F, FunctionAnalysisManager &FAM, const Runtime &R,
   for (size_t K = 0; K < Marks.size(); K++) {
     Expanded &M = Marks[K];
     IRBuilder<> B(M.At);
-    emitMark(B, R, E, M.P, M.Len, M.A, M.Fails ? B.CreateNot(M.Fails) : nullptr, C,
-             false);
-    if (K & 1) // (each range twice: before the loop and after it)
+    Value *Cond = M.Fails ? B.CreateNot(M.Fails) : nullptr;
+    if (M.Stride)
+      emitStridedMark(B, R, E, M.P, M.Len, M.Width, M.Stride, M.Count, Cond);
+    else
+      emitMark(B, R, E, M.P, M.Len, M.A, Cond, C, false);
+    if (K & 1) { // (each range twice: before the loop and after it)
       C.LoopMarks++;
+      C.LoopStrided += M.Stride != 0;
+    }
   }
 }
 

@@ -36,7 +36,9 @@ static cl::opt<bool> Plain("ompdsm-wd-plain", cl::init(true),
 static cl::opt<bool> Report("ompdsm-wd-report", cl::init(false),
     cl::desc("ompdsm-wd: print per module what the pass instrumented"));
 
-static const unsigned AbiVersion = 1;
+// 2: OMPDSM_wd_mark_strided (a libompdsm of ABI 1 lacks it, and refuses
+// the module at its registration instead of missing marks)
+static const unsigned AbiVersion = 2;
 static const char RegisterName[] = "__ompdsm_wd_register";
 
 // ---------------------------------------------------------------------------
@@ -82,6 +84,8 @@ static Runtime declareRuntime(Module &M)
   Type *Void = Type::getVoidTy(Ctx);
   R.Mark = weakFunction(M, "OMPDSM_wd_mark",
                         FunctionType::get(Void, {R.Ptr, R.I64}, false));
+  R.MarkStrided = weakFunction(M, "OMPDSM_wd_mark_strided",
+                               FunctionType::get(Void, {R.Ptr, R.I64, R.I64, R.I64}, false));
   R.Guard = weakFunction(M, "OMPDSM_wd_guard",
                          FunctionType::get(R.I64, {R.Ptr, R.I32}, true));
   R.Unguard = weakFunction(M, "OMPDSM_wd_unguard",
@@ -168,6 +172,24 @@ void emitMark(IRBuilder<> &B, const Runtime &R, const Entry &E, Value *P,
                     B.CreateGEP(R.I8, E.Pages, B.CreateLShr(Last, E.Shift)));
     }
   }
+  B.SetInsertPoint(IP->getParent(), IP);
+}
+
+void emitStridedMark(IRBuilder<> &B, const Runtime &R, const Entry &E, Value *P,
+                     Value *Span, uint64_t Width, uint64_t Stride, Value *Count,
+                     Value *Cond)
+{
+  BasicBlock::iterator IP = B.GetInsertPoint();
+  if (Cond)
+    B.SetInsertPoint(SplitBlockAndInsertIfThen(Cond, IP, false));
+  Value *D = B.CreateSub(B.CreatePtrToInt(P, R.I64), E.Base, "wd.d");
+  // (the blocks may start below the heap and reach into it)
+  Value *In = B.CreateOr(B.CreateICmpULT(D, E.Size, "wd.in"),
+                         B.CreateAnd(B.CreateIsNotNull(E.Size),
+                                     B.CreateICmpULT(B.CreateNeg(D), Span)));
+  B.SetInsertPoint(SplitBlockAndInsertIfThen(In, B.GetInsertPoint(), false));
+  B.CreateCall(R.MarkStrided, {P, ConstantInt::get(R.I64, Width),
+                               ConstantInt::get(R.I64, Stride), Count});
   B.SetInsertPoint(IP->getParent(), IP);
 }
 
@@ -659,8 +681,9 @@ struct WriteDetection : PassInfoMixin<WriteDetection> {
              << C.StoresInline << " inline, " << C.StoresCall << " calls, "
              << C.Skipped << " private; atomics " << C.Atomics
              << "; mem intrinsics " << C.MemIntrinsics << "; masked "
-             << C.Masked << "; loop marks " << C.LoopMarks << " for "
-             << C.LoopStores << " stores; guards " << C.Guards
+             << C.Masked << "; loop marks " << C.LoopMarks << " ("
+             << C.LoopStrided << " strided) for " << C.LoopStores
+             << " stores; guards " << C.Guards
              << " calls, " << C.Intrinsics << " intrinsics; functions "
              << Defined.size() << ", " << C.Plain << " with a plain copy\n";
     return PreservedAnalyses::none();

@@ -25,6 +25,7 @@ struct Counts {
   unsigned Guards = 0;         // calls to external functions guarded
   unsigned Intrinsics = 0;     // target intrinsics that write: guarded
   unsigned LoopMarks = 0;      // ranges marked around a loop (wdloops.cpp)
+  unsigned LoopStrided = 0;    // of them, strided ranges (OMPDSM_wd_mark_strided)
   unsigned LoopStores = 0;     // stores whose per-iteration mark they replace
   unsigned Skipped = 0;        // stores to the stack or to globals
   unsigned Plain = 0;          // functions given a plain copy (write detection off)
@@ -36,7 +37,7 @@ struct Runtime {
   llvm::GlobalVariable *Base, *Size, *Shadow, *Pages, *Shift;
   // private constant zeros, read instead of a global whose address is null
   llvm::GlobalVariable *Zero;
-  llvm::FunctionCallee Mark, Guard, Unguard, Register;
+  llvm::FunctionCallee Mark, MarkStrided, Guard, Unguard, Register;
   llvm::Type *I64, *I32, *I8, *Ptr;
 };
 
@@ -55,6 +56,14 @@ struct Entry {
 void emitMark(llvm::IRBuilder<> &B, const Runtime &R, const Entry &E,
               llvm::Value *P, llvm::Value *Len, llvm::Align A,
               llvm::Value *Cond, Counts &C, bool CountAsStore);
+
+// Emits at B's insertion point "if [p, p + Span) meets the heap, mark
+// Count blocks of Width bytes at p, p + Stride, ...": a call to
+// OMPDSM_wd_mark_strided (the strided stores of a loop, wdloops.cpp).  Cond
+// as for emitMark.
+void emitStridedMark(llvm::IRBuilder<> &B, const Runtime &R, const Entry &E,
+                     llvm::Value *P, llvm::Value *Span, uint64_t Width,
+                     uint64_t Stride, llvm::Value *Count, llvm::Value *Cond);
 
 // The loop optimisation: finds among Stores (plain stores that need marks)
 // those of F's loops whose marks one call after the loop can replace,

@@ -6,8 +6,10 @@
  * fill: a contiguous store every iteration; one OMPDSM_wd_mark after the
  * loop over n doubles, nothing in the loop.  Without the optimisation the
  * loop marks each store in place (the inline shadow store of 8 bytes,
- * 0x0F0F).  every_other: a stride of two elements is not contiguous: the
- * mark stays in the loop either way. */
+ * 0x0F0F).  every_other: a stride of two elements is not contiguous:
+ * one OMPDSM_wd_mark_strided (8 bytes every 16, n times) before the loop and
+ * one after it, nothing in the loop; without the optimisation a mark per
+ * store. */
 
 void fill(double *a, long n)
 {
@@ -34,13 +36,22 @@ void every_other(double *a, long n)
 // LOOP-NOT:   OMPDSM_wd_mark
 // LOOP:       {{^}}}
 // LOOP-LABEL: define{{.*}} void @every_other(
+// LOOP:       call void @OMPDSM_wd_mark_strided(ptr %0, i64 8, i64 16, i64 %1)
+// LOOP-NOT:   store i16 3855
 // LOOP:       store double 2.0{{.*}}
-// LOOP:       store i16 3855
+// LOOP-NOT:   store i16 3855
+// LOOP:       call void @OMPDSM_wd_mark_strided(ptr %0, i64 8, i64 16, i64 %1)
 // LOOP-NOT:   OMPDSM_wd_mark
 // LOOP:       {{^}}}
 
 // EACH-LABEL: define{{.*}} void @fill(
 // EACH:       store double 1.0{{.*}}
+// EACH:       store i16 3855
+// EACH-NOT:   OMPDSM_wd_mark
+// EACH:       {{^}}}
+
+// EACH-LABEL: define{{.*}} void @every_other(
+// EACH:       store double 2.0{{.*}}
 // EACH:       store i16 3855
 // EACH-NOT:   OMPDSM_wd_mark
 // EACH:       {{^}}}
@@ -61,7 +72,7 @@ void one_store(double *a)
 // PLAIN:       {{^}}}
 // PLAIN-LABEL: define{{.*}} void @every_other(
 // PLAIN:       tail call void @every_other.ompdsm_plain(
-// PLAIN:       store i16 3855
+// PLAIN:       call void @OMPDSM_wd_mark_strided
 // PLAIN:       {{^}}}
 // PLAIN-LABEL: define{{.*}} void @one_store(
 // PLAIN-NOT:   ompdsm_plain

@@ -147,6 +147,20 @@ NOINLINE static void strided(double *a, int n)
     for (int i = 0; i < n; i++)
         a[2 * i] = i;
 }
+/* SP's shape: three of five components per point, m unrolled (a strided
+ * mark of 24 bytes every 40) */
+NOINLINE static void three_of_five(double *r, const double *l, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int m = 0; m < 3; m++)
+            r[5 * i + m] = r[5 * i + m] - l[i] * r[5 * (i - 1) + m];
+}
+/* backwards, every third int (a negative stride of 12 bytes) */
+NOINLINE static void back_thirds(int *a, int n)
+{
+    for (int i = n - 1; i >= 0; i--)
+        a[3 * i + 1] = -i;
+}
 struct xy {
     double x, y;
 };
@@ -431,6 +445,25 @@ int main(void)
             wdrt_expect(&v[1 + 2 * i], sizeof *v);
         wdrt_end(WDRT_CHANGES);
     }
+
+    {
+        double *l = wdrt_alloc(8 * 300, 8);
+        for (i = 0; i < 300; i++)
+            l[i] = 0.5;
+        for (i = 0; i < 1010; i++)
+            da[i] = i + 1.0;
+        wdrt_begin("three of five components");
+        three_of_five(da + 3, l, 200);
+        for (i = 1; i < 200; i++)
+            wdrt_expect(&da[3 + 5 * i], 3 * 8);
+        wdrt_end(WDRT_CHANGES);
+    }
+
+    wdrt_begin("negative stride 3");
+    back_thirds(ia + 2, n / 3);
+    for (i = 0; i < n / 3; i++)
+        wdrt_expect(&ia[2 + 3 * i + 1], 4);
+    wdrt_end(WDRT_CHANGES);
 
     wdrt_begin("stride 2");
     strided(da, n / 2);

@@ -20,6 +20,7 @@ unsigned long wdrt_marks;
 struct wdrt_guard wdrt_guards[64];
 int wdrt_nguards;
 int wdrt_nregistered;
+unsigned long wdrt_strided;
 
 static unsigned char *heap, *snap;
 static size_t used;
@@ -81,6 +82,24 @@ void OMPDSM_wd_mark(const void *p, unsigned long len)
     }
 }
 
+void OMPDSM_wd_mark_strided(const void *p, unsigned long width,
+                            unsigned long stride, unsigned long count);
+void OMPDSM_wd_mark_strided(const void *p, unsigned long width,
+                            unsigned long stride, unsigned long count)
+{
+    unsigned long i;
+    if (width >= stride) {
+        fprintf(stderr, "wdrt: OMPDSM_wd_mark_strided(width %lu, stride %lu): "
+                        "blocks that touch\n", width, stride);
+        exit(2);
+    }
+    wdrt_strided++;
+    for (i = 0; i < count; i++) {
+        OMPDSM_wd_mark((const char *)p + i * stride, width);
+        wdrt_marks--;
+    }
+}
+
 unsigned long OMPDSM_wd_guard(void *callee, unsigned n, ...);
 unsigned long OMPDSM_wd_guard(void *callee, unsigned n, ...)
 {
@@ -116,7 +135,7 @@ void OMPDSM_wd_unguard(unsigned long tok)
 void OMPDSM_wd_register(unsigned abi, const void *const *fns, unsigned n);
 void OMPDSM_wd_register(unsigned abi, const void *const *fns, unsigned n)
 {
-    if (abi != 1 || wdrt_nregistered == 64) {
+    if (abi != 2 || wdrt_nregistered == 64) {
         fprintf(stderr, "wdrt: OMPDSM_wd_register(abi %u): unexpected\n", abi);
         exit(2);
     }

@@ -27,6 +27,7 @@ struct wdrt_guard {
 extern unsigned long wdrt_marks;        /* OMPDSM_wd_mark calls */
 extern struct wdrt_guard wdrt_guards[64];
 extern int wdrt_nguards;
+extern unsigned long wdrt_strided;       /* OMPDSM_wd_mark_strided calls */
 extern int wdrt_nregistered;            /* OMPDSM_wd_register calls */
 
 /* n bytes aligned to align in the heap, filled with 0xA5. */
