@@ -176,8 +176,11 @@ WD_API void OMPDSM_wd_mark_strided(const void *p, unsigned long width,
             }
         }
         uint64_t end = d + (fit - 1) * stride + width;
-        if (stride <= (1ull << s)) /* every page between has a block */
-            memset(pb + (d >> s), 1, ((end - 1) >> s) - (d >> s) + 1);
+        uint64_t p0 = d >> s, p1 = (end - 1) >> s;
+        if (p0 == p1) /* (most loops: no call) */
+            pb[p0] = 1;
+        else if (stride <= (1ull << s)) /* every page between has a block */
+            memset(pb + p0, 1, p1 - p0 + 1);
         else
             for (uint64_t i = 0, e = d; i < fit; i++, e += stride) {
                 pb[e >> s] = 1;
