@@ -263,8 +263,10 @@ struct dsm_stats {
     /* Lazy release (OMPDSM_LAZY_RELEASE): unlocks that left their lock
      * cached and skipped their release; lock takeovers from another node
      * that asked it to release; such requests this node served; takeovers
-     * that found the skipped releases covered already. */
+     * that found the skipped releases covered already; of the serves,
+     * the ones the release helper thread made. */
     uint64_t lazy_unlocks, lazy_requests, lazy_served, lazy_covered;
+    uint64_t lazy_helper_served;
     /* Acquires' reads of another node's notice log (one get each), and
      * reads the positions' copy of its last release's entries made
      * needless (docs/design.md, "Notice logs per node"). */

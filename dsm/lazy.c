@@ -101,7 +101,7 @@ static int lazy_unserved(void)
 static pthread_mutex_t lazy_serve_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t *lazy_seen;
 
-static void lazy_serve(void)
+static void lazy_serve(int helper)
 {
     for (int r = 0; r < dsm_g.size; r++)
         lazy_seen[r] = __atomic_load_n(lazy_word(dsm_off_lazy_ask, r),
@@ -112,6 +112,8 @@ static void lazy_serve(void)
             continue;
         __atomic_store_n(&lazy_served[r], lazy_seen[r], __ATOMIC_RELAXED);
         DSM_STAT(lazy_served, 1);
+        if (helper)
+            DSM_STAT(lazy_helper_served, 1);
         dsm_push_positions(r); /* (the ack follows it: comm_notify) */
         COMM_CHECK(comm_notify(r, DSM_REG_AREA,
                                dsm_off_lazy_ack + (size_t)dsm_g.rank * 8,
@@ -133,7 +135,7 @@ static void *lazy_helper(void *arg)
         nanosleep(&ts, NULL);
         if (lazy_unserved() || lazy_overdue()) {
             pthread_mutex_lock(&lazy_serve_lock);
-            lazy_serve();
+            lazy_serve(1);
             pthread_mutex_unlock(&lazy_serve_lock);
         }
         uint64_t w = __atomic_load_n(lazy_state(), __ATOMIC_ACQUIRE);
@@ -155,7 +157,7 @@ void dsm_lazy_poll(void)
     if (!lazy_started || dsm_g.size > LAZY_POLL_NODES || !lazy_unserved() ||
         pthread_mutex_trylock(&lazy_serve_lock))
         return;
-    lazy_serve();
+    lazy_serve(0);
     pthread_mutex_unlock(&lazy_serve_lock);
 }
 

@@ -398,9 +398,16 @@ static void evict(uint32_t k)
     OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u evicted from the cache", id);
 }
 
+/* How long a test of this node leaves alone a lock cached here that a
+ * test of another node asked for (the want hint: try_behind), so that the
+ * other node's test, a round trip away, finds it free. */
+enum { TEST_YIELD_NS = 1000 * 1000 };
+static uint64_t want_since[CACHE_SLOTS]; /* (under qlock; 0: not seen) */
+
 /* Re-takes lock id if this node has it cached: 1 with *qp its queue node,
- * now held. */
-static int cache_retake(uint32_t id, uint32_t *qp)
+ * now held; for a test (test), -1 while another node's tests asked for
+ * it (the lock stays cached and free for them, up to TEST_YIELD_NS). */
+static int cache_retake(uint32_t id, uint32_t *qp, int test)
 {
     if (!caching())
         return 0;
@@ -411,11 +418,22 @@ static int cache_retake(uint32_t id, uint32_t *qp)
         return 0;
     }
     uint32_t q = cache_q[k];
-    cache_id[k] = 0;
     struct dsm_qnode *qn = qnode(q);
+    if (test && __atomic_load_n(&qn->want, __ATOMIC_ACQUIRE)) {
+        uint64_t now = ompdsm_now_ns();
+        if (!want_since[k])
+            want_since[k] = now;
+        if (now - want_since[k] < TEST_YIELD_NS) {
+            pthread_mutex_unlock(&qlock);
+            return -1;
+        }
+    }
+    want_since[k] = 0;
+    cache_id[k] = 0;
     uint64_t exp = qn_cached_here(id);
     /* A waiter behind it asked for it: queue behind the waiter, which
-     * takes the cached queue node. */
+     * takes the cached queue node (or a node's tests asked for it longer
+     * than TEST_YIELD_NS ago: take it the long way). */
     if (__atomic_load_n(&qn->want, __ATOMIC_ACQUIRE) ||
         !__atomic_compare_exchange_n(&qn->next, &exp, qn_alone(id), 0,
                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -438,6 +456,7 @@ static void cache_put(uint32_t id, uint32_t q)
         evict(k);
     cache_id[k] = id + 1;
     cache_q[k] = q;
+    want_since[k] = 0;
     pthread_mutex_unlock(&qlock);
 }
 
@@ -485,6 +504,9 @@ static int follow(uint32_t id, uint32_t q, int pnode, uint32_t pq,
     return granter(q, pushed);
 }
 
+/* (a want hint costs one more operation: 1/8 of one a failed test) */
+enum { TEST_WANT_EVERY = 8 };
+
 /* omp_test_lock behind tail `tail` (a lock cached at a node is free): takes
  * the lock from that queue node (CACHED -> TAKEN) and swings the tail to q.
  * If a waiter swapped itself in behind the cached node meanwhile, the lock
@@ -505,8 +527,22 @@ static int try_behind(uint32_t id, uint32_t q, int mgr, uint64_t off,
         COMM_CHECK(comm_cas(pnode, DSM_REG_AREA, noff, exp, QN_TAKEN, &old));
     }
     *seen = old == exp ? QN_TAKEN : old;
-    if (old != exp)
+    if (old != exp) {
+        /* Held (by pq's node, no waiter linked).  A node polling with
+         * tests may never find free a lock that the holder's node re-takes
+         * from its cache at once after each unlock (over tcp a test takes
+         * a round trip, a re-take none: the polling node starved for good
+         * when it waited for the holder's node to give way).  Every
+         * TEST_WANT_EVERY failed tests of this thread leave the want hint
+         * that a blocked waiter leaves (follow): the holder's node's next
+         * re-take then goes the long way, and a test can find the lock
+         * cached and free. */
+        static __thread unsigned fails;
+        if (old == (QN_QUEUED | id) && ++fails % TEST_WANT_EVERY == 0)
+            COMM_CHECK(comm_notify(pnode, DSM_REG_AREA,
+                                   qoff(pq, offsetof(struct dsm_qnode, want)), 1));
         return 0;
+    }
     /* Whoever gets the lock now (we, or a waiter we hand it to) acquires
      * after the holder's release. */
     int got_pushed = took_cached(pnode, exp);
@@ -775,7 +811,7 @@ void dsm_lock(uint32_t id)
     }
     uint32_t q;
     int from = -1, pushed = 0;
-    int cached = cache_retake(id, &q);
+    int cached = cache_retake(id, &q, 0);
     if (!cached) {
         if (!t0)
             t0 = ompdsm_now_ns();
@@ -807,13 +843,24 @@ int dsm_trylock(uint32_t id)
     }
     uint32_t q;
     int from = -1, pushed = 0;
-    int cached = cache_retake(id, &q);
+    int cached = cache_retake(id, &q, 1);
+    if (cached < 0) { /* (left for another node's tests) */
+        if (e)
+            dsm_llock_release(e, 0);
+        dsm_lazy_poll();
+        return 0;
+    }
     if (!cached) {
         q = qnode_get();
         if (!enqueue(id, q, 1, &from, &pushed)) {
             qnode_put(q);
             if (e)
                 dsm_llock_release(e, 0);
+            /* A thread polling omp_test_lock serves the lazy release the
+             * lock's new holder may be waiting for (it took the lock from
+             * this node's cache): otherwise only the helper would, after
+             * a sleep of up to 20 ms, and the poll fails all that time. */
+            dsm_lazy_poll();
             return 0;
         }
     }

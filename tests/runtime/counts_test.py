@@ -17,6 +17,12 @@ OMPDSM_STATS=FILE.json, over the transport OMPDSM_TRANSPORT names:
             and two; the background's own operations, which depend on how
             long a run takes, moved 400 tests by 0.97-1.08 under load),
             and it fetches no page
+  testpoll  2,000 turns a node of polling omp_test_lock until it gets the
+            lock, an increment, a flush and an unlock: of the lazy
+            release requests the nodes served, at most 25% (and 5 at
+            least) by their release helpers, which sleep up to 20 ms
+            (all of them before a failed test served what the lock's new
+            holder asked: 5 ms a turn)
   atomic    4,000 atomic additions by node 1 to a word of a page node 0
             wrote (node 1's copy invalid): over shm node 1's gets grow by
             at most 0.05 per update from a run with none (1 before: the
@@ -35,7 +41,7 @@ OMPDSM_STATS=FILE.json, over the transport OMPDSM_TRANSPORT names:
             4,000 / 64 + 8 of them yield the CPU on each node (every one
             before)
 
-usage: counts_test.py OMPDSMRUN RT_COUNTS settle|testfail|atomic|ordered|flushes
+usage: counts_test.py OMPDSMRUN RT_COUNTS settle|testfail|testpoll|atomic|ordered|flushes
 Exit 0 pass, 1 fail."""
 import json
 import os
@@ -96,6 +102,18 @@ def main():
                        "one round trip each)" % per)
         if any(pages.values()):
             bad.append("failed tests touched pages: %s" % pages)
+    elif case == "testpoll":
+        nodes = run(launcher, prog, ["testpoll", "2000"])
+        served = sum(st["dsm_lazy_served"] for st in nodes)
+        helper = sum(st["dsm_lazy_helper_served"] for st in nodes)
+        print("lazy release requests served: %d, by the helpers %d; lock "
+              "acquires %s, of them from the cache %s" %
+              (served, helper, [st["dsm_lock_acquires"] for st in nodes],
+               [st["dsm_lock_cached"] for st in nodes]))
+        if helper > max(5, served // 4):
+            bad.append("the release helpers served %d of %d requests (at "
+                       "most 25%%): the polling node served none" %
+                       (helper, served))
     elif case == "atomic":
         # (4,000: the background's own gets differ between the two runs by
         # up to about 30, which at 400 updates moved the difference by

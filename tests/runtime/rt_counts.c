@@ -18,6 +18,17 @@
  *               other node's comm operations with K = 0 to K = 1,000: at
  *               most one per failed test (two before: the manager's
  *               tail, then the holder's queue node) and no page.
+ *   testpoll K  every thread K times: polls omp_test_lock until it gets
+ *               the lock, adds 1 to a shared counter if its parity says
+ *               it is the thread's turn, flushes, unlocks (the suites'
+ *               test_lock shape, with turns that alternate).  A lock taken over from a
+ *               node that left it cached with its release skipped waits
+ *               for that node to release; the other node is polling
+ *               omp_test_lock: the test bounds the serves of such
+ *               requests that fell to the nodes' release helpers, which
+ *               sleep up to 20 ms between polls (all of them before
+ *               failed tests served requests: 0.2-30 s for 10,000 turns,
+ *               0.1 s after).
  *   atomic K    node 0 writes a word (its page is node 0's, so node 1's
  *               copy is invalid after the barrier), then node 1 makes K
  *               atomic additions to another word of that page: the test
@@ -103,6 +114,24 @@ static void testfail_region(void *fp)
     }
 }
 
+static void testpoll_region(void *fp)
+{
+    const struct frame *f = fp;
+    int t = omp_get_thread_num();
+    for (int i = 0; i < f->n;) {
+        while (!omp_test_lock(g_lk))
+            ;
+        OMPDSM_flush();
+        if (*g_cnt % 2 == t) { /* (turns alternate: every one a takeover) */
+            *g_cnt += 1;
+            i++;
+        }
+        OMPDSM_flush();
+        omp_unset_lock(g_lk);
+    }
+    OMPDSM_barrier();
+}
+
 static void atomic_region(void *fp)
 {
     const struct frame *f = fp;
@@ -150,12 +179,13 @@ static void flushes_region(void *fp)
 static OMPDSM_region r_settle = {settle_region, "rt_counts.c (settle)", 0};
 static OMPDSM_region r_testfail = {testfail_region, "rt_counts.c (testfail)", 0};
 static OMPDSM_region r_atomic = {atomic_region, "rt_counts.c (atomic)", 0};
+static OMPDSM_region r_testpoll = {testpoll_region, "rt_counts.c (testpoll)", 0};
 static OMPDSM_region r_ordered = {ordered_region, "rt_counts.c (ordered)", 0};
 static OMPDSM_region r_flushes = {flushes_region, "rt_counts.c (flushes)", 0};
 static OMPDSM_region *regions[] = {&r_settle, &r_testfail, &r_atomic,
-                                   &r_ordered, &r_flushes};
+                                   &r_ordered, &r_flushes, &r_testpoll};
 static OMPDSM_unit unit = {OMPDSM_ABI_VERSION, "rt_counts.c", globals,
-                           sizeof globals / sizeof *globals, 0, regions, 5,
+                           sizeof globals / sizeof *globals, 0, regions, 6,
                            0, 0, 0};
 __attribute__((constructor)) static void reg(void)
 {
@@ -168,8 +198,8 @@ static int user_main(int argc, char **argv, char **envp)
     (void)envp;
     rtt_begin("rt_counts", 45);
     if (argc < 3 || omp_get_max_threads() != 2) {
-        printf("usage: rt_counts settle|testfail|atomic|ordered|flushes "
-               "COUNT, on 2 nodes\n");
+        printf("usage: rt_counts settle|testfail|testpoll|atomic|ordered|"
+               "flushes COUNT, on 2 nodes\n");
         return 2;
     }
     struct frame f = {atoi(argv[2]), 0};
@@ -187,6 +217,12 @@ static int user_main(int argc, char **argv, char **envp)
         OMPDSM_parallel(&r_ordered, &f, sizeof f, 0, 1);
         CHECK_EQ_LL(*g_cnt, f.n, "ordered turns");
         CHECK_EQ_LL(*g_sum, (long long)f.n * (f.n - 1) / 2, "ordered sum");
+    } else if (!strcmp(argv[1], "testpoll")) {
+        rtt_phase("testpoll");
+        omp_init_lock(g_lk);
+        OMPDSM_parallel(&r_testpoll, &f, sizeof f, 0, 1);
+        CHECK_EQ_LL(*g_cnt, 2LL * f.n, "counter under the polled lock");
+        omp_destroy_lock(g_lk);
     } else if (!strcmp(argv[1], "flushes")) {
         rtt_phase("flushes");
         OMPDSM_parallel(&r_flushes, &f, sizeof f, 0, 1);
