@@ -504,8 +504,13 @@ static int follow(uint32_t id, uint32_t q, int pnode, uint32_t pq,
     return granter(q, pushed);
 }
 
-/* (a want hint costs one more operation: 1/8 of one a failed test) */
-enum { TEST_WANT_EVERY = 8 };
+/* A thread's run of failed tests of one lock (id1: id + 1; 0 none), since
+ * when, and when it last left the want hint. */
+enum { TEST_STARVE_NS = 2 * 1000 * 1000 };
+static __thread struct {
+    uint32_t id1;
+    uint64_t since, hinted;
+} starve;
 
 /* omp_test_lock behind tail `tail` (a lock cached at a node is free): takes
  * the lock from that queue node (CACHED -> TAKEN) and swings the tail to q.
@@ -532,15 +537,25 @@ static int try_behind(uint32_t id, uint32_t q, int mgr, uint64_t off,
          * tests may never find free a lock that the holder's node re-takes
          * from its cache at once after each unlock (over tcp a test takes
          * a round trip, a re-take none: the polling node starved for good
-         * when it waited for the holder's node to give way).  Every
-         * TEST_WANT_EVERY failed tests of this thread leave the want hint
-         * that a blocked waiter leaves (follow): the holder's node's next
-         * re-take then goes the long way, and a test can find the lock
-         * cached and free. */
-        static __thread unsigned fails;
-        if (old == (QN_QUEUED | id) && ++fails % TEST_WANT_EVERY == 0)
-            COMM_CHECK(comm_notify(pnode, DSM_REG_AREA,
-                                   qoff(pq, offsetof(struct dsm_qnode, want)), 1));
+         * when it waited for the holder's node to give way).  A thread
+         * whose tests of this lock have failed for TEST_STARVE_NS leaves
+         * the want hint that a blocked waiter leaves (follow), at most once
+         * every TEST_STARVE_NS: the holder's node then leaves the lock
+         * cached and free to tests for a while (cache_retake). */
+        if (old == (QN_QUEUED | id)) {
+            uint64_t now = ompdsm_now_ns();
+            if (starve.id1 != id + 1) {
+                starve.id1 = id + 1;
+                starve.since = now;
+                starve.hinted = 0;
+            }
+            if (now - starve.since >= TEST_STARVE_NS &&
+                now - starve.hinted >= TEST_STARVE_NS) {
+                starve.hinted = now;
+                COMM_CHECK(comm_notify(pnode, DSM_REG_AREA,
+                                       qoff(pq, offsetof(struct dsm_qnode, want)), 1));
+            }
+        }
         return 0;
     }
     /* Whoever gets the lock now (we, or a waiter we hand it to) acquires
@@ -835,6 +850,7 @@ int dsm_trylock(uint32_t id)
         if (!e)
             return 0; /* another thread of the node holds it */
         if (handed) {
+            starve.id1 = 0;
             remember(id, e->q, e);
             DSM_STAT(lock_acquires, 1);
             retake_acquire();
@@ -864,6 +880,7 @@ int dsm_trylock(uint32_t id)
             return 0;
         }
     }
+    starve.id1 = 0;
     acquired(id, q, e, cached, from, pushed);
     return 1;
 }

@@ -28,7 +28,8 @@
  *               requests that fell to the nodes' release helpers, which
  *               sleep up to 20 ms between polls (all of them before
  *               failed tests served requests: 0.2-30 s for 10,000 turns,
- *               0.1 s after).
+ *               0.1 s after); over tcp the turns hung before tests that
+ *               failed for 2 ms left the want hint (dsm/lock.c).
  *   atomic K    node 0 writes a word (its page is node 0's, so node 1's
  *               copy is invalid after the barrier), then node 1 makes K
  *               atomic additions to another word of that page: the test
