@@ -398,15 +398,16 @@ static void evict(uint32_t k)
     OMPDSM_TRACE(OMPDSM_TR_LOCK, "lock %u evicted from the cache", id);
 }
 
-/* How long a test of this node leaves alone a lock cached here that a
- * test of another node asked for (the want hint: try_behind), so that the
- * other node's test, a round trip away, finds it free. */
+/* How long a test of this node waits, before it re-takes a lock cached
+ * here, for the test of another node that asked for it (the want hint:
+ * try_behind) to take it: that test is a round trip away, and a re-take
+ * comes first otherwise.  The test waits; it never fails for it (a test
+ * of a free lock that nobody takes must succeed). */
 enum { TEST_YIELD_NS = 1000 * 1000 };
-static uint64_t want_since[CACHE_SLOTS]; /* (under qlock; 0: not seen) */
 
 /* Re-takes lock id if this node has it cached: 1 with *qp its queue node,
- * now held; for a test (test), -1 while another node's tests asked for
- * it (the lock stays cached and free for them, up to TEST_YIELD_NS). */
+ * now held.  For a test (test) of a lock another node's tests asked for,
+ * first waits up to TEST_YIELD_NS for that node to take it. */
 static int cache_retake(uint32_t id, uint32_t *qp, int test)
 {
     if (!caching())
@@ -419,21 +420,24 @@ static int cache_retake(uint32_t id, uint32_t *qp, int test)
     }
     uint32_t q = cache_q[k];
     struct dsm_qnode *qn = qnode(q);
+    uint64_t exp = qn_cached_here(id);
     if (test && __atomic_load_n(&qn->want, __ATOMIC_ACQUIRE)) {
-        uint64_t now = ompdsm_now_ns();
-        if (!want_since[k])
-            want_since[k] = now;
-        if (now - want_since[k] < TEST_YIELD_NS) {
+        pthread_mutex_unlock(&qlock);
+        uint64_t t0 = ompdsm_now_ns();
+        while (__atomic_load_n(&qn->next, __ATOMIC_ACQUIRE) == exp &&
+               ompdsm_now_ns() - t0 < TEST_YIELD_NS)
+            sched_yield();
+        pthread_mutex_lock(&qlock);
+        if (cache_id[k] != id + 1 || cache_q[k] != q) { /* (evicted) */
             pthread_mutex_unlock(&qlock);
-            return -1;
+            return 0;
         }
     }
-    want_since[k] = 0;
     cache_id[k] = 0;
-    uint64_t exp = qn_cached_here(id);
     /* A waiter behind it asked for it: queue behind the waiter, which
-     * takes the cached queue node (or a node's tests asked for it longer
-     * than TEST_YIELD_NS ago: take it the long way). */
+     * takes the cached queue node (a tester of another node either took
+     * it while this test waited, and this test fails in the queue, or did
+     * not, and this test takes it the long way). */
     if (__atomic_load_n(&qn->want, __ATOMIC_ACQUIRE) ||
         !__atomic_compare_exchange_n(&qn->next, &exp, qn_alone(id), 0,
                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -456,7 +460,6 @@ static void cache_put(uint32_t id, uint32_t q)
         evict(k);
     cache_id[k] = id + 1;
     cache_q[k] = q;
-    want_since[k] = 0;
     pthread_mutex_unlock(&qlock);
 }
 
@@ -860,12 +863,6 @@ int dsm_trylock(uint32_t id)
     uint32_t q;
     int from = -1, pushed = 0;
     int cached = cache_retake(id, &q, 1);
-    if (cached < 0) { /* (left for another node's tests) */
-        if (e)
-            dsm_llock_release(e, 0);
-        dsm_lazy_poll();
-        return 0;
-    }
     if (!cached) {
         q = qnode_get();
         if (!enqueue(id, q, 1, &from, &pushed)) {

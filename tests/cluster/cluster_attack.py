@@ -121,15 +121,16 @@ def test_attack():
         sys.stdout.write(err)
         check(rc == 0, "the attacked job ended with status %d" % rc)
         check("sum 79800" in out, "the attacked job's result: %r" % out)
-        # Which socket refused (its host's address) and whom: two of our
-        # connections to different hosts may share a local port.
+        # Which socket refused (its host's address and dialect) and whom:
+        # two of our connections to different hosts, or to an agent's and a
+        # node's socket of one host, may share a local port.
         logged = {}
         for m in REFUSED.finditer(err):
             if m.group(2):       # node K: 2 nodes a host, in rank order
-                host = addr(int(m.group(2)) // 2)
+                host, kind = addr(int(m.group(2)) // 2), "tcp"
             else:                # an agent's host, or the launcher's
-                host = m.group(1) or addr(0)
-            key = (host, m.group(3))
+                host, kind = m.group(1) or addr(0), "boot"
+            key = (host, kind, m.group(3))
             logged[key] = logged.get(key, 0) + 1
         accepted = [r for r in recs if r["challenge"]]
         kinds = {}
@@ -139,7 +140,8 @@ def test_attack():
               "handshakes replayed" % (kinds, len(caught)))
         for r in recs:
             want = 1 if r["challenge"] else 0
-            got = logged.pop((r["target"].split(":")[0], r.get("local")), 0)
+            host, _, kind = r["target"].split(":")
+            got = logged.pop((host, kind, r.get("local")), 0)
             check(got == want, "%s %s from %s: logged %d times, expected %d"
                   % (r["kind"], r["target"], r.get("local"), got, want))
             check(not r["challenge"] or r["closed"],
