@@ -439,7 +439,6 @@ static inline unsigned char *page_shadow(uint32_t pg)
     return OMPDSM_wd_shadow + ((size_t)pg << (dsm_g.page_shift - 2));
 }
 
-
 void dsm_wd_clear(uint32_t pg)
 {
     __atomic_store_n(&OMPDSM_wd_pages[pg], 0, __ATOMIC_RELAXED);

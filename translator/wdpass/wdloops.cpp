@@ -106,24 +106,22 @@ static void groupMarks(ScalarEvolution &SE, const SCEV *BTC64, Group &G,
       Hi = std::max(Hi, G.Members[End].Off + int64_t(G.Members[End].W));
       End++;
     }
-    {
-      LoopMark M;
-      const SCEV *Lowest = SE.getAddExpr(G.Start, SE.getConstant(I64, uint64_t(Lo), true));
-      if (G.Stride < 0) // the last iteration's
-        Lowest = SE.getAddExpr(Lowest, SE.getMulExpr(BTC64, SE.getConstant(I64, uint64_t(G.Stride), true)));
-      M.Lowest = Lowest;
-      M.A = G.Members[First].S->getAlign();
-      M.Len = SE.getAddExpr(SE.getMulExpr(BTC64, SE.getConstant(I64, AbsStride)),
-                            SE.getConstant(I64, uint64_t(Hi - Lo)));
-      if (uint64_t(Hi - Lo) < AbsStride) {
-        M.Width = uint64_t(Hi - Lo);
-        M.Stride = AbsStride;
-        M.Count = SE.getAddExpr(BTC64, SE.getOne(I64));
-      }
-      for (size_t K = First; K < End; K++)
-        M.Stores.push_back(G.Members[K].S);
-      Out.push_back(std::move(M));
+    LoopMark M;
+    const SCEV *Lowest = SE.getAddExpr(G.Start, SE.getConstant(I64, uint64_t(Lo), true));
+    if (G.Stride < 0) // the last iteration's
+      Lowest = SE.getAddExpr(Lowest, SE.getMulExpr(BTC64, SE.getConstant(I64, uint64_t(G.Stride), true)));
+    M.Lowest = Lowest;
+    M.A = G.Members[First].S->getAlign();
+    M.Len = SE.getAddExpr(SE.getMulExpr(BTC64, SE.getConstant(I64, AbsStride)),
+                          SE.getConstant(I64, uint64_t(Hi - Lo)));
+    if (uint64_t(Hi - Lo) < AbsStride) {
+      M.Width = uint64_t(Hi - Lo);
+      M.Stride = AbsStride;
+      M.Count = SE.getAddExpr(BTC64, SE.getOne(I64));
     }
+    for (size_t K = First; K < End; K++)
+      M.Stores.push_back(G.Members[K].S);
+    Out.push_back(std::move(M));
     First = End;
   }
 }

@@ -69,17 +69,23 @@ void *wdrt_alloc(size_t n, size_t align)
     return heap + off;
 }
 
-void OMPDSM_wd_mark(const void *p, unsigned long len);
-void OMPDSM_wd_mark(const void *p, unsigned long len)
+/* Sets the bits of [p, p + len) within the heap. */
+static void mark_bytes(const void *p, unsigned long len)
 {
     unsigned long d = (unsigned long)p - OMPDSM_wd_base, i;
-    wdrt_marks++;
     for (i = 0; i < len; i++, d++) {
         if (d >= OMPDSM_wd_size)
             continue;
         __atomic_fetch_or(&OMPDSM_wd_shadow[d >> 2], 1u << (d & 3), __ATOMIC_RELAXED);
         OMPDSM_wd_pages[d >> OMPDSM_wd_page_shift] = 1;
     }
+}
+
+void OMPDSM_wd_mark(const void *p, unsigned long len);
+void OMPDSM_wd_mark(const void *p, unsigned long len)
+{
+    wdrt_marks++;
+    mark_bytes(p, len);
 }
 
 void OMPDSM_wd_mark_strided(const void *p, unsigned long width,
@@ -94,10 +100,8 @@ void OMPDSM_wd_mark_strided(const void *p, unsigned long width,
         exit(2);
     }
     wdrt_strided++;
-    for (i = 0; i < count; i++) {
-        OMPDSM_wd_mark((const char *)p + i * stride, width);
-        wdrt_marks--;
-    }
+    for (i = 0; i < count; i++)
+        mark_bytes((const char *)p + i * stride, width);
 }
 
 unsigned long OMPDSM_wd_guard(void *callee, unsigned n, ...);
