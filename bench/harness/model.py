@@ -53,6 +53,14 @@ PATTERNS = {
                    'of them back; ranking touches the key ranges of all nodes',
                nmax={'S': 2 ** 11, 'W': 2 ** 16, 'A': 2 ** 19},
                array={'S': 2 ** 16 * 4, 'W': 2 ** 20 * 4, 'A': 2 ** 23 * 4}),
+    # NPB FT (bench/harness/npb_model.py; no kernel of its own here): 256 x
+    # 256 x 128 complex points for class A, its loops split over the 128
+    # planes of the last dimension (cffts1/2, evolve) or 256 of the second.
+    'ft': dict(pattern='all-to-all',
+               why='the FFT along the split dimension reads every plane: a node fetches '
+                   'the (N-1)/N of the array homed at the others (a transpose)',
+               nmax={'S': 64, 'W': 32, 'A': 128},
+               array={'S': 64 ** 3 * 16, 'W': 128 * 128 * 32 * 16, 'A': 256 * 256 * 128 * 16}),
     'mg': dict(pattern='neighbour',
                why='27-point stencils over planes: a node reads the boundary planes of its '
                    'two neighbours on every level',
