@@ -93,6 +93,20 @@ def tree_depth(n, fanout):
     return d
 
 
+def comm_terms(m, n, lat, bw, c, page, fanout):
+    """C(N) of one kernel m (build's inputs: F, G, D, Db, I, S, Nb,
+    c_fault, pattern) on n nodes, term by term, in seconds per iteration;
+    c holds the costs o, c_bar, c_diff and c_inval."""
+    f = pattern_factor(m['pattern'], n)
+    return {'faults': f * m['F'] * m['c_fault'],
+            'fetches': f * m['G'] * (lat + page / bw),
+            'diffs': f * m['D'] * (c['c_diff'] + lat + c['o']),
+            'diff_bytes': f * m['Db'] / bw,
+            'invalidations': f * m['I'] * c['c_inval'],
+            'notices': f * m['S'] * 16.0 / bw,
+            'barriers': m['Nb'] * (c['c_bar'] + 2 * tree_depth(n, fanout) * (lat + c['o']))}
+
+
 def per_iteration(base, calib, extra, n_iters):
     """Per-iteration counters of each node: (calibration - base) / extra
     when the calibration run is there, else the whole run / n (approximate:
@@ -142,6 +156,7 @@ def build(doc, calib_runs, kernels, args=None, net=None):
     src['c_inval'] = ('bench_dsm_fault bare fault+mprotect / 2' if 'bare_fault_us' in costs
                       else 'assumed 1 us (one mprotect)')
 
+    costs_s = {'o': o, 'c_bar': c_bar, 'c_diff': c_diff, 'c_inval': c_inval}
     kern_out = {}
     pooled_ns = pooled_f = 0.0
     for kc, e in doc['summary'].items():
@@ -186,12 +201,7 @@ def build(doc, calib_runs, kernels, args=None, net=None):
         m['page_limit_nodes'] = (m['array_bytes'] // page) if m['array_bytes'] else None
 
         def comm(n, lat, bw, m=m):
-            f = pattern_factor(m['pattern'], n)
-            t = f * (m['F'] * m['c_fault'] + m['G'] * (lat + page / bw)
-                     + m['D'] * (c_diff + lat + o) + m['Db'] / bw + m['I'] * c_inval
-                     + m['S'] * 16.0 / bw)
-            t += m['Nb'] * (c_bar + 2 * tree_depth(n, fanout) * (lat + o))
-            return t
+            return sum(comm_terms(m, n, lat, bw, costs_s, page, fanout).values())
 
         def T(n, lat=L, bw=B, m=m):
             if n == 1:

@@ -21,6 +21,7 @@ runs, the statistics, the model) and npb_model.md (the tables) to --out
 and prints the tables; --from-json recomputes them from a saved file.
 """
 import argparse
+import copy
 import json
 import os
 import re
@@ -139,6 +140,23 @@ def model_input(p, cls, e):
                       'stats': parse_stats(json.dumps(two['stats']))}}}
 
 
+def probe_fault_costs(doc):
+    """A copy of doc in which each 2-node run's fault handler time is what
+    its start-up probe measured per fault (a fault, a protection change
+    and a page copy) instead of the handler's own time, which on a
+    shared machine holds waiting for the other node and for a CPU."""
+    doc = copy.deepcopy(doc)
+    for e in doc['programs'].values():
+        st = e.get('2', {}).get('stats')
+        if not st or not st.get('machine_costs'):
+            continue
+        mc = st['machine_costs']
+        per = mc['fault_ns'] + mc['protect_ns'] + mc['page_copy_ns']
+        for n in st['per_node']:
+            n['dsm_fault_ns'] = (n['dsm_read_faults'] + n['dsm_write_faults']) * per
+    return doc
+
+
 def predict(doc, net=None):
     """model.build over the programs that ran, on doc's costs."""
     summary, kernels = {}, {}
@@ -153,7 +171,33 @@ def predict(doc, net=None):
     return model.build(mdoc, {}, kernels, net=net or model.NET)
 
 
-def markdown(doc, md):
+def predicted_table(md):
+    """Predicted seconds on PRED_NODES (speedup over the measured 1 node)."""
+    L = ['| program | 1 node (measured) | ' + ' | '.join('N=%d' % n for n in PRED_NODES)
+         + ' |', '|---|---|' + '---|' * len(PRED_NODES)]
+    for kc, m in md['kernels'].items():
+        L.append('| %s | %.2f | %s |' % (kc, m['T1'], ' | '.join(
+            '%.3g (%.1fx)' % (m['pred'][str(n)], m['speedup'][str(n)]) for n in PRED_NODES)))
+    return L
+
+
+def breakdown_table(md, n):
+    """Where the predicted time on n nodes goes: T1/n and each term of
+    C(n) times the iterations (model.comm_terms), seconds."""
+    net = md['network']
+    lat, bw = net['latency_us'] * 1e-6, net['bandwidth_GBps'] * 1e9
+    names = ['faults', 'fetches', 'diffs', 'diff_bytes', 'invalidations', 'notices', 'barriers']
+    L = ['| program | compute T1/N | ' + ' | '.join(x.replace('_', ' ') for x in names) + ' |',
+         '|---|---|' + '---|' * len(names)]
+    for kc, m in md['kernels'].items():
+        t = model.comm_terms(m, n, lat, bw, md['costs_s'], md['page_bytes'], md['fanout'])
+        neff = min(n, m['nmax']) if m['nmax'] else n
+        L.append('| %s | %.3f | %s |' % (kc, m['T1'] / neff, ' | '.join(
+            '%.3f' % (m['iters'] * t[x]) for x in names)))
+    return L
+
+
+def markdown(doc, md, md_probe=None):
     cls = doc['class']
     L = ['Commit %s; load average before %s, after %s.' % (
         doc.get('commit', '?'), ' '.join('%.2f' % x for x in doc.get('load_before', [])),
@@ -188,11 +232,14 @@ def markdown(doc, md):
             pair('diffs'), pair('diff_bytes', 1e3, '%.1f'), pair('get_bytes', 1e3, '%.1f')))
     L += [''] + model.markdown(md) + ['']
     L += ['Predicted on %s, seconds (speedup over the measured 1 node):' % md['network']['name'],
-          '', '| program | 1 node (measured) | ' + ' | '.join('N=%d' % n for n in PRED_NODES)
-          + ' |', '|---|---|' + '---|' * len(PRED_NODES)]
-    for kc, m in md['kernels'].items():
-        L.append('| %s | %.2f | %s |' % (kc, m['T1'], ' | '.join(
-            '%.3g (%.1fx)' % (m['pred'][str(n)], m['speedup'][str(n)]) for n in PRED_NODES)))
+          ''] + predicted_table(md)
+    L += ['', 'Where the time on %d nodes goes (seconds):' % PRED_NODES[-1], '']
+    L += breakdown_table(md, PRED_NODES[-1])
+    if md_probe:
+        L += ['', 'The same with c_fault from the start-up probe (a fault + a protection '
+              'change + a page copy, + the trap) instead of the handler\'s time: %s.' % ', '.join(
+                  '%s %.1f us' % (kc, m['c_fault'] * 1e6) for kc, m in md_probe['kernels'].items()),
+              ''] + predicted_table(md_probe)
     return L
 
 
@@ -215,7 +262,7 @@ def main(argv=None):
         doc = measure(a, lambda s: print(s, file=sys.stderr))
         with open(os.path.join(a.out, 'npb_model.json'), 'w') as f:
             json.dump(doc, f, indent=1)
-    text = '\n'.join(markdown(doc, predict(doc))) + '\n'
+    text = '\n'.join(markdown(doc, predict(doc), predict(probe_fault_costs(doc)))) + '\n'
     if not a.from_json:
         with open(os.path.join(a.out, 'npb_model.md'), 'w') as f:
             f.write(text)

@@ -101,3 +101,16 @@ if len(row) != 1 or '4.00' not in row[0] or math.isnan(m['pred']['64']):
 if '| is.A | - | 1.0 | failed (None) |' not in text:
     fail('the failed run should show as failed:\n' + text)
 print('ok: markdown tables')
+
+# The breakdown's terms add up to the prediction, and the probe variant
+# charges a fault what the start-up probe measured (1 + 5 + 3 us) plus the
+# trap, leaving the measured statistics as they were.
+t = npb_model.model.comm_terms(m, 4, L, B, md['costs_s'], md['page_bytes'], md['fanout'])
+check('breakdown adds up to T(4)', 2.0 / 4 + 10 * sum(t.values()), m['pred']['4'])
+mp = npb_model.predict(npb_model.probe_fault_costs(doc))['kernels']['cg.A']
+check('c_fault from the probe', mp['c_fault'], 9e-6 + c_trap)
+check('statistics left as measured', STATS['per_node'][1]['dsm_fault_ns'], 200 * 10000)
+text = '\n'.join(npb_model.markdown(doc, md, npb_model.predict(npb_model.probe_fault_costs(doc))))
+if 'Where the time on 64 nodes goes' not in text or 'cg.A 11.6 us' not in text:
+    fail('breakdown or probe table missing:\n' + text)
+print('ok: breakdown and probe variant')
