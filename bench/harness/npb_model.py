@@ -17,8 +17,11 @@ output.  The binaries cannot be rebuilt with doubled iterations as
 run.py's kernels are, so the model's per-iteration counts are the whole
 job's divided by the timed iterations (model.py's "approx." rows:
 set-up, warm-up and verification included).  Writes npb_model.json (the
-runs, the statistics, the model) and npb_model.md (the tables) to --out
-and prints the tables; --from-json recomputes them from a saved file.
+runs, their statistics and this machine's costs) and npb_model.md to
+--out and prints the tables: the counts per node per barrier interval,
+model.py's inputs and predictions, where the 64-node time goes, and the
+prediction again with c_fault from the start-up probe; --from-json
+recomputes them from a saved npb_model.json.
 """
 import argparse
 import copy
