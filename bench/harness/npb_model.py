@@ -65,8 +65,8 @@ def parse_npb(text):
 def interval_counts(raw):
     """Per node, from OMPDSM_STATS's JSON: the barrier intervals (barriers
     and forks, as the runtime's own "per barrier interval" lines count
-    them) and per interval the faults, protection changes, pages fetched,
-    diffs, diff bytes and bytes fetched."""
+    them) and per interval the faults, protection changes, sleeps (a
+    wake-up each), pages fetched, diffs, diff bytes and bytes fetched."""
     out = []
     for n in raw['per_node']:
         iv = n['dsm_barriers'] + n['dsm_forks']
@@ -75,6 +75,7 @@ def interval_counts(raw):
             'intervals': iv,
             'faults': (n['dsm_read_faults'] + n['dsm_write_faults']) / per,
             'protects': n['dsm_protects'] / per,
+            'sleeps': n['comm_sleeps'] / per,
             'fetched': n['dsm_pages_fetched'] / per,
             'diffs': n['dsm_diffs'] / per,
             'diff_bytes': n['dsm_diff_bytes'] / per,
@@ -216,22 +217,23 @@ def markdown(doc, md, md_probe=None):
           'program\'s own "Time in seconds"), and per node per barrier interval of the '
           '2-node run (whole job, set-up included; node 0 / node 1):', '',
           '| program | iters | 1 node s | 2 nodes s | intervals | faults | protection changes '
-          '| pages fetched | diffs | diff KB | fetched KB |',
-          '|---|---|---|---|---|---|---|---|---|---|---|']
+          '| wake-ups | pages fetched | diffs | diff KB | fetched KB |',
+          '|---|---|---|---|---|---|---|---|---|---|---|---|']
     for p, e in doc['programs'].items():
         rep1, rep2 = e.get('1', {}).get('report', {}), e.get('2', {}).get('report', {})
         st = e.get('2', {}).get('stats')
         if not st:
-            L.append('| %s.%s | - | %s | failed (%s) | | | | | | | |' % (
+            L.append('| %s.%s | - | %s | failed (%s) | | | | | | | | |' % (
                 p, cls, rep1.get('time'), rep2.get('verification')))
             continue
         iv = interval_counts(st)
 
         def pair(k, scale=1.0, fmt='%.2f'):
             return ' / '.join(fmt % (x[k] / scale) for x in iv)
-        L.append('| %s.%s | %s | %.2f | %.2f | %s | %s | %s | %s | %s | %s | %s |' % (
+        L.append('| %s.%s | %s | %.2f | %.2f | %s | %s | %s | %s | %s | %s | %s | %s |' % (
             p, cls, rep1.get('iterations'), rep1.get('time') or 0, rep2.get('time') or 0,
-            pair('intervals', fmt='%d'), pair('faults'), pair('protects'), pair('fetched'),
+            pair('intervals', fmt='%d'), pair('faults'), pair('protects'), pair('sleeps'),
+            pair('fetched'),
             pair('diffs'), pair('diff_bytes', 1e3, '%.1f'), pair('get_bytes', 1e3, '%.1f')))
     L += [''] + model.markdown(md) + ['']
     L += ['Predicted on %s, seconds (speedup over the measured 1 node):' % md['network']['name'],
