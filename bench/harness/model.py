@@ -223,9 +223,7 @@ def build(doc, calib_runs, kernels, args=None, net=None):
         m['best_speedup'] = best[1]
 
     return {'network': net, 'page_bytes': page, 'fanout': fanout,
-            'costs_s': {'o': o, 'c_bar': c_bar, 'c_diff': c_diff, 'c_inval': c_inval,
-                        'c_trap': c_trap,
-                        'c_fault_pooled': pooled},
+            'costs_s': dict(costs_s, c_trap=c_trap, c_fault_pooled=pooled),
             'cost_sources': src, 'nodes': NODES, 'kernels': kern_out}
 
 
