@@ -53,6 +53,14 @@ PATTERNS = {
                    'of them back; ranking touches the key ranges of all nodes',
                nmax={'S': 2 ** 11, 'W': 2 ** 16, 'A': 2 ** 19},
                array={'S': 2 ** 16 * 4, 'W': 2 ** 20 * 4, 'A': 2 ** 23 * 4}),
+    # NPB FT (bench/harness/npb_model.py; no kernel of its own here): 256 x
+    # 256 x 128 complex points for class A, its loops split over the 128
+    # planes of the last dimension (cffts1/2, evolve) or 256 of the second.
+    'ft': dict(pattern='all-to-all',
+               why='the FFT along the split dimension reads every plane: a node fetches '
+                   'the (N-1)/N of the array homed at the others (a transpose)',
+               nmax={'S': 64, 'W': 32, 'A': 128},
+               array={'S': 64 ** 3 * 16, 'W': 128 * 128 * 32 * 16, 'A': 256 * 256 * 128 * 16}),
     'mg': dict(pattern='neighbour',
                why='27-point stencils over planes: a node reads the boundary planes of its '
                    'two neighbours on every level',
@@ -83,6 +91,20 @@ def tree_depth(n, fanout):
         reach *= fanout
         d += 1
     return d
+
+
+def comm_terms(m, n, lat, bw, c, page, fanout):
+    """C(N) of one kernel m (build's inputs: F, G, D, Db, I, S, Nb,
+    c_fault, pattern) on n nodes, term by term, in seconds per iteration;
+    c holds the costs o, c_bar, c_diff and c_inval."""
+    f = pattern_factor(m['pattern'], n)
+    return {'faults': f * m['F'] * m['c_fault'],
+            'fetches': f * m['G'] * (lat + page / bw),
+            'diffs': f * m['D'] * (c['c_diff'] + lat + c['o']),
+            'diff_bytes': f * m['Db'] / bw,
+            'invalidations': f * m['I'] * c['c_inval'],
+            'notices': f * m['S'] * 16.0 / bw,
+            'barriers': m['Nb'] * (c['c_bar'] + 2 * tree_depth(n, fanout) * (lat + c['o']))}
 
 
 def per_iteration(base, calib, extra, n_iters):
@@ -134,6 +156,7 @@ def build(doc, calib_runs, kernels, args=None, net=None):
     src['c_inval'] = ('bench_dsm_fault bare fault+mprotect / 2' if 'bare_fault_us' in costs
                       else 'assumed 1 us (one mprotect)')
 
+    costs_s = {'o': o, 'c_bar': c_bar, 'c_diff': c_diff, 'c_inval': c_inval}
     kern_out = {}
     pooled_ns = pooled_f = 0.0
     for kc, e in doc['summary'].items():
@@ -178,12 +201,7 @@ def build(doc, calib_runs, kernels, args=None, net=None):
         m['page_limit_nodes'] = (m['array_bytes'] // page) if m['array_bytes'] else None
 
         def comm(n, lat, bw, m=m):
-            f = pattern_factor(m['pattern'], n)
-            t = f * (m['F'] * m['c_fault'] + m['G'] * (lat + page / bw)
-                     + m['D'] * (c_diff + lat + o) + m['Db'] / bw + m['I'] * c_inval
-                     + m['S'] * 16.0 / bw)
-            t += m['Nb'] * (c_bar + 2 * tree_depth(n, fanout) * (lat + o))
-            return t
+            return sum(comm_terms(m, n, lat, bw, costs_s, page, fanout).values())
 
         def T(n, lat=L, bw=B, m=m):
             if n == 1:
@@ -205,9 +223,7 @@ def build(doc, calib_runs, kernels, args=None, net=None):
         m['best_speedup'] = best[1]
 
     return {'network': net, 'page_bytes': page, 'fanout': fanout,
-            'costs_s': {'o': o, 'c_bar': c_bar, 'c_diff': c_diff, 'c_inval': c_inval,
-                        'c_trap': c_trap,
-                        'c_fault_pooled': pooled},
+            'costs_s': dict(costs_s, c_trap=c_trap, c_fault_pooled=pooled),
             'cost_sources': src, 'nodes': NODES, 'kernels': kern_out}
 
 

@@ -145,6 +145,12 @@ def parse_output(text):
 
 
 def load_stats(path):
+    """The OMPDSM_STATS JSON file, as parse_stats reads it."""
+    with open(path) as f:
+        return parse_stats(f.read())
+
+
+def parse_stats(text):
     """The OMPDSM_STATS JSON: counters named by layer (dsm_read_faults,
     comm_puts, rt_regions); keep the layer only where two layers share a
     name (dsm_atomics, comm_atomics).  Older files named both "atomics"."""
@@ -158,8 +164,7 @@ def load_stats(path):
                 k = k.split('_', 1)[1]
             d[k] = v
         return d
-    with open(path) as f:
-        j = json.load(f, object_pairs_hook=pairs)
+    j = json.loads(text, object_pairs_hook=pairs)
     nodes = j.get('per_node', [])
     tot = {k: sum(n.get(k, 0) for n in nodes) for k in STAT_KEYS}
     per = [{k: n.get(k, 0) for k in STAT_KEYS} for n in nodes]
