@@ -286,6 +286,9 @@ struct dsm_stats {
     /* Software write detection: puts of marked bytes into subscribers'
      * copies (dsm/push.c), and their bytes. */
     uint64_t pushes, push_bytes;
+    /* Copies brought up to date by a home's snapshot of a release's bytes
+     * (dsm/snap.c), and the bytes. */
+    uint64_t snap_updates, snap_bytes;
 };
 #define DSM_STATS_LOCK_LOCAL 1 /* (lock_local_handoffs exists) */
 void dsm_stats_get(struct dsm_stats *out);

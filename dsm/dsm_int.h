@@ -36,6 +36,7 @@ struct notice {
     uint32_t npages;
     int32_t writer;
     uint32_t pad;
+    uint64_t snap; /* 0, or where the writer's bytes are (snap.c) */
 };
 struct notice_list {
     struct notice *v;
@@ -43,6 +44,12 @@ struct notice_list {
 };
 int notice_push(struct notice_list *l, uint32_t page, uint32_t npages,
                 int32_t writer);
+/* notice_push of a one-page notice with the writer's snapshot of the
+ * bytes its release wrote (snap.c).  A notice merged or coalesced with
+ * another loses its snapshot (it holds one release's bytes of one page),
+ * and notices with one never coalesce. */
+int notice_push_snap(struct notice_list *l, uint32_t page, int32_t writer,
+                     uint64_t snap);
 /* Sorts and coalesces a list whose entries all have one writer each. */
 void notice_normalize(struct notice_list *l);
 /* Merges two normalized lists into out (normalized); pages written by
@@ -268,6 +275,7 @@ struct dsm_log_entry {
     uint32_t npages;
     int32_t writer;
     uint32_t pad;
+    uint64_t snap;
     uint64_t pad2;
 };
 /* A lock's queue node, in its waiter's DSM_REG_AREA. */
@@ -290,7 +298,8 @@ extern size_t dsm_off_vpos;
 /* After them, a copy of the node's last release's entries when there are
  * at most DSM_LOG_MIRROR (noticelog.c): 2 words, 2 per entry, 1. */
 enum { DSM_LOG_MIRROR = 16 };
-#define DSM_VPOS_WORDS(nodes) ((size_t)(nodes) + 1 + 2 + 2 * DSM_LOG_MIRROR + 1)
+#define DSM_MIRROR_WORDS (sizeof(struct notice) / 8 * DSM_LOG_MIRROR)
+#define DSM_VPOS_WORDS(nodes) ((size_t)(nodes) + 1 + 2 + DSM_MIRROR_WORDS + 1)
 /* Per node h, at dsm_off_mbox + h * DSM_VPOS_WORDS(size) * 8: a copy of
  * node h's positions and mirror that h pushed before a grant or a lazy
  * release ack to this node (noticelog.c, dsm_push_positions). */
@@ -302,6 +311,32 @@ extern size_t dsm_off_mbox;
  * the home exchanges it with 1 when it decides at a release whether the
  * page needs a notice. */
 extern size_t dsm_off_fetched;
+/* A node's snapshots of the bytes its releases wrote to pages it is home
+ * of (snap.c): a ring of DSM_SNAP_BYTES at dsm_off_snap, and at
+ * dsm_off_snap_head how far it has been written.  A record is at most
+ * DSM_SNAP_MAX bytes. */
+enum { DSM_SNAP_BYTES = 1 << 20, DSM_SNAP_MAX = 1 << 15 };
+extern size_t dsm_off_snap, dsm_off_snap_head;
+/* At a release, for home page pg (written here, page lock not held) that
+ * gets a notice: with want (a release through the log, release_lock
+ * held), takes its marks into a snapshot and returns its handle when they
+ * are this release's alone and few; otherwise 0 (the notice names the
+ * whole page), the marks cleared where they were few, left where many or
+ * without want (pushed: the push takes them). */
+uint64_t dsm_snap_home(uint32_t pg, int want, int pushed, int concurrent);
+/* Home page pg written here got no notice: its marks stay, and may hold
+ * writes this release published (no snapshot until they are cleared). */
+void dsm_snap_home_kept(uint32_t pg, int pushed);
+/* Around every get of whole pages [pg, pg+n) from home into the copies:
+ * the home's snapshot head before it (dsm_snap_head, 0 where snapshots
+ * are not applied) and after it (dsm_snap_fetched), so that a snapshot
+ * older than the copy is not applied over it. */
+uint64_t dsm_snap_head(int home);
+void dsm_snap_fetched(uint32_t pg, uint32_t n, int home, uint64_t before);
+/* Applies node j's snapshot of page pg (a notice from j's log) to this
+ * node's copy, over shm: 1 if the copy is now current (or invalid), 0 if
+ * the notice must be applied as a notice. */
+int dsm_snap_apply(int j, uint32_t pg, uint64_t snap);
 /* Lazy release (lazy.c): at dsm_off_lazy_ask + 8 * r, requests from
  * node r that this node release (a count, bumped by r); at dsm_off_lazy_ack
  * + 8 * h, the count of this node's requests node h has served. */
@@ -461,6 +496,9 @@ void dsm_release_page(uint32_t pg);
 void dsm_acquire_from(int from, int pushed);
 
 /* ---- applying notices: invalidate or update (invalidate.c) ---- */
+/* Applies notices read from notice logs: their snapshots (snap.c) first,
+ * then the rest as dsm_apply_notices; v is changed. */
+void dsm_apply_logged(struct notice *v, size_t n);
 /* Applies notices: invalidates (or updates) stale copies. */
 void dsm_apply_notices(const struct notice *v, size_t n);
 /* Invalidates every valid non-home page (log overrun). */
@@ -615,6 +653,17 @@ int dsm_wd_any(void);
  * clearing them (its written byte first): each mark before its bytes are
  * read, when concurrent. */
 size_t dsm_wd_take(uint32_t pg, struct comm_run *runs, int concurrent);
+/* Whether page pg has marks, and if so the bytes [*lo, *hi) of the page
+ * they lie in (multiples of 32); clears nothing. */
+int dsm_wd_extent(uint32_t pg, uint32_t *lo, uint32_t *hi);
+/* dsm_wd_take of the marks in bytes [lo, hi) only (dsm_wd_extent's),
+ * leaving the page's byte: marks a store makes outside meanwhile are the
+ * next release's. */
+size_t dsm_wd_take_in(uint32_t pg, struct comm_run *runs, int concurrent,
+                      uint32_t lo, uint32_t hi);
+/* Clears the marks of bytes [lo, hi) of page pg (multiples of 32), at
+ * once: only where what they mark is published whole. */
+void dsm_wd_clear_in(uint32_t pg, uint32_t lo, uint32_t hi);
 /* Sends the marks of valid page pg (page lock held) to its home, and
  * pushes them, before an acquire makes the page stale; with several
  * threads a node the page is protected first (PROT_NONE), so that a store

@@ -18,6 +18,7 @@ struct dsm_state dsm_g = {.fd = -1, .area_fd = -1};
 char *dsm_heap_lo_, *dsm_heap_hi_;
 size_t dsm_off_chunks, dsm_off_log, dsm_off_locks, dsm_off_qnodes;
 size_t dsm_off_vpos, dsm_off_mbox, dsm_off_fetched, dsm_off_lazy_ask, dsm_off_lazy_ack;
+size_t dsm_off_snap, dsm_off_snap_head;
 
 #define DEFAULT_HEAP_BASE 0x200000000000ull /* 32 TiB: far from PIE and mmap */
 #define DEFAULT_HEAP_SIZE (16ull << 30)
@@ -170,7 +171,7 @@ int dsm_init(void)
     pthread_mutex_init(&dsm_g.release_lock, NULL);
 
     /* The dsm region: header, chunk table, notice log and log positions,
-     * lock tails, queue nodes. */
+     * lock tails, queue nodes, fetch marks, snapshots. */
     size_t off = OMPDSM_ALIGN_UP(sizeof(struct dsm_area_hdr), (size_t)64);
     dsm_off_chunks = off;
     off += (size_t)dsm_g.nchunks * DSM_CHUNK_ENT_SIZE;
@@ -190,6 +191,10 @@ int dsm_init(void)
     off += (size_t)dsm_g.size * 8;
     dsm_off_fetched = off = OMPDSM_ALIGN_UP(off, (size_t)64);
     off += dsm_g.npages;
+    dsm_off_snap_head = off = OMPDSM_ALIGN_UP(off, (size_t)64);
+    off += 64;
+    dsm_off_snap = off;
+    off += DSM_SNAP_BYTES;
     dsm_g.area_len = OMPDSM_ALIGN_UP(off, (size_t)4096);
     dsm_g.area_fd = memfd_create("ompdsm-dsm", MFD_CLOEXEC);
     if (dsm_g.area_fd < 0 || ftruncate(dsm_g.area_fd, (off_t)dsm_g.area_len) < 0)

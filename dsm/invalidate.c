@@ -7,6 +7,7 @@
 #include "dsm_int.h"
 
 #include <pthread.h>
+#include <string.h>
 #include <sys/mman.h>
 
 /* Invalidate or update, per page.  A page invalidated by a notice and
@@ -25,11 +26,17 @@ static uint8_t *upd_credit;      /* per page: updates left */
 static uint32_t *upd_stale_gen;  /* per page: apply_gen + 1 at invalidation */
 static uint32_t apply_gen;       /* notice applications so far */
 static int upd_on;
+static uint8_t *snap_ok;         /* per node: its snapshots are applied */
 static pthread_once_t upd_once = PTHREAD_ONCE_INIT;
 
 static void upd_init(void)
 {
     static const char *const onoff[] = {"on", "off"};
+    /* Over shm a snapshot costs two copies; over a network its two round
+     * trips would cost more than the fetch they save. */
+    snap_ok = dsm_table((size_t)dsm_g.size, "snapshot peers");
+    for (int j = 0; j < dsm_g.size; j++)
+        snap_ok[j] = strcmp(comm_peer_transport(j), "shm") == 0;
     upd_on = ompdsm_env_choice("OMPDSM_ADAPTIVE_UPDATE", onoff, 2, 0) == 0 &&
              !dsm_g.update_protocol;
     if (!upd_on)
@@ -134,11 +141,13 @@ static void stale_run(uint32_t pg, uint32_t n, int force)
             h++;
         if (what[k] == ST_REFETCH) {
             dsm_mark_fetch(s0, h, home);
+            uint64_t head = dsm_snap_head(home);
             int rc = comm_get(home, DSM_REG_HEAP, page_off(s0), page_sys(s0),
                               (size_t)h << dsm_g.page_shift);
             if (rc < 0)
                 ompdsm_fatal("update of pages %u-%u from node %d failed", s0,
                              s0 + h - 1, home);
+            dsm_snap_fetched(s0, h, home, head);
             DSM_STAT(pages_fetched, h);
             DSM_STAT(updates, h);
         } else {
@@ -201,6 +210,27 @@ void dsm_apply_notices(const struct notice *v, size_t n)
     /* A fault from here to the next application follows this one's
      * invalidations at once (dsm_refetched). */
     __atomic_fetch_add(&apply_gen, 1, __ATOMIC_RELAXED);
+}
+
+void dsm_apply_logged(struct notice *v, size_t n)
+{
+    pthread_once(&upd_once, upd_init);
+    /* Snapshots first (write detection, one thread a node: no other
+     * thread writes the copy meanwhile); a notice whose snapshot was
+     * applied is dropped, one whose snapshot cannot be is applied as a
+     * notice.  (A page with a snapshot has no other notice here: a merge
+     * drops the snapshot.) */
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct notice *x = &v[i];
+        if (x->snap && dsm_g.wd == WD_ON && dsm_g.tpn <= 1 && x->writer >= 0 &&
+            x->writer != dsm_g.rank && snap_ok[x->writer] &&
+            dsm_home(x->page) == x->writer && !dsm_push_subscribed(x->page) &&
+            dsm_snap_apply(x->writer, x->page, x->snap))
+            continue;
+        v[w++] = *x;
+    }
+    dsm_apply_notices(v, w);
 }
 
 void dsm_invalidate_all(void)

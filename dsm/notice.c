@@ -2,22 +2,29 @@
  * wrote them.  Merging keeps the writer when one node wrote a page and
  * marks it NOTICE_MULTI when several did, which is what a node needs to
  * decide whether its own copy is still current; NOTICE_FORCE (a write no
- * push carried) wins over both. */
+ * push carried) wins over both.  A one-page notice may carry its writer's
+ * snapshot of the bytes (snap.c) as long as nothing is merged into it. */
 #include "dsm_int.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-int notice_push(struct notice_list *l, uint32_t page, uint32_t npages,
-                int32_t writer)
+static int push(struct notice_list *l, uint32_t page, uint32_t npages,
+                int32_t writer, uint64_t snap)
 {
     if (!npages)
         return 0;
     if (l->n) {
         struct notice *t = &l->v[l->n - 1];
-        if (t->writer == writer && t->page + t->npages == page) {
+        if (t->writer == writer && t->page + t->npages == page && !t->snap &&
+            !snap) {
             t->npages += npages;
+            return 0;
+        }
+        if (t->writer == writer && t->page == page && t->npages == 1 &&
+            npages == 1) {
+            t->snap = 0; /* (two releases of one page) */
             return 0;
         }
     }
@@ -29,8 +36,20 @@ int notice_push(struct notice_list *l, uint32_t page, uint32_t npages,
         l->v = v;
         l->cap = cap;
     }
-    l->v[l->n++] = (struct notice){page, npages, writer, 0};
+    l->v[l->n++] = (struct notice){page, npages, writer, 0, snap};
     return 0;
+}
+
+int notice_push(struct notice_list *l, uint32_t page, uint32_t npages,
+                int32_t writer)
+{
+    return push(l, page, npages, writer, 0);
+}
+
+int notice_push_snap(struct notice_list *l, uint32_t page, int32_t writer,
+                     uint64_t snap)
+{
+    return push(l, page, 1, writer, snap);
 }
 
 static int cmp_notice(const void *x, const void *y)
@@ -67,10 +86,12 @@ void notice_normalize(struct notice_list *l)
             normalize_by_merging(l);
             return;
         }
-        if (c->writer == t->writer && c->page <= tend) {
+        if (c->writer == t->writer &&
+            (c->page < tend || (c->page == tend && !t->snap && !c->snap))) {
             uint64_t cend = (uint64_t)c->page + c->npages;
             if (cend > tend)
                 t->npages = (uint32_t)(cend - t->page);
+            t->snap = 0;
         } else {
             l->v[++w] = *c;
         }
@@ -84,6 +105,17 @@ static void emit(struct notice_list *out, uint64_t s, uint64_t e, int32_t w)
         notice_push(out, (uint32_t)s, (uint32_t)(e - s), w);
 }
 
+/* A piece [s, e) of notice n alone: a notice with a snapshot is of one
+ * page, so the piece is all of it and keeps the snapshot. */
+static void emit_of(struct notice_list *out, const struct notice *n, uint64_t s,
+                    uint64_t e)
+{
+    if (n->snap)
+        push(out, n->page, 1, n->writer, n->snap);
+    else
+        emit(out, s, e, n->writer);
+}
+
 int notice_merge(const struct notice *a, size_t na, const struct notice *b,
                  size_t nb, struct notice_list *out)
 {
@@ -93,18 +125,18 @@ int notice_merge(const struct notice *a, size_t na, const struct notice *b,
         uint64_t ae = i < na ? (uint64_t)a[i].page + a[i].npages : 0;
         uint64_t be = j < nb ? (uint64_t)b[j].page + b[j].npages : 0;
         if (j >= nb || (i < na && ae <= bs)) {
-            emit(out, as, ae, a[i].writer);
+            emit_of(out, &a[i], as, ae);
             if (++i < na)
                 as = a[i].page;
         } else if (i >= na || be <= as) {
-            emit(out, bs, be, b[j].writer);
+            emit_of(out, &b[j], bs, be);
             if (++j < nb)
                 bs = b[j].page;
         } else if (as < bs) {
-            emit(out, as, bs, a[i].writer);
+            emit_of(out, &a[i], as, bs);
             as = bs;
         } else if (bs < as) {
-            emit(out, bs, as, b[j].writer);
+            emit_of(out, &b[j], bs, as);
             bs = as;
         } else {
             uint64_t e = ae < be ? ae : be;

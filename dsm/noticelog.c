@@ -36,7 +36,8 @@ static inline uint64_t *vpos_local(void)
  * last release is all it lacks (a lock handed back and forth) reads the
  * positions and the entries in one get:
  *   mirror[0] = first index, mirror[1] = end index, then the entries as
- *   struct notice, then a check word equal to the end index.
+ *   struct notice (DSM_MIRROR_WORDS), then a check word equal to the end
+ *   index.
  * The check word is cleared before the rest changes and set last; a
  * reader reads forward and trusts the copy only if the check word it
  * read last equals the end index it read first (a seqlock). */
@@ -95,18 +96,19 @@ uint64_t dsm_log_append(const struct notice *v, size_t n)
         e->page = v[i].page;
         e->npages = v[i].npages;
         e->writer = v[i].writer;
+        e->snap = v[i].snap;
         __atomic_store_n(&e->pad2, start + i + 1, __ATOMIC_RELEASE);
         __atomic_store_n(&e->seq, start + i + 1, __ATOMIC_RELEASE);
     }
     uint64_t *m = mirror_local();
-    __atomic_store_n(&m[2 + 2 * DSM_LOG_MIRROR], 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&m[2 + DSM_MIRROR_WORDS], 0, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
     if (n <= DSM_LOG_MIRROR) {
         __atomic_store_n(&m[0], start, __ATOMIC_RELAXED);
         __atomic_store_n(&m[1], start + n, __ATOMIC_RELAXED);
         memcpy(&m[2], v, n * sizeof *v);
         __atomic_thread_fence(__ATOMIC_RELEASE);
-        __atomic_store_n(&m[2 + 2 * DSM_LOG_MIRROR], start + n, __ATOMIC_RELAXED);
+        __atomic_store_n(&m[2 + DSM_MIRROR_WORDS], start + n, __ATOMIC_RELAXED);
     }
     __atomic_store_n(&pos[0], start + n, __ATOMIC_SEQ_CST);
     return start + n;
@@ -143,7 +145,10 @@ static int log_read(int j, uint64_t from, uint64_t to, struct notice_list *l)
             rc = -1;
             break;
         }
-        notice_push(l, e[i].page, e[i].npages, e[i].writer);
+        if (e[i].snap)
+            notice_push_snap(l, e[i].page, e[i].writer, e[i].snap);
+        else
+            notice_push(l, e[i].page, e[i].npages, e[i].writer);
     }
     free(e);
     return rc;
@@ -161,11 +166,16 @@ static int mirror_read(const uint64_t *w, uint64_t from, uint64_t to,
                        struct notice_list *l)
 {
     const uint64_t *m = w + dsm_g.size + 1;
-    if (m[2 + 2 * DSM_LOG_MIRROR] != m[1] || m[1] != to || m[0] > from)
+    if (m[2 + DSM_MIRROR_WORDS] != m[1] || m[1] != to || m[0] > from)
         return -1;
     const struct notice *e = (const struct notice *)&m[2];
-    for (uint64_t i = from; i < to; i++)
-        notice_push(l, e[i - m[0]].page, e[i - m[0]].npages, e[i - m[0]].writer);
+    for (uint64_t i = from; i < to; i++) {
+        const struct notice *x = &e[i - m[0]];
+        if (x->snap)
+            notice_push_snap(l, x->page, x->writer, x->snap);
+        else
+            notice_push(l, x->page, x->npages, x->writer);
+    }
     return 0;
 }
 
@@ -194,7 +204,7 @@ static void acquire_to(const uint64_t *target, int from, const uint64_t *w)
     } else if (l.n) {
         __atomic_fetch_add(&dsm_g.log_applied, l.n, __ATOMIC_RELAXED);
         notice_normalize(&l);
-        dsm_apply_notices(l.v, l.n);
+        dsm_apply_logged(l.v, l.n);
     }
     notice_free(&l);
     uint64_t *pos = vpos_local();

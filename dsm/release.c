@@ -142,12 +142,28 @@ static void wd_take_batch(uint32_t **pages, size_t *n, struct notice_list *extra
         /* Subscribers get the marks pushed; a node that fetched the page
          * since our last notice for it (and did not subscribe before this
          * interval) needs the notice. */
-        if (dsm_push_subs(pg) & ~(1ull << me))
+        int pushed = (dsm_push_subs(pg) & ~(1ull << me)) != 0;
+        if (pushed) /* (wd_release_batch takes its marks) */
             dsm_page_list_push(&v, &nv, &cap, pg);
-        if (!dsm_g.excl_on || fetched_since_notice(pg))
-            notice_push(extra, pg, 1, me);
-        else
+        if (dsm_g.excl_on && !fetched_since_notice(pg)) {
             excl++;
+            dsm_snap_home_kept(pg, pushed);
+            continue;
+        }
+        /* A release through the log copies what it wrote into a
+         * snapshot that readers apply to their copies (snap.c); such a
+         * copy stays valid without fetching the page again, so later
+         * writes here must be noticed too: the page stays marked as
+         * fetched (only a notice of the whole page makes every copy fetch
+         * again, or drop itself). */
+        uint64_t snap = dsm_snap_home(pg, mode != REL_BARRIER && !pushed, pushed,
+                                      concurrent);
+        if (snap) {
+            notice_push_snap(extra, pg, me, snap);
+            __atomic_store_n(fetch_mark(pg), 0, __ATOMIC_SEQ_CST);
+        } else {
+            notice_push(extra, pg, 1, me);
+        }
     }
     DSM_STAT(exclusive, excl);
     *pages = v;

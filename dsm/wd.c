@@ -458,13 +458,67 @@ static inline void run_add(struct comm_run *v, size_t *n, uint32_t off, uint32_t
     }
 }
 
-size_t dsm_wd_take(uint32_t pg, struct comm_run *runs, int concurrent)
+/* Shadow words (each covers 32 bytes) in [i, nw): the first that is not
+ * zero (nw: none), a cache line of them at a time. */
+static size_t first_marked(const uint64_t *w, size_t i, size_t nw)
 {
-    __atomic_store_n(&OMPDSM_wd_pages[pg], 0, __ATOMIC_SEQ_CST);
+    for (; i < nw && (i & 7); i++)
+        if (__atomic_load_n(&w[i], __ATOMIC_RELAXED))
+            return i;
+    for (; i + 8 <= nw; i += 8) {
+        uint64_t x = 0;
+        for (unsigned k = 0; k < 8; k++)
+            x |= __atomic_load_n(&w[i + k], __ATOMIC_RELAXED);
+        if (x)
+            break;
+    }
+    for (; i < nw; i++)
+        if (__atomic_load_n(&w[i], __ATOMIC_RELAXED))
+            return i;
+    return nw;
+}
+
+/* The same from the end: one past the last word that is not zero in
+ * [lo, nw) (lo: none). */
+static size_t last_marked(const uint64_t *w, size_t lo, size_t nw)
+{
+    size_t i = nw;
+    for (; i > lo && (i & 7); i--)
+        if (__atomic_load_n(&w[i - 1], __ATOMIC_RELAXED))
+            return i;
+    for (; i >= lo + 8; i -= 8) {
+        uint64_t x = 0;
+        for (unsigned k = 1; k <= 8; k++)
+            x |= __atomic_load_n(&w[i - k], __ATOMIC_RELAXED);
+        if (x)
+            break;
+    }
+    for (; i > lo; i--)
+        if (__atomic_load_n(&w[i - 1], __ATOMIC_RELAXED))
+            return i;
+    return lo;
+}
+
+int dsm_wd_extent(uint32_t pg, uint32_t *lo, uint32_t *hi)
+{
+    const uint64_t *w = (const uint64_t *)page_shadow(pg);
+    size_t nw = dsm_g.page_size >> 5;
+    size_t a = first_marked(w, 0, nw);
+    if (a == nw)
+        return 0;
+    *lo = (uint32_t)(a << 5);
+    *hi = (uint32_t)(last_marked(w, a, nw) << 5);
+    return 1;
+}
+
+/* The marks of shadow words [i, nw) of page pg as runs, cleared. */
+static size_t take_words(uint32_t pg, struct comm_run *runs, int concurrent,
+                         size_t i, size_t nw)
+{
     uint64_t *w = (uint64_t *)page_shadow(pg);
-    size_t nw = dsm_g.page_size >> 5, n = 0;
+    size_t n = 0;
     const uint64_t full = 0x0f0f0f0f0f0f0f0full;
-    for (size_t i = 0; i < nw; i++) {
+    for (; i < nw; i++) {
         uint64_t x;
         if (concurrent) {
             if (!__atomic_load_n(&w[i], __ATOMIC_RELAXED))
@@ -497,6 +551,23 @@ size_t dsm_wd_take(uint32_t pg, struct comm_run *runs, int concurrent)
         }
     }
     return n;
+}
+
+size_t dsm_wd_take(uint32_t pg, struct comm_run *runs, int concurrent)
+{
+    __atomic_store_n(&OMPDSM_wd_pages[pg], 0, __ATOMIC_SEQ_CST);
+    return take_words(pg, runs, concurrent, 0, dsm_g.page_size >> 5);
+}
+
+size_t dsm_wd_take_in(uint32_t pg, struct comm_run *runs, int concurrent,
+                      uint32_t lo, uint32_t hi)
+{
+    return take_words(pg, runs, concurrent, lo >> 5, hi >> 5);
+}
+
+void dsm_wd_clear_in(uint32_t pg, uint32_t lo, uint32_t hi)
+{
+    memset(page_shadow(pg) + (lo >> 2), 0, (hi - lo) >> 2);
 }
 
 /* ---- the release's scan ---- */

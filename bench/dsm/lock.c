@@ -12,14 +12,25 @@
  *                 time per handoff
  *   rtt           an 8-byte get from node 1 (the transport's round trip)
  *
- * Run with OMPDSM_LOCK_CACHE=off for the queue-only lock.  The ratio
- * handoff/rtt is printed as RATIO. */
+ * Run with OMPDSM_LOCK_CACHE=off for the queue-only lock, with
+ * OMPDSM_WD=on for software write detection (the stores are marked as
+ * ompcc's pass marks them).  The ratio handoff/rtt is printed as RATIO. */
 #include "comm/comm.h"
 #include "dsm/dsm.h"
 
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+/* ompcc's pass marks a store before and after it (runtime/ompdsm_abi.h);
+ * without write detection the marks do nothing. */
+void OMPDSM_wd_mark(const void *p, unsigned long len);
+static void inc_marked(int64_t *p)
+{
+    OMPDSM_wd_mark(p, sizeof *p);
+    (*p)++;
+    OMPDSM_wd_mark(p, sizeof *p);
+}
 
 enum { PAIRS = 100000, HANDOFFS = 500, RTTS = 5000 };
 
@@ -69,7 +80,7 @@ int main(void)
         t0 = ompdsm_now();
         for (int i = 0; i < PAIRS / 10; i++) {
             dsm_lock(lk);
-            turn[1]++;
+            inc_marked(&turn[1]);
             dsm_unlock(lk);
         }
         pairw = (ompdsm_now() - t0) / (PAIRS / 10) * 1e6;
@@ -86,7 +97,7 @@ int main(void)
         for (int i = me; i < 2 * HANDOFFS;) {
             dsm_lock(lk);
             if (*turn == i) {
-                (*turn)++;
+                inc_marked(turn);
                 i += 2;
             }
             dsm_unlock(lk);
@@ -99,11 +110,12 @@ int main(void)
     /* Where a handoff's time goes: nodes 0 and 1's counts per handoff
      * (each node takes the lock once per handoff, and re-takes it when it
      * finds it is not its turn). */
-    enum { NCOL = 15 };
+    enum { NCOL = 16 };
     static const char *const col[NCOL] = {
         "lock acquires", "of them cached", "lock wait us", "blocked us",
         "sleeps", "faults", "pages fetched", "invalidations", "updates",
-        "diffs", "notices sent", "gets", "puts", "atomics", "notifies"};
+        "snapshots", "diffs", "notices sent", "gets", "puts", "atomics",
+        "notifies"};
     double row[2][NCOL] = {{0}};
     if (me < 2) {
         double v[NCOL] = {
@@ -115,7 +127,8 @@ int main(void)
                      d0.write_faults),
             (double)(d1.pages_fetched - d0.pages_fetched),
             (double)(d1.invalidations - d0.invalidations),
-            (double)(d1.updates - d0.updates), (double)(d1.diffs - d0.diffs),
+            (double)(d1.updates - d0.updates),
+            (double)(d1.snap_updates - d0.snap_updates), (double)(d1.diffs - d0.diffs),
             (double)(d1.notices_sent - d0.notices_sent),
             (double)(c1.gets - c0.gets), (double)(c1.puts - c0.puts),
             (double)(c1.atomics - c0.atomics),

@@ -1,6 +1,7 @@
 /* tests/unit/test_notice.c - write notices: normalising and merging page
- * ranges, and writer attribution (a page written by two nodes is MULTI),
- * checked against a per-page model. */
+ * ranges, writer attribution (a page written by two nodes is MULTI) and
+ * snapshots (a one-page notice keeps its writer's snapshot only while
+ * nothing else is said of its page), checked against a per-page model. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,9 +32,12 @@ static void expand(const struct notice_list *l, int *w)
     for (size_t i = 0; i < l->n; i++) {
         assert_true(l->v[i].npages > 0);
         assert_true(l->v[i].page >= prev_end);
-        /* Coalesced: adjacent ranges never share a writer. */
-        if (i && l->v[i].page == prev_end)
-            assert_true(l->v[i].writer != l->v[i - 1].writer);
+        /* Coalesced: adjacent ranges share a writer only where one has a
+         * snapshot, which belongs to one page. */
+        if (i && l->v[i].page == prev_end && l->v[i].writer == l->v[i - 1].writer)
+            assert_true(l->v[i].snap || l->v[i - 1].snap);
+        if (l->v[i].npages > 1)
+            assert_true(l->v[i].snap == 0);
         for (uint32_t k = 0; k < l->v[i].npages; k++)
             w[l->v[i].page + k] = l->v[i].writer;
         prev_end = (uint64_t)l->v[i].page + l->v[i].npages;
@@ -124,12 +128,102 @@ static void test_normalize_mixed(void **state)
     notice_free(&l);
 }
 
+/* What the model says of a page's snapshot: the snapshot of the one push
+ * of one page that named it, if that was all that was said of the page. */
+enum { SNAP_NONE = 0 };
+struct snap_model {
+    int said;       /* pushes that covered the page */
+    uint64_t snap;  /* the snapshot of the single push, if one */
+};
+
+static void random_snaps(struct notice_list *l, int *model, struct snap_model *sm,
+                         int writer, uint64_t *next_snap)
+{
+    int n = (int)(next() % 20);
+    for (int i = 0; i < n; i++) {
+        uint32_t p = (uint32_t)(next() % (NP - 40)), len = 1 + (uint32_t)(next() % 30);
+        uint64_t snap = 0;
+        if (next() % 2) {
+            len = 1;
+            snap = ++*next_snap;
+            notice_push_snap(l, p, writer, snap);
+        } else {
+            notice_push(l, p, len, writer);
+        }
+        for (uint32_t k = 0; k < len; k++) {
+            model[p + k] = writer;
+            sm[p + k].said++;
+            sm[p + k].snap = snap;
+        }
+    }
+    notice_normalize(l);
+}
+
+static void check_snaps(const struct notice_list *l, const struct snap_model *sm)
+{
+    for (size_t i = 0; i < l->n; i++)
+        for (uint32_t k = 0; k < l->v[i].npages; k++) {
+            const struct snap_model *m = &sm[l->v[i].page + k];
+            uint64_t want = m->said == 1 ? m->snap : SNAP_NONE;
+            assert_true(l->v[i].snap == want);
+        }
+}
+
+static void test_snap_normalize(void **state)
+{
+    (void)state;
+    uint64_t ns = 0;
+    for (int iter = 0; iter < 500; iter++) {
+        struct notice_list l = {0};
+        int model[NP], got[NP];
+        struct snap_model sm[NP];
+        memset(sm, 0, sizeof sm);
+        for (int i = 0; i < NP; i++)
+            model[i] = NONE;
+        random_snaps(&l, model, sm, 3, &ns);
+        expand(&l, got);
+        assert_memory_equal(model, got, sizeof model);
+        check_snaps(&l, sm);
+        notice_free(&l);
+    }
+}
+
+/* Through merges of three writers' lists: a snapshot survives only on a
+ * page that one push of one list named. */
+static void test_snap_merge(void **state)
+{
+    (void)state;
+    uint64_t ns = 0;
+    for (int iter = 0; iter < 1000; iter++) {
+        struct notice_list a = {0}, b = {0}, c = {0}, ab = {0}, abc = {0};
+        int ma[NP], mb[NP], mc[NP], got[NP];
+        struct snap_model sm[NP];
+        memset(sm, 0, sizeof sm);
+        for (int i = 0; i < NP; i++)
+            ma[i] = mb[i] = mc[i] = NONE;
+        random_snaps(&a, ma, sm, 0, &ns);
+        random_snaps(&b, mb, sm, 1, &ns);
+        random_snaps(&c, mc, sm, (int)(next() % 2), &ns);
+        notice_merge(a.v, a.n, b.v, b.n, &ab);
+        notice_merge(ab.v, ab.n, c.v, c.n, &abc);
+        expand(&abc, got);
+        check_snaps(&abc, sm);
+        notice_free(&a);
+        notice_free(&b);
+        notice_free(&c);
+        notice_free(&ab);
+        notice_free(&abc);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_normalize),
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_normalize_mixed),
+        cmocka_unit_test(test_snap_normalize),
+        cmocka_unit_test(test_snap_merge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
