@@ -21,6 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "runtime/ompdsm_abi.h"
 
@@ -458,20 +461,34 @@ static inline void run_add(struct comm_run *v, size_t *n, uint32_t off, uint32_t
     }
 }
 
+/* Whether the 32 shadow words at w (256 bytes, aligned) are all zero.
+ * Plain loads: a mark a store makes meanwhile sets its page's byte again
+ * (the next release's); SSE2 is x86-64's baseline. */
+static inline int zero32(const uint64_t *w)
+{
+#ifdef __SSE2__
+    const __m128i *p = (const __m128i *)w;
+    __m128i x = _mm_load_si128(p);
+    for (int k = 1; k < 16; k++)
+        x = _mm_or_si128(x, _mm_load_si128(p + k));
+    return _mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_setzero_si128())) == 0xffff;
+#else
+    uint64_t x = 0;
+    for (int k = 0; k < 32; k++)
+        x |= __atomic_load_n(&w[k], __ATOMIC_RELAXED);
+    return !x;
+#endif
+}
+
 /* Shadow words (each covers 32 bytes) in [i, nw): the first that is not
- * zero (nw: none), a cache line of them at a time. */
+ * zero (nw: none), 32 words at a time where they are aligned. */
 static size_t first_marked(const uint64_t *w, size_t i, size_t nw)
 {
-    for (; i < nw && (i & 7); i++)
+    for (; i < nw && (i & 31); i++)
         if (__atomic_load_n(&w[i], __ATOMIC_RELAXED))
             return i;
-    for (; i + 8 <= nw; i += 8) {
-        uint64_t x = 0;
-        for (unsigned k = 0; k < 8; k++)
-            x |= __atomic_load_n(&w[i + k], __ATOMIC_RELAXED);
-        if (x)
-            break;
-    }
+    while (i + 32 <= nw && zero32(w + i))
+        i += 32;
     for (; i < nw; i++)
         if (__atomic_load_n(&w[i], __ATOMIC_RELAXED))
             return i;
@@ -483,16 +500,11 @@ static size_t first_marked(const uint64_t *w, size_t i, size_t nw)
 static size_t last_marked(const uint64_t *w, size_t lo, size_t nw)
 {
     size_t i = nw;
-    for (; i > lo && (i & 7); i--)
+    for (; i > lo && (i & 31); i--)
         if (__atomic_load_n(&w[i - 1], __ATOMIC_RELAXED))
             return i;
-    for (; i >= lo + 8; i -= 8) {
-        uint64_t x = 0;
-        for (unsigned k = 1; k <= 8; k++)
-            x |= __atomic_load_n(&w[i - k], __ATOMIC_RELAXED);
-        if (x)
-            break;
-    }
+    while (i >= lo + 32 && zero32(w + i - 32))
+        i -= 32;
     for (; i > lo; i--)
         if (__atomic_load_n(&w[i - 1], __ATOMIC_RELAXED))
             return i;
@@ -520,6 +532,10 @@ static size_t take_words(uint32_t pg, struct comm_run *runs, int concurrent,
     const uint64_t full = 0x0f0f0f0f0f0f0f0full;
     for (; i < nw; i++) {
         uint64_t x;
+        if (!(i & 31) && i + 32 <= nw && zero32(w + i)) {
+            i += 31; /* (no mark in these 32 words) */
+            continue;
+        }
         if (concurrent) {
             if (!__atomic_load_n(&w[i], __ATOMIC_RELAXED))
                 continue;
