@@ -17,12 +17,17 @@
  * get with no fault.  So such a page earns DSM_UPDATE_CREDIT updates; each
  * update spends one, and once they are spent the page is invalidated
  * again, which costs nothing more if the page has fallen out of use and
- * earns new credit if it is faulted back at once.  A page that is not used
- * again is refetched at most DSM_UPDATE_CREDIT times for nothing.
+ * earns new credit if it is faulted back at once: twice as much each time
+ * in a row (up to DSM_UPDATE_CREDIT_MAX; a page read in every interval, a
+ * critical section's data between barriers, paid a fault cycle every
+ * 8 intervals), the first amount again after a fault that came later.  A
+ * page that is not used again is refetched at most DSM_UPDATE_CREDIT_MAX
+ * times for nothing.
  * OMPDSM_ADAPTIVE_UPDATE=off invalidates always (under
  * OMPDSM_PROTOCOL=update every copy is refetched anyway). */
-enum { DSM_UPDATE_CREDIT = 8 };
+enum { DSM_UPDATE_CREDIT = 8, DSM_UPDATE_CREDIT_MAX = 64 };
 static uint8_t *upd_credit;      /* per page: updates left */
+static uint8_t *upd_earn;        /* per page: what the next earning gives */
 static uint32_t *upd_stale_gen;  /* per page: apply_gen + 1 at invalidation */
 static uint32_t apply_gen;       /* notice applications so far */
 static int upd_on;
@@ -42,6 +47,7 @@ static void upd_init(void)
     if (!upd_on)
         return;
     upd_credit = dsm_table(dsm_g.npages, "update credit");
+    upd_earn = dsm_table(dsm_g.npages, "update credit earned");
     upd_stale_gen = dsm_table((size_t)dsm_g.npages * sizeof *upd_stale_gen,
                               "invalidation generation");
 }
@@ -52,8 +58,16 @@ void dsm_refetched(uint32_t pg)
     if (!upd_on)
         return;
     uint32_t g = __atomic_load_n(&upd_stale_gen[pg], __ATOMIC_RELAXED);
-    if (g && g == __atomic_load_n(&apply_gen, __ATOMIC_RELAXED))
-        __atomic_store_n(&upd_credit[pg], DSM_UPDATE_CREDIT, __ATOMIC_RELAXED);
+    uint8_t e = __atomic_load_n(&upd_earn[pg], __ATOMIC_RELAXED);
+    if (g && g == __atomic_load_n(&apply_gen, __ATOMIC_RELAXED)) {
+        e = e ? e : DSM_UPDATE_CREDIT;
+        __atomic_store_n(&upd_credit[pg], e, __ATOMIC_RELAXED);
+        __atomic_store_n(&upd_earn[pg],
+                         (uint8_t)(e < DSM_UPDATE_CREDIT_MAX ? 2 * e : e),
+                         __ATOMIC_RELAXED);
+    } else if (g) {
+        __atomic_store_n(&upd_earn[pg], DSM_UPDATE_CREDIT, __ATOMIC_RELAXED);
+    }
     __atomic_store_n(&upd_stale_gen[pg], 0, __ATOMIC_RELAXED);
 }
 

@@ -12,27 +12,25 @@
  *   page fetches it from node 0's memory, flag set, while its copy of the
  *   data's page is valid and old.  omp_flush_wavefront runs that shape
  *   on the pages the compiler lays out);
- * - lock hand-offs: every node in turn adds to counters on node 0's page
- *   under a lock, reading them first: the sums must be exact;
  * - over shm, each reader must have taken node 0's releases from
  *   snapshots (dsm_snap_updates at least a third of the rounds), on 2
  *   nodes with fewer page faults than one in ten rounds (before snapshots:
  *   a fault a round and more); over tcp snapshots are not used (two round
- *   trips) and only the values are checked. */
+ *   trips) and only the values are checked.
+ * Lock hand-offs under write detection, which take snapshots too, are
+ * tests/dsm/wd.c's. */
 #include "dsmtest.h"
 
 /* The ABI the pass targets (runtime/ompdsm_abi.h declares it). */
 extern unsigned long OMPDSM_wd_size;
 
-enum { PAGE = 65536, NDATA = 96, ROUNDS = 300, NCNT = 8, LOCK_ITERS = 200 };
+enum { PAGE = 65536, NDATA = 96, ROUNDS = 300 };
 
 struct g {
     double data[PAGE / 8];         /* page 0: the block a round writes */
     int64_t flag;                  /* page 1: the round's flag */
     char pad1[PAGE - 8];
     int64_t ack[64];               /* page 2: the readers' acknowledgements */
-    char pad2[PAGE - 64 * 8];
-    int64_t cnt[NCNT];             /* page 3: counters under the lock */
 };
 
 static double dv(int r, int k) { return r * 1000.25 + k; }
@@ -93,19 +91,5 @@ int main(void)
         T_FAIL("over shm: %llu snapshots applied (at least %d) and %llu faults "
                "(at most %d) in %d rounds", (unsigned long long)snaps, ROUNDS / 3,
                (unsigned long long)faults, ROUNDS / 10, ROUNDS);
-    t_barrier();
-
-    uint32_t lk = T_LOCK_BASE + 5;
-    for (int it = 0; it < LOCK_ITERS; it++) {
-        dsm_lock(lk);
-        for (int c = 0; c < NCNT; c++)
-            T_WD_STORE(g->cnt[c], g->cnt[c] + c + 1);
-        dsm_unlock(lk);
-    }
-    t_barrier();
-    for (int c = 0; c < NCNT; c++)
-        if (g->cnt[c] != (int64_t)n * LOCK_ITERS * (c + 1))
-            T_FAIL("counter %d = %lld, expected %lld", c, (long long)g->cnt[c],
-                   (long long)n * LOCK_ITERS * (c + 1));
     return t_finish();
 }
