@@ -50,7 +50,12 @@
 enum { SNAP_LEN_BITS = 20, SNAP_DATA_MAX = 4096 };
 
 static uint8_t *old_marks; /* per page: marks of an earlier release may remain */
-static uint64_t (*fetched)[2]; /* per page: the home's head around its fetch */
+/* Per page: the home's ring head around the copy's last fetch, and that
+ * home + 1 (0: never fetched; heads of another home's ring say nothing). */
+static struct fetched {
+    uint64_t before, after;
+    int32_t home;
+} *fetched;
 static pthread_once_t old_once = PTHREAD_ONCE_INIT;
 
 static void old_init(void)
@@ -80,10 +85,8 @@ void dsm_snap_fetched(uint32_t pg, uint32_t n, int home, uint64_t before)
         return;
     pthread_once(&old_once, old_init);
     uint64_t after = dsm_snap_head(home);
-    for (uint32_t k = 0; k < n; k++) {
-        fetched[pg + k][0] = before;
-        fetched[pg + k][1] = after;
-    }
+    for (uint32_t k = 0; k < n; k++)
+        fetched[pg + k] = (struct fetched){before, after, home + 1};
 }
 
 static inline uint64_t *snap_head(void)
@@ -176,11 +179,14 @@ int dsm_snap_apply(int j, uint32_t pg, uint64_t snap)
     pthread_once(&old_once, old_init);
     pthread_mutex_lock(page_lock(pg));
     int st = dsm_g.state[pg];
-    if (st == PG_INVALID || (st == PG_RO && pos + len <= fetched[pg][0])) {
+    /* (a copy fetched from another home came before j was home: older) */
+    const struct fetched *f = &fetched[pg];
+    int same = f->home == j + 1;
+    if (st == PG_INVALID || (st == PG_RO && same && pos + len <= f->before)) {
         pthread_mutex_unlock(page_lock(pg));
         return 1; /* (a fault fetches it whole; the copy has it) */
     }
-    if (st != PG_RO || pos + len <= fetched[pg][1]) {
+    if (st != PG_RO || (same && pos + len <= f->after)) {
         pthread_mutex_unlock(page_lock(pg));
         return 0;
     }
