@@ -332,9 +332,14 @@ void dsm_snap_home_kept(uint32_t pg, int pushed);
  * are not applied) and after it (dsm_snap_fetched), so that a snapshot
  * older than the copy is not applied over it. */
 uint64_t dsm_snap_head(int home);
+/* Whether node j's snapshots are applied here (and fetches from it note
+ * its heads): write detection, one thread a node, j reached over shm
+ * (over a network a record and the head would cost two round trips, more
+ * than the fetch they save). */
+int dsm_snap_peer(int j);
 void dsm_snap_fetched(uint32_t pg, uint32_t n, int home, uint64_t before);
-/* Applies node j's snapshot of page pg (a notice from j's log) to this
- * node's copy, over shm: 1 if the copy is now current (or invalid), 0 if
+/* Applies node j's snapshot of page pg (a notice from j's log; j passed
+ * dsm_snap_peer) to this node's copy: 1 if the copy is now current (or invalid), 0 if
  * the notice must be applied as a notice. */
 int dsm_snap_apply(int j, uint32_t pg, uint64_t snap);
 /* Lazy release (lazy.c): at dsm_off_lazy_ask + 8 * r, requests from

@@ -7,7 +7,6 @@
 #include "dsm_int.h"
 
 #include <pthread.h>
-#include <string.h>
 #include <sys/mman.h>
 
 /* Invalidate or update, per page.  A page invalidated by a notice and
@@ -31,17 +30,11 @@ static uint8_t *upd_earn;        /* per page: what the next earning gives */
 static uint32_t *upd_stale_gen;  /* per page: apply_gen + 1 at invalidation */
 static uint32_t apply_gen;       /* notice applications so far */
 static int upd_on;
-static uint8_t *snap_ok;         /* per node: its snapshots are applied */
 static pthread_once_t upd_once = PTHREAD_ONCE_INIT;
 
 static void upd_init(void)
 {
     static const char *const onoff[] = {"on", "off"};
-    /* Over shm a snapshot costs two copies; over a network its two round
-     * trips would cost more than the fetch they save. */
-    snap_ok = dsm_table((size_t)dsm_g.size, "snapshot peers");
-    for (int j = 0; j < dsm_g.size; j++)
-        snap_ok[j] = strcmp(comm_peer_transport(j), "shm") == 0;
     upd_on = ompdsm_env_choice("OMPDSM_ADAPTIVE_UPDATE", onoff, 2, 0) == 0 &&
              !dsm_g.update_protocol;
     if (!upd_on)
@@ -228,17 +221,16 @@ void dsm_apply_notices(const struct notice *v, size_t n)
 
 void dsm_apply_logged(struct notice *v, size_t n)
 {
-    pthread_once(&upd_once, upd_init);
-    /* Snapshots first (write detection, one thread a node: no other
-     * thread writes the copy meanwhile); a notice whose snapshot was
+    /* Snapshots first (where dsm_snap_peer says: one thread a node, so no
+     * other thread writes the copy meanwhile); a notice whose snapshot was
      * applied is dropped, one whose snapshot cannot be is applied as a
      * notice.  (A page with a snapshot has no other notice here: a merge
      * drops the snapshot.) */
     size_t w = 0;
     for (size_t i = 0; i < n; i++) {
         struct notice *x = &v[i];
-        if (x->snap && dsm_g.wd == WD_ON && dsm_g.tpn <= 1 && x->writer >= 0 &&
-            x->writer != dsm_g.rank && snap_ok[x->writer] &&
+        if (x->snap && x->writer >= 0 && x->writer != dsm_g.rank &&
+            dsm_snap_peer(x->writer) &&
             dsm_home(x->page) == x->writer && !dsm_push_subscribed(x->page) &&
             dsm_snap_apply(x->writer, x->page, x->snap))
             continue;

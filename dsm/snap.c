@@ -50,6 +50,7 @@
 enum { SNAP_LEN_BITS = 20, SNAP_DATA_MAX = 4096 };
 
 static uint8_t *old_marks; /* per page: marks of an earlier release may remain */
+static uint8_t *peer_shm;  /* per node: reached over shm */
 /* Per page: the home's ring head around the copy's last fetch, and that
  * home + 1 (0: never fetched; heads of another home's ring say nothing). */
 static struct fetched {
@@ -62,28 +63,31 @@ static void old_init(void)
 {
     old_marks = dsm_table(dsm_g.npages, "home marks");
     fetched = dsm_table((size_t)dsm_g.npages * sizeof *fetched, "fetch heads");
+    peer_shm = dsm_table((size_t)dsm_g.size, "shm peers");
+    for (int j = 0; j < dsm_g.size; j++)
+        peer_shm[j] = strcmp(comm_peer_transport(j), "shm") == 0;
 }
 
-/* Whether a fetch from home must note the heads (snapshots are applied
- * only over shm, under write detection). */
-static int heads_wanted(int home)
+int dsm_snap_peer(int j)
 {
-    return dsm_g.wd == WD_ON && strcmp(comm_peer_transport(home), "shm") == 0;
+    if (dsm_g.wd != WD_ON || dsm_g.tpn > 1)
+        return 0;
+    pthread_once(&old_once, old_init);
+    return peer_shm[j];
 }
 
 uint64_t dsm_snap_head(int home)
 {
     uint64_t h = 0;
-    if (heads_wanted(home))
+    if (dsm_snap_peer(home))
         COMM_CHECK(comm_get(home, DSM_REG_AREA, dsm_off_snap_head, &h, 8));
     return h;
 }
 
 void dsm_snap_fetched(uint32_t pg, uint32_t n, int home, uint64_t before)
 {
-    if (!heads_wanted(home))
+    if (!dsm_snap_peer(home))
         return;
-    pthread_once(&old_once, old_init);
     uint64_t after = dsm_snap_head(home);
     for (uint32_t k = 0; k < n; k++)
         fetched[pg + k] = (struct fetched){before, after, home + 1};
@@ -176,7 +180,6 @@ int dsm_snap_apply(int j, uint32_t pg, uint64_t snap)
     if (!buf && !(buf = malloc(DSM_SNAP_MAX)))
         ompdsm_fatal("out of memory for a snapshot");
     uint64_t pos = snap >> SNAP_LEN_BITS, len = snap & ((1u << SNAP_LEN_BITS) - 1);
-    pthread_once(&old_once, old_init);
     pthread_mutex_lock(page_lock(pg));
     int st = dsm_g.state[pg];
     /* (a copy fetched from another home came before j was home: older) */
