@@ -32,7 +32,9 @@ namespace ompdsm_wd {
 static cl::opt<bool> LoopOpt("ompdsm-wd-loops", cl::init(true),
     cl::desc("ompdsm-wd: one mark before and after a loop for its contiguous stores"));
 static cl::opt<bool> Plain("ompdsm-wd-plain", cl::init(true),
-    cl::desc("ompdsm-wd: a plain copy of each function with a loop, run while write detection is off"));
+    cl::desc("ompdsm-wd: a plain copy of each function with a loop (or many marks), run while write detection is off"));
+static cl::opt<unsigned> PlainMin("ompdsm-wd-plain-min", cl::init(8),
+    cl::desc("ompdsm-wd: a function without a loop gets a plain copy from this many marks and guards"));
 static cl::opt<bool> Report("ompdsm-wd-report", cl::init(false),
     cl::desc("ompdsm-wd: print per module what the pass instrumented"));
 
@@ -530,12 +532,18 @@ static void instrumentAt(Item &It, const Runtime &R, const Entry &E,
 // it.  The copy is internal and never registered: with write detection
 // off nothing needs a mark or a guard.  (Not for functions taking
 // variable arguments, which a call cannot pass on, nor at -O0.)
-static Function *plainCopy(Function &F, FunctionAnalysisManager &FAM)
+// A function without a loop gets one too when it holds PlainMin marks and
+// guards or more: NPB BT's binvcrhs, 100-odd stores through its pointer
+// arguments with divisions between them and no loop, took 4 times the
+// samples of clang's on one node with a check at every store (each store a
+// block of its own, nothing scheduled across them); a function of a few
+// stores would pay its entry's check for as much as it saves.
+static Function *plainCopy(Function &F, FunctionAnalysisManager &FAM, size_t NItems)
 {
   if (!Plain || F.isVarArg() || F.hasOptNone() || F.hasFnAttribute(Attribute::Naked))
     return nullptr;
   LoopInfo &LI = FAM.getResult<LoopAnalysis>(F);
-  if (LI.empty())
+  if (LI.empty() && NItems < PlainMin)
     return nullptr;
   ValueToValueMapTy VMap;
   Function *P = CloneFunction(&F, VMap);
@@ -594,7 +602,7 @@ static bool instrumentFunction(Function &F, FunctionAnalysisManager &FAM,
   collect(F, Items, C);
   if (Items.empty())
     return false;
-  Function *P = plainCopy(F, FAM);
+  Function *P = plainCopy(F, FAM, Items.size());
   if (P)
     C.Plain++;
   Entry E = loadEntry(F, R);

@@ -56,12 +56,30 @@ void every_other(double *a, long n)
 // EACH-NOT:   OMPDSM_wd_mark
 // EACH:       {{^}}}
 
-/* one_store: no loop, so no plain copy (PLAIN, the default: fill and
- * every_other get one each, whose code has no mark, and which their
- * entries call, with their arguments, while the runtime's size is 0). */
+/* one_store: no loop and one mark, so no plain copy (PLAIN, the default:
+ * fill and every_other get one each, whose code has no mark, and which
+ * their entries call, with their arguments, while the runtime's size is
+ * 0).  pivot: no loop, but nine stores (none next to another, so no two
+ * become one vector store), as many as -ompdsm-wd-plain-min's 8 and more:
+ * a plain copy too. */
 void one_store(double *a)
 {
     a[0] = 3.0;
+}
+
+void pivot(double *l, double *r)
+{
+    double p = 1.0 / l[0];
+    l[5] *= p;
+    l[10] *= p;
+    l[15] *= p;
+    l[20] *= p;
+    r[0] *= p;
+    double c = l[3];
+    l[25] -= c * l[5];
+    l[30] -= c * l[10];
+    l[35] -= c * l[15];
+    r[4] -= c * r[0];
 }
 
 // PLAIN-LABEL: define{{.*}} void @fill(
@@ -78,11 +96,20 @@ void one_store(double *a)
 // PLAIN-NOT:   ompdsm_plain
 // PLAIN:       store i16 3855
 // PLAIN:       {{^}}}
+// PLAIN-LABEL: define{{.*}} void @pivot(
+// PLAIN:       tail call void @pivot.ompdsm_plain(ptr {{.*}}%0, ptr {{.*}}%1)
+// PLAIN-NEXT:  ret void
+// PLAIN:       store i16 3855
+// PLAIN:       {{^}}}
 // PLAIN-LABEL: define internal void @fill.ompdsm_plain(
 // PLAIN-NOT:   OMPDSM_wd
 // PLAIN-NOT:   3855
 // PLAIN:       {{^}}}
 // PLAIN-LABEL: define internal void @every_other.ompdsm_plain(
+// PLAIN-NOT:   OMPDSM_wd
+// PLAIN-NOT:   3855
+// PLAIN:       {{^}}}
+// PLAIN-LABEL: define internal void @pivot.ompdsm_plain(
 // PLAIN-NOT:   OMPDSM_wd
 // PLAIN-NOT:   3855
 // PLAIN:       {{^}}}
