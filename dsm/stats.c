@@ -30,6 +30,10 @@ static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
 static void block_free(void *b)
 {
+    /* (run by the exiting thread: a count after this, from another key's
+     * destructor, takes a block again, and this runs again for it) */
+    if (dsm_st_self == &((struct stat_block *)b)->s)
+        dsm_st_self = NULL;
     __atomic_store_n(&((struct stat_block *)b)->used, 0, __ATOMIC_RELEASE);
 }
 
