@@ -327,17 +327,17 @@ uint64_t dsm_snap_home(uint32_t pg, int want, int pushed, int concurrent);
 /* Home page pg written here got no notice: its marks stay, and may hold
  * writes this release published (no snapshot until they are cleared). */
 void dsm_snap_home_kept(uint32_t pg, int pushed);
-/* Around every get of whole pages [pg, pg+n) from home into the copies:
- * the home's snapshot head before it (dsm_snap_head, 0 where snapshots
- * are not applied) and after it (dsm_snap_fetched), so that a snapshot
- * older than the copy is not applied over it. */
-uint64_t dsm_snap_head(int home);
+/* Every get of whole pages [pg, pg+n) from their home into dst (the
+ * copies, or a buffer for them): tells the home first (dsm_mark_fetch),
+ * and notes the home's snapshot ring head before and after the get where
+ * its snapshots are applied, so that a snapshot older than the copy is
+ * not applied over it.  comm_get's result. */
+int dsm_fetch_pages(uint32_t pg, uint32_t n, int home, void *dst);
 /* Whether node j's snapshots are applied here (and fetches from it note
  * its heads): write detection, one thread a node, j reached over shm
  * (over a network a record and the head would cost two round trips, more
  * than the fetch they save). */
 int dsm_snap_peer(int j);
-void dsm_snap_fetched(uint32_t pg, uint32_t n, int home, uint64_t before);
 /* Applies node j's snapshot of page pg (a notice from j's log; j passed
  * dsm_snap_peer) to this node's copy: 1 if the copy is now current (or invalid), 0 if
  * the notice must be applied as a notice. */

@@ -42,14 +42,9 @@ enum { WRITEAHEAD_MAX = 15 };
 /* Fetches page pg from its home into the system view (page lock held). */
 static void fetch_page(uint32_t pg, int home)
 {
-    dsm_mark_fetch(pg, 1, home);
-    uint64_t head = dsm_snap_head(home);
-    int rc = comm_get(home, DSM_REG_HEAP, page_off(pg), page_sys(pg),
-                      dsm_g.page_size);
-    if (rc < 0)
+    if (dsm_fetch_pages(pg, 1, home, page_sys(pg)) < 0)
         ompdsm_fatal("fetch of page %u (%p) from node %d failed", pg,
                      (void *)page_app(pg), home);
-    dsm_snap_fetched(pg, 1, home, head);
     DSM_STAT(pages_fetched, 1);
 }
 
@@ -145,13 +140,9 @@ void dsm_page_access(uint32_t pg, int write)
                                  __ATOMIC_SEQ_CST);
                 n++;
             }
-            dsm_mark_fetch(pg, n, home);
-            uint64_t head = dsm_snap_head(home);
-            if (comm_get(home, DSM_REG_HEAP, page_off(pg), page_sys(pg),
-                         (size_t)n << dsm_g.page_shift) < 0)
+            if (dsm_fetch_pages(pg, n, home, page_sys(pg)) < 0)
                 ompdsm_fatal("fetch of pages %u-%u (%p) from node %d failed",
                              pg, pg + n - 1, (void *)page_app(pg), home);
-            dsm_snap_fetched(pg, n, home, head);
             DSM_STAT(pages_fetched, n);
             DSM_STAT(remote_faults, 1);
             dsm_mig_fault(pg, n);

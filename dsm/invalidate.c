@@ -147,14 +147,9 @@ static void stale_run(uint32_t pg, uint32_t n, int force)
                (what[k] != ST_REFETCH || dsm_home(s0 + h) == home))
             h++;
         if (what[k] == ST_REFETCH) {
-            dsm_mark_fetch(s0, h, home);
-            uint64_t head = dsm_snap_head(home);
-            int rc = comm_get(home, DSM_REG_HEAP, page_off(s0), page_sys(s0),
-                              (size_t)h << dsm_g.page_shift);
-            if (rc < 0)
+            if (dsm_fetch_pages(s0, h, home, page_sys(s0)) < 0)
                 ompdsm_fatal("update of pages %u-%u from node %d failed", s0,
                              s0 + h - 1, home);
-            dsm_snap_fetched(s0, h, home, head);
             DSM_STAT(pages_fetched, h);
             DSM_STAT(updates, h);
         } else {

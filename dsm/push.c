@@ -290,11 +290,8 @@ void dsm_push_refetch(uint32_t pg, int home)
         ompdsm_fatal("out of memory for a refetch");
     uint64_t *cur = (uint64_t *)page_sys(pg);
     memcpy(snap, cur, ps);
-    dsm_mark_fetch(pg, 1, home);
-    uint64_t head = dsm_snap_head(home);
-    if (comm_get(home, DSM_REG_HEAP, page_off(pg), got, ps) < 0)
+    if (dsm_fetch_pages(pg, 1, home, got) < 0)
         ompdsm_fatal("refetch of page %u from node %d failed", pg, home);
-    dsm_snap_fetched(pg, 1, home, head);
     /* A word a push changed since the snapshot is newer than the home's
      * copy we got (pushes follow their diffs to the home): each word goes
      * by a compare-swap from the snapshot, so a push landing meanwhile

@@ -76,21 +76,28 @@ int dsm_snap_peer(int j)
     return peer_shm[j];
 }
 
-uint64_t dsm_snap_head(int home)
+static uint64_t ring_head(int home)
 {
-    uint64_t h = 0;
-    if (dsm_snap_peer(home))
-        COMM_CHECK(comm_get(home, DSM_REG_AREA, dsm_off_snap_head, &h, 8));
+    uint64_t h;
+    COMM_CHECK(comm_get(home, DSM_REG_AREA, dsm_off_snap_head, &h, 8));
     return h;
 }
 
-void dsm_snap_fetched(uint32_t pg, uint32_t n, int home, uint64_t before)
+int dsm_fetch_pages(uint32_t pg, uint32_t n, int home, void *dst)
 {
+    dsm_mark_fetch(pg, n, home);
     if (!dsm_snap_peer(home))
-        return;
-    uint64_t after = dsm_snap_head(home);
+        return comm_get(home, DSM_REG_HEAP, page_off(pg), dst,
+                        (size_t)n << dsm_g.page_shift);
+    uint64_t before = ring_head(home);
+    int rc = comm_get(home, DSM_REG_HEAP, page_off(pg), dst,
+                      (size_t)n << dsm_g.page_shift);
+    if (rc < 0)
+        return rc;
+    uint64_t after = ring_head(home);
     for (uint32_t k = 0; k < n; k++)
         fetched[pg + k] = (struct fetched){before, after, home + 1};
+    return rc;
 }
 
 static inline uint64_t *snap_head(void)
