@@ -89,7 +89,12 @@ int comm_putv(int peer, int region, uint64_t base, const void *src,
  * after every earlier put of this node to the same peer, as by a full
  * fence between them: if a thread of the peer stores, fences, then loads a
  * byte that such a put wrote and does not see it, the get sees that
- * thread's stores (the DSM's fetch marks rely on it). */
+ * thread's stores (the DSM's fetch marks rely on it).  Over tcp and shm,
+ * the get (and an atomic, below) also returns only once every put,
+ * notify and send the peer made to this node before executing it is
+ * done here: the peer puts, then stores a flag; a get that reads the
+ * flag finds the put (the notice logs' pushed positions rely on it;
+ * verbs does not promise it). */
 int comm_get(int peer, int region, uint64_t off, void *dst, size_t len);
 /* 64-bit atomics on an 8-byte aligned word of peer's region; *old receives
  * the previous value.  Atomic with respect to all other comm atomics and to

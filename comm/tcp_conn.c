@@ -390,6 +390,7 @@ static void complete_locked(struct tcp_peer *p, struct tcp_req *r,
 {
     r->value = f->a;
     r->status = (int)(int64_t)f->b;
+    r->peer_put = f->off;
     __atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
     if (p->rx_req == r)
         p->rx_req = NULL;
@@ -600,6 +601,15 @@ int tcp_request(struct comm_transport *t, struct tcp_peer *p,
         ompdsm_err("tcp %s on node %d failed: %s", tcp_op_name(r->op),
                    p->peer, strerror(-r->status));
         return r->status;
+    }
+    /* What the peer put here before it executed the request is applied
+     * before the request returns (tcp_int.h, ff_done): the service thread
+     * is behind by a frame or two at most. */
+    for (int spins = 0; __atomic_load_n(&p->ff_done, __ATOMIC_ACQUIRE) < r->peer_put; spins++) {
+        if (comm_g.failed)
+            return -ECONNABORTED;
+        if (spins > 64)
+            sched_yield();
     }
     return 0;
 }

@@ -25,7 +25,9 @@ enum tcp_op {
     TCP_OP_FENCE,     /* id; replied once every earlier request is done */
     TCP_OP_SEND,      /* tag; len payload bytes follow */
     TCP_OP_REPLY,     /* id of the request, a = old value, b = status (0 or
-                         -errno); len payload bytes follow (GET data) */
+                         -errno), off = the replier's count of puts,
+                         notifies and sends to the requester so far;
+                         len payload bytes follow (GET data) */
     TCP_OP_BYE,       /* orderly end: the sender sends nothing more */
     TCP_OP_ABORT,     /* the sender is failing: len bytes of text say why;
                          a = 1 + node X, b = 1 + node Y when X lost Y

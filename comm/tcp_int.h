@@ -35,6 +35,9 @@ struct tcp_req {
     void *dst;       /* get: the caller's buffer */
     size_t len;      /* get: bytes expected */
     uint64_t seq;    /* fence: put_seq when the fence was written */
+    uint64_t peer_put; /* reply's off: the peer's put_seq to us when it
+                          replied (tcp_request waits until ff_done reaches
+                          it) */
     uint64_t value;  /* reply's old value (atomics) */
     int status;      /* reply's status: 0 or -errno from the target */
     int done;        /* 1 once completed (release store, under req_lock) */
@@ -84,6 +87,13 @@ struct tcp_peer {
                                 discarding one whose requester gave up */
     /* ---- in: the peer's requests; replies go back (service thread only) */
     int in_fd;               /* non-blocking */
+    /* The peer's fire-and-forget frames (put, vectored put, notify, send:
+     * what its put_seq counts) applied here, in order (atomic; written by
+     * the service thread).  A reply carries the replier's put_seq, and
+     * the requester waits until this reaches it: the two directions of a
+     * pair are two sockets, and without the wait a reply could overtake
+     * a put the peer made before it executed the request. */
+    uint64_t ff_done;
     struct tcp_rx irx;
     char *msgbuf;            /* a control message or abort text arriving */
     char *putvbuf;           /* a vectored put arriving */

@@ -58,8 +58,12 @@ static void flush_in(struct comm_transport *t, struct tcp_peer *p)
 static void reply(struct comm_transport *t, struct tcp_peer *p, uint64_t id,
                   int status, uint64_t value, const void *data, size_t len)
 {
+    /* (after the request's own loads and stores: a put this node made
+     * before storing what the request read is counted) */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     struct tcp_frame f = {.op = TCP_OP_REPLY, .len = (uint32_t)len, .id = id,
-                          .a = value, .b = (uint64_t)(int64_t)status};
+                          .a = value, .b = (uint64_t)(int64_t)status,
+                          .off = __atomic_load_n(&p->put_seq, __ATOMIC_ACQUIRE)};
     unsigned char hdr[TCP_FRAME_HDR];
     tcp_frame_encode(&f, hdr);
     struct iovec iov[2] = {{hdr, sizeof hdr}, {(void *)data, len}};
@@ -88,6 +92,12 @@ static void reply(struct comm_transport *t, struct tcp_peer *p, uint64_t id,
 
 static void request_end(struct tcp_peer *p);
 
+/* One more of the peer's fire-and-forget frames is applied (ff_done). */
+static inline void ff_applied(struct tcp_peer *p)
+{
+    __atomic_store_n(&p->ff_done, p->ff_done + 1, __ATOMIC_RELEASE);
+}
+
 /* Acts on a request header.  Returns 0, or -EPROTO when the peer must no
  * longer be read. */
 static int request_begin(struct comm_transport *t, struct tcp_peer *p,
@@ -108,6 +118,10 @@ static int request_begin(struct comm_transport *t, struct tcp_peer *p,
         if (comm_local_check(f->region, f->off, f->len, "tcp put", peer) < 0)
             return tcp_bad_peer(p, "put outside the registered memory");
         x->dst = base + f->off;
+        if (!f->len) {
+            ff_applied(p);
+            return 0;
+        }
         break;
     case TCP_OP_GET:
         rc = comm_local_check(f->region, f->off, f->len, "tcp get", peer);
@@ -136,6 +150,7 @@ static int request_begin(struct comm_transport *t, struct tcp_peer *p,
         if (comm_local_check(f->region, f->off, 8, "tcp notify", peer) < 0)
             return tcp_bad_peer(p, "notify outside the registered memory");
         comm_local_notify(f->region, f->off, f->a);
+        ff_applied(p);
         return 0;
     case TCP_OP_FENCE:
         /* Requests from one peer run in order: all earlier ones are done. */
@@ -199,11 +214,15 @@ static void request_end(struct tcp_peer *p)
 {
     struct tcp_rx *x = &p->irx;
     x->in_payload = 0;
-    if (x->cur.op == TCP_OP_PUTV) {
+    if (x->cur.op == TCP_OP_PUT) {
+        ff_applied(p);
+    } else if (x->cur.op == TCP_OP_PUTV) {
         if (apply_putv(p, &x->cur) < 0)
             tcp_bad_peer(p, "malformed vectored put");
+        ff_applied(p);
     } else if (x->cur.op == TCP_OP_SEND) {
         comm_dispatch(p->peer, x->cur.tag, p->msgbuf, x->cur.len);
+        ff_applied(p);
     } else if (x->cur.op == TCP_OP_ABORT && !comm_g.failed) {
         p->msgbuf[x->cur.len] = 0;
         uint64_t by = x->cur.a, lost = x->cur.b;

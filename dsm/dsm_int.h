@@ -530,6 +530,10 @@ void dsm_log_acquire(int from, int pushed);
  * node; a grant or ack notified after it tells the taker it may acquire
  * from them (dsm_acquire_from's pushed) instead of getting them. */
 void dsm_push_positions(int to);
+/* Whether a release through the log that sent no diff must still fence
+ * the count written it pushed (OMPDSM_LOG_PUSH: with 3 nodes or more,
+ * another node could tell a peer of the release before the push lands). */
+int dsm_log_fence_alone(void);
 /* This node's log tail (own entries complete), for a barrier's payload. */
 uint64_t dsm_log_tail(void);
 /* A barrier carried tails: positions below them need no reading (the
@@ -559,6 +563,10 @@ void dsm_lazy_flush(void);
 /* Serves waiting release requests now, when no other thread is (a lock
  * operation's thread answers sooner than the polling helper). */
 void dsm_lazy_poll(void);
+/* After a release through the log covered this node's skipped releases:
+ * serves the asks that came meanwhile (dsm_lazy_request reads the state
+ * again after asking, so one of the two sides always sees the other). */
+void dsm_lazy_after_cover(void);
 /* comm_wait_ge that serves other nodes' requests for a release while it
  * waits (lock grants, lazy release acks). */
 int dsm_lazy_wait_ge(const volatile uint64_t *p, uint64_t target);

@@ -26,6 +26,77 @@
  * it.  (Before: one totally ordered log at node 0, read and written by
  * every lock operation of every node.) */
 
+/* Positions pushed to every peer (OMPDSM_LOG_PUSH): a get over tcp is a
+ * round trip, and a spinning flush did one per node each time (the
+ * suites' tasks, a flush per term: 33 us each).  Where the transport
+ * between two nodes is tcp (or shm too, OMPDSM_LOG_PUSH=on, for tests),
+ * each pushes its positions into the other's mailbox at every release
+ * through the log, and an acquire from every node (a flush) reads that
+ * mailbox from its own memory.  The
+ * rule is symmetric (so is the transport of a pair), hence each side
+ * knows whether the other pushes.
+ *
+ * A release pushes the whole block (positions and mirror) once its tail
+ * moved.  On 2 nodes that is all: whatever the peer can learn of the
+ * release reaches it from this node over the same connection after the
+ * push (a later release's diff at its home, a grant, the reply to a get
+ * or compare-swap of a lock word), and the transports deliver one node's
+ * puts, notifies and replies to another in order.  With 3 nodes or more
+ * a third node can tell it sooner (a lock freed at its manager, a diff at
+ * a third home), so the release first pushes the count of entries
+ * written (word 0) before any diff goes out and fences it with the diffs
+ * (alone if there are none): once the release returns, every peer's
+ * mailbox says at least that its entries are written, and an acquire
+ * that finds them written but not complete waits for the block, which is
+ * on its way (as it waits for the tail with gets, acquire_all).
+ *
+ * A push that would put what the peer's mailbox already holds is skipped
+ * (vpos_gen): the block a release pushed to every peer serves the grant
+ * or ordered turn that follows it. */
+static uint8_t *bc_peer; /* per node: it and we push positions to each other */
+/* Counts the changes of this node's positions and mirror (bumped after
+ * each); pushed_gen[j], the count when the last block pushed to j was
+ * read (push_lock). */
+static uint64_t vpos_gen;
+static uint64_t *pushed_gen;
+
+static inline void vpos_changed(void)
+{
+    __atomic_fetch_add(&vpos_gen, 1, __ATOMIC_RELEASE);
+}
+static int bc_any;
+static pthread_once_t bc_once = PTHREAD_ONCE_INIT;
+
+static void bc_init(void)
+{
+    static const char *const modes[] = {"auto", "on", "off"};
+    int mode = ompdsm_env_choice("OMPDSM_LOG_PUSH", modes, 3, 0);
+    bc_peer = dsm_table((size_t)dsm_g.size, "log push peers");
+    pushed_gen = dsm_table((size_t)dsm_g.size * sizeof *pushed_gen,
+                           "pushed positions");
+    for (int j = 0; j < dsm_g.size; j++) {
+        if (j == dsm_g.rank || mode == 2)
+            continue;
+        const char *tr = comm_peer_transport(j);
+        /* (verbs: an RDMA read's response is not ordered after the
+         * responder's earlier RDMA writes to us, which the 2-node
+         * argument above needs; tcp orders them, comm/tcp_int.h) */
+        bc_peer[j] = !strcmp(tr, "tcp") || (mode == 1 && !strcmp(tr, "shm"));
+        bc_any |= bc_peer[j];
+    }
+}
+
+static inline int bc_on(void)
+{
+    pthread_once(&bc_once, bc_init);
+    return bc_any;
+}
+
+int dsm_log_fence_alone(void)
+{
+    return bc_on() && dsm_g.size > 2;
+}
+
 static inline uint64_t *vpos_local(void)
 {
     return (uint64_t *)(dsm_g.area + dsm_off_vpos);
@@ -59,6 +130,28 @@ static inline struct dsm_log_entry *log_local(void)
 uint64_t dsm_log_tail(void)
 {
     return __atomic_load_n(&vpos_local()[1 + dsm_g.rank], __ATOMIC_ACQUIRE);
+}
+
+/* Pushes are serialized, snapshot and put together, so that a node's
+ * mailbox for us never goes back to an older snapshot (the transports
+ * deliver one node's puts to another in the order they were issued). */
+static pthread_mutex_t push_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static inline uint64_t mbox_off(void)
+{
+    return dsm_off_mbox + (uint64_t)dsm_g.rank * vpos_words() * 8;
+}
+
+/* The count of entries written, alone, into every pushing peer's mailbox
+ * (word 0 of our slot: the rest of the slot stays as last pushed). */
+static void push_written(void)
+{
+    pthread_mutex_lock(&push_lock);
+    uint64_t w = __atomic_load_n(&vpos_local()[0], __ATOMIC_ACQUIRE);
+    for (int j = 0; j < dsm_g.size; j++)
+        if (bc_peer[j])
+            COMM_CHECK(comm_put(j, DSM_REG_AREA, mbox_off(), &w, 8));
+    pthread_mutex_unlock(&push_lock);
 }
 
 /* More ranges than a quarter of the ring: publish one entry telling
@@ -111,12 +204,20 @@ uint64_t dsm_log_append(const struct notice *v, size_t n)
         __atomic_store_n(&m[2 + DSM_MIRROR_WORDS], start + n, __ATOMIC_RELAXED);
     }
     __atomic_store_n(&pos[0], start + n, __ATOMIC_SEQ_CST);
+    vpos_changed();
+    if (dsm_log_fence_alone())
+        push_written();
     return start + n;
 }
 
 void dsm_log_complete(uint64_t tail)
 {
     __atomic_store_n(&vpos_local()[1 + dsm_g.rank], tail, __ATOMIC_SEQ_CST);
+    vpos_changed();
+    if (bc_on())
+        for (int j = 0; j < dsm_g.size; j++)
+            if (bc_peer[j])
+                dsm_push_positions(j);
 }
 
 /* Reads entries [from, to) of node j's log into l; 0, or -1 if some were
@@ -179,10 +280,22 @@ static int mirror_read(const uint64_t *w, uint64_t from, uint64_t to,
     return 0;
 }
 
+/* Node from's positions as it pushed them to us (dsm_push_positions). */
+static void mbox_read(int from, uint64_t *w)
+{
+    size_t nw = vpos_words();
+    const uint64_t *m = (const uint64_t *)(dsm_g.area + dsm_off_mbox) +
+                        (size_t)from * nw;
+    for (size_t i = 0; i < nw; i++)
+        w[i] = __atomic_load_n(&m[i], __ATOMIC_ACQUIRE);
+}
+
 /* Applies the entries of every log j up to target[j] (acquire_lock
  * held), and publishes the new positions; node from's mirror is in w
- * (from < 0: none). */
-static void acquire_to(const uint64_t *target, int from, const uint64_t *w)
+ * (from < 0: none), and a pushing peer j's in all + j * vpos_words() when
+ * all is not NULL (acquire_all read the mailboxes). */
+static void acquire_to(const uint64_t *target, int from, const uint64_t *w,
+                       const uint64_t *all)
 {
     int me = dsm_g.rank;
     struct notice_list l = {0};
@@ -190,7 +303,10 @@ static void acquire_to(const uint64_t *target, int from, const uint64_t *w)
     for (int j = 0; j < dsm_g.size && !lost; j++) {
         if (j == me || target[j] <= dsm_g.log_pos[j])
             continue;
-        if (j == from && mirror_read(w, dsm_g.log_pos[j], target[j], &l) == 0) {
+        const uint64_t *m = j == from ? w
+                            : all && bc_peer[j] ? all + (size_t)j * vpos_words()
+                                                : NULL;
+        if (m && mirror_read(m, dsm_g.log_pos[j], target[j], &l) == 0) {
             DSM_STAT(log_mirrored, 1);
             continue;
         }
@@ -208,16 +324,52 @@ static void acquire_to(const uint64_t *target, int from, const uint64_t *w)
     }
     notice_free(&l);
     uint64_t *pos = vpos_local();
+    int moved = 0;
     for (int j = 0; j < dsm_g.size; j++)
         if (j != me && target[j] > dsm_g.log_pos[j]) {
             dsm_g.log_pos[j] = target[j];
             __atomic_store_n(&pos[1 + j], target[j], __ATOMIC_RELEASE);
+            moved = 1;
         }
+    if (moved)
+        vpos_changed();
+}
+
+/* Waits until pushing peer j's mailbox shows its written entries complete
+ * (the push of its tail follows the push of the count written at once,
+ * unless the peer is slow to run: then yield, and after a while ask it
+ * with gets, which also notice a peer that is gone); w its block, read
+ * again when the tail came. */
+static void mbox_wait_tail(int j, uint64_t *w)
+{
+    const uint64_t *m = (const uint64_t *)(dsm_g.area + dsm_off_mbox) +
+                        (size_t)j * vpos_words();
+    for (int tries = 0; w[1 + j] < w[0]; tries++) {
+        if (tries < 2000) {
+            if (tries > 100)
+                sched_yield();
+            if (__atomic_load_n(&m[1 + j], __ATOMIC_ACQUIRE) >= w[0])
+                mbox_read(j, w);
+            continue;
+        }
+        uint64_t t;
+        COMM_CHECK(comm_get(j, DSM_REG_AREA, dsm_off_vpos + (1 + (size_t)j) * 8,
+                            &t, 8));
+        if (t >= w[0]) {
+            mbox_read(j, w);
+            if (w[1 + j] < t)
+                w[1 + j] = t; /* (the block's push is still on its way) */
+        } else {
+            sched_yield();
+        }
+    }
 }
 
 /* An acquire from every node: the maximum of their positions, after
- * waiting for each node's written entries to be complete. */
-static void acquire_all(uint64_t *target, uint64_t *w)
+ * waiting for each node's written entries to be complete.  A pushing
+ * peer's positions come from its mailbox (into all + j * vpos_words(),
+ * all not NULL when bc_any), the others' by a get into w. */
+static void acquire_all(uint64_t *target, uint64_t *w, uint64_t *all)
 {
     int me = dsm_g.rank, n = dsm_g.size;
     for (int j = 0; j < n; j++)
@@ -225,53 +377,53 @@ static void acquire_all(uint64_t *target, uint64_t *w)
     for (int j = 0; j < n; j++) {
         if (j == me)
             continue;
-        /* (The positions only: the mirror serves acquires from one node.) */
-        COMM_CHECK(comm_get(j, DSM_REG_AREA, dsm_off_vpos, w,
-                            ((size_t)n + 1) * 8));
-        /* Entries written whose diffs may still be on their way: a node
-         * that saw one of those diffs (a flag at its home) must not read
-         * the data before them; wait briefly for the tail. */
-        for (int tries = 0; w[1 + j] < w[0]; tries++) {
-            if (tries > 100)
-                sched_yield();
-            uint64_t t;
-            COMM_CHECK(comm_get(j, DSM_REG_AREA, dsm_off_vpos + (1 + (size_t)j) * 8,
-                                &t, 8));
-            if (t >= w[0])
-                w[1 + j] = t;
+        uint64_t *p = w;
+        if (all && bc_peer[j]) {
+            p = all + (size_t)j * vpos_words();
+            mbox_read(j, p);
+            mbox_wait_tail(j, p);
+        } else {
+            /* (The positions only: the mirror serves acquires from one
+             * node.) */
+            COMM_CHECK(comm_get(j, DSM_REG_AREA, dsm_off_vpos, w,
+                                ((size_t)n + 1) * 8));
+            /* Entries written whose diffs may still be on their way: a
+             * node that saw one of those diffs (a flag at its home) must
+             * not read the data before them; wait briefly for the tail. */
+            for (int tries = 0; w[1 + j] < w[0]; tries++) {
+                if (tries > 100)
+                    sched_yield();
+                uint64_t t;
+                COMM_CHECK(comm_get(j, DSM_REG_AREA,
+                                    dsm_off_vpos + (1 + (size_t)j) * 8, &t, 8));
+                if (t >= w[0])
+                    w[1 + j] = t;
+            }
         }
         for (int k = 0; k < n; k++)
-            if (k != me && w[1 + k] > target[k])
-                target[k] = w[1 + k];
+            if (k != me && p[1 + k] > target[k])
+                target[k] = p[1 + k];
     }
 }
-
-/* Pushes are serialized, snapshot and put together, so that a node's
- * mailbox for us never goes back to an older snapshot (the transports
- * deliver one node's puts to another in the order they were issued). */
-static pthread_mutex_t push_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void dsm_push_positions(int to)
 {
     size_t nw = vpos_words();
-    uint64_t off = dsm_off_mbox + (uint64_t)dsm_g.rank * nw * 8;
+    uint64_t off = mbox_off();
     static const uint64_t zero;
     pthread_mutex_lock(&push_lock);
+    /* (read before the block: a change after it pushes again) */
+    uint64_t g = __atomic_load_n(&vpos_gen, __ATOMIC_ACQUIRE);
+    if (bc_on() && g && pushed_gen[to] == g) {
+        pthread_mutex_unlock(&push_lock);
+        return; /* its mailbox holds this already */
+    }
     /* The check word first, on its own: a reader that finds it cleared or
      * not matching ignores the copied entries (mirror_read). */
     COMM_CHECK(comm_put(to, DSM_REG_AREA, off + (nw - 1) * 8, &zero, 8));
     COMM_CHECK(comm_put(to, DSM_REG_AREA, off, vpos_local(), nw * 8));
+    pushed_gen[to] = g;
     pthread_mutex_unlock(&push_lock);
-}
-
-/* Node from's positions as it pushed them to us (dsm_push_positions). */
-static void mbox_read(int from, uint64_t *w)
-{
-    size_t nw = vpos_words();
-    const uint64_t *m = (const uint64_t *)(dsm_g.area + dsm_off_mbox) +
-                        (size_t)from * nw;
-    for (size_t i = 0; i < nw; i++)
-        w[i] = __atomic_load_n(&m[i], __ATOMIC_ACQUIRE);
 }
 
 void dsm_log_acquire(int from, int pushed)
@@ -282,16 +434,20 @@ void dsm_log_acquire(int from, int pushed)
     int n = dsm_g.size;
     /* (on the stack for small jobs: a spinning flush comes here each
      * time) */
-    enum { SMALL = 64 };
+    enum { SMALL = 64, FEW = 4 };
     uint64_t tbuf[SMALL], wbuf[DSM_VPOS_WORDS(SMALL)];
+    uint64_t abuf[FEW * DSM_VPOS_WORDS(FEW)];
     int small = n <= SMALL;
     uint64_t *target = small ? tbuf : malloc((size_t)n * sizeof *target);
     uint64_t *w = small ? wbuf : malloc(vpos_words() * sizeof *w);
-    if (!target || !w)
+    uint64_t *all = NULL;
+    if (from < 0 && bc_on())
+        all = n <= FEW ? abuf : malloc((size_t)n * vpos_words() * sizeof *all);
+    if (!target || !w || (from < 0 && bc_any && !all))
         ompdsm_fatal("out of memory for log positions");
     pthread_mutex_lock(&dsm_g.acquire_lock);
     if (from < 0) {
-        acquire_all(target, w);
+        acquire_all(target, w, all);
     } else {
         if (pushed) {
             mbox_read(from, w);
@@ -302,12 +458,14 @@ void dsm_log_acquire(int from, int pushed)
         for (int j = 0; j < n; j++)
             target[j] = w[1 + j] > dsm_g.log_pos[j] ? w[1 + j] : dsm_g.log_pos[j];
     }
-    acquire_to(target, from, w);
+    acquire_to(target, from, w, all);
     pthread_mutex_unlock(&dsm_g.acquire_lock);
     if (!small) {
         free(target);
         free(w);
     }
+    if (all && all != abuf)
+        free(all);
 }
 
 void dsm_log_advance(const uint64_t *tails)
@@ -319,5 +477,6 @@ void dsm_log_advance(const uint64_t *tails)
             dsm_g.log_pos[j] = tails[j];
             __atomic_store_n(&pos[1 + j], tails[j], __ATOMIC_RELEASE);
         }
+    vpos_changed();
     pthread_mutex_unlock(&dsm_g.acquire_lock);
 }

@@ -483,6 +483,8 @@ static void release_logged(enum rel_mode mode)
         if (mode == REL_LOCK)
             dsm_lazy_covered(skips);
         pthread_mutex_unlock(&dsm_g.release_lock);
+        if (mode == REL_LOCK)
+            dsm_lazy_after_cover();
         return;
     }
     /* Notices first, from the dirty list (a superset if another thread
@@ -496,7 +498,10 @@ static void release_logged(enum rel_mode mode)
         notice_push(&pre, pages[i], 1, dsm_g.rank);
     notice_normalize(&pre);
     uint64_t tail = dsm_log_append(pre.v, pre.n);
-    if (release_batch(pages, n, NULL, mode) && comm_fence(-1) < 0)
+    /* (the fence also lands the count written that the append pushed to
+     * the peers over tcp or verbs: noticelog.c) */
+    if ((release_batch(pages, n, NULL, mode) || dsm_log_fence_alone()) &&
+        comm_fence(-1) < 0)
         ompdsm_fatal("completing diffs failed");
     free(pages);
     DSM_STAT(notices_sent, pre.n);
@@ -508,6 +513,8 @@ static void release_logged(enum rel_mode mode)
         dsm_lazy_covered(skips);
     pthread_mutex_unlock(&dsm_g.release_lock);
     notice_free(&pre);
+    if (mode == REL_LOCK)
+        dsm_lazy_after_cover();
 }
 
 void dsm_release(void)

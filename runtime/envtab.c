@@ -146,9 +146,12 @@ static const struct rt_env_var vars[] = {
     {"OMPDSM_WD", RT_ENV_NODE, "auto", "auto|on|off|check",
      "how writes to the heap are found: the compiler pass's marks (auto: when "
      "every unit has them) or page protection", NULL},
-    {"OMPDSM_PUSH", RT_ENV_NODE, "on", "on|off",
+    {"OMPDSM_PUSH", RT_ENV_NODE, "off", "on|off",
      "with write detection: writers push their bytes to the pages' stable "
      "readers", NULL},
+    {"OMPDSM_LOG_PUSH", RT_ENV_NODE, "auto", "auto|on|off",
+     "releases push their log positions to peers instead of acquires "
+     "getting them (auto: peers over tcp)", NULL},
     {"OMPDSM_ADAPTIVE_UPDATE", RT_ENV_NODE, "on", "on|off",
      "refetch at the acquire the copies faulted back after invalidation", NULL},
     {"OMPDSM_LOCK_CACHE", RT_ENV_NODE, "on", "on|off",

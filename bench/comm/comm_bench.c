@@ -7,6 +7,8 @@
  *   get4k     comm_get of 4 KiB from node 1 (the same 4 KiB each time:
  *             cache-warm on shm)
  *   get4kcold the same, cycling through 64 MiB of node 1's memory
+ *   get64k    comm_get of 64 KiB from node 1 (one DSM page; the same each
+ *             time)
  *   fadd      comm_fetch_add on a word of node 1
  *   barrier   comm_barrier over all N nodes (back to back)
  *   raw8      raw loopback TCP ping-pong of 8 bytes, node 0 <-> node 1,
@@ -188,6 +190,22 @@ static void bench_get4k_cold(void)
     OK(comm_barrier(COMM_WORLD));
     report("get4kcold", "4 KiB get from node 1, cycling through 64 MiB",
            samples, iters);
+    free(buf);
+}
+
+static void bench_get64k(void)
+{
+    char *buf = aligned_alloc(4096, 65536);
+    long warm = iters / 10;
+    if (rank == 0)
+        for (long i = 0; i < warm + iters; i++) {
+            uint64_t t0 = now_ns();
+            OK(comm_get(1, USER_REG, COLD_OFF, buf, 65536));
+            if (i >= warm)
+                samples[i - warm] = (now_ns() - t0) / 1e3;
+        }
+    OK(comm_barrier(COMM_WORLD));
+    report("get64k", "64 KiB get from node 1 (one DSM page)", samples, iters);
     free(buf);
 }
 
@@ -420,6 +438,7 @@ int main(int argc, char **argv)
     bench_rtt8();
     bench_get4k();
     bench_get4k_cold();
+    bench_get64k();
     bench_fadd();
     bench_barrier();
     comm_fini();

@@ -21,6 +21,7 @@ MEASURES = [
     ('rtt8', '8 B round trip (notify ping-pong)'),
     ('get4k', '4 KiB get'),
     ('get4kcold', '4 KiB get, 64 MiB cycled'),
+    ('get64k', '64 KiB get (a DSM page)'),
     ('fadd', 'fetch-add'),
     ('barrier', 'barrier (all N)'),
     ('raw8', 'raw TCP 8 B ping-pong, blocking'),

@@ -98,7 +98,9 @@ enum {
     W_FLAG = 64 + 4096,      /* [n]: notify flags, per writer */
     W_ACK = 64 + 2 * 4096,   /* [n]: notify acks, per reader */
     W_PB = 64 + 3 * 4096,    /* [n]: put-back flags, per writer */
-    WORDS = 64 + 4 * 4096,
+    W_RO = 64 + 4 * 4096,    /* reply order: the round this node's put is
+                                done; then [n] the readers' acks */
+    WORDS = 64 + 5 * 4096,
 };
 extern size_t off_getarea, off_putarea, off_nslot, off_tslot;
 

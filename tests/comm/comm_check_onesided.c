@@ -145,8 +145,8 @@ static void test_notify(void)
 /* A fence must not return before the put is done at the target.  The
  * target learns that the fence returned through a path that cannot wait
  * behind the put: the side channel (one host), or else a flag on a third
- * node.  (A get from the writer would not do: over tcp its reply follows
- * the put on the same connection.)  ThreadSanitizer reports the final
+ * node.  (A get from the writer would not do: its reply is ordered after
+ * the writer's earlier puts, test_reply_order.)  ThreadSanitizer reports the final
  * comparison as a race: the ordering runs through another process. */
 static void test_fence(void)
 {
@@ -196,12 +196,57 @@ static void test_fence(void)
     barrier();
 }
 
+/* A reply is ordered after the replier's earlier puts to the requester:
+ * each round a node puts a 1 MiB block into the next node's window (256
+ * puts), then
+ * stores the round in its own memory (no fence); the next node polls that
+ * word with gets and, once it reads the round, must find the whole block
+ * in its window.  Over tcp the put and the reply travel on the two
+ * sockets of the pair, and the get waits for the service thread to have
+ * applied the puts its reply counts (comm/tcp_int.h, ff_done): without
+ * that wait the reader finds old bytes.  This is what the notice logs'
+ * pushed positions rely on (dsm/noticelog.c). */
+static void test_reply_order(void)
+{
+    if (nodes == 1)
+        return;
+    char *src = malloc(WIN);
+    int to = (rank + 1) % nodes, from = (rank + nodes - 1) % nodes;
+    int rounds = nodes > 4 ? 12 : 24;
+    for (uint64_t k = 1; k <= (uint64_t)rounds; k++) {
+        pat_fill(src, 2400 + k * 64 + rank, 0, WIN);
+        /* (in 4 KiB puts: the socket takes them all at once, and the
+         * service thread there has many frames to apply) */
+        for (size_t o = 0; o < WIN; o += 4096)
+            OK(comm_put(to, USER_REG, off_putarea + (size_t)rank * WIN + o,
+                        src + o, 4096));
+        __atomic_store_n(word(W_RO), k, __ATOMIC_RELEASE);
+        uint64_t seen = 0;
+        for (int spin = 0; seen < k; spin++) {
+            OK(comm_get(from, USER_REG, (uint64_t)W_RO * 8, &seen, 8));
+            if (seen < k && spin > 100)
+                sched_yield();
+        }
+        const char *win = user + off_putarea + (size_t)from * WIN;
+        long bad = pat_cmp(win, 2400 + k * 64 + from, 0, WIN);
+        CHECK(bad < 0, "round %d: a get's reply from node %d came before its "
+              "earlier put was done here (byte %ld differs)", (int)k, from, bad);
+        /* The block is read: the writer may put the next one. */
+        OK(comm_notify(from, USER_REG, (uint64_t)(W_RO + 1 + rank) * 8, k));
+        if (!wait_ge(word(W_RO + 1 + to), k, "a reader's ack"))
+            exit(1);
+    }
+    free(src);
+    barrier();
+}
+
 void group_onesided(void)
 {
     test_get();
     test_put();
     test_fence();
     test_notify();
+    test_reply_order();
 }
 
 /* stream: a known volume between every pair, so that a test can hold the
