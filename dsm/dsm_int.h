@@ -534,6 +534,9 @@ void dsm_push_positions(int to);
  * the count written it pushed (OMPDSM_LOG_PUSH: with 3 nodes or more,
  * another node could tell a peer of the release before the push lands). */
 int dsm_log_fence_alone(void);
+/* Whether a release's diffs reach everyone who could read them before its
+ * pushed positions do, with no fence (2 nodes that push: noticelog.c). */
+int dsm_log_diffs_ordered(void);
 /* This node's log tail (own entries complete), for a barrier's payload. */
 uint64_t dsm_log_tail(void);
 /* A barrier carried tails: positions below them need no reading (the

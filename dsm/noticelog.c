@@ -97,6 +97,15 @@ int dsm_log_fence_alone(void)
     return bc_on() && dsm_g.size > 2;
 }
 
+/* On 2 nodes that push, a release's diffs need no fence either: they go
+ * to the one other node, before the block that says they are complete,
+ * and this node's own later gets from it are ordered after them (comm.h);
+ * nobody else could read the home's bytes early. */
+int dsm_log_diffs_ordered(void)
+{
+    return bc_on() && dsm_g.size == 2;
+}
+
 static inline uint64_t *vpos_local(void)
 {
     return (uint64_t *)(dsm_g.area + dsm_off_vpos);

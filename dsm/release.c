@@ -194,8 +194,10 @@ static int wd_release_batch(const uint32_t *pages, size_t n, struct notice_list 
         }
         pthread_mutex_unlock(page_lock(pg));
     }
-    /* Pushes only once the homes have the bytes (dsm/push.c). */
-    if (sent && comm_fence(-1) < 0)
+    /* Pushes only once the homes have the bytes (dsm/push.c); on 2 nodes
+     * that push their positions, the one peer is the home and every later
+     * message to it comes after the diffs (dsm_log_diffs_ordered). */
+    if (sent && !dsm_log_diffs_ordered() && comm_fence(-1) < 0)
         ompdsm_fatal("completing diffs failed");
     return dsm_push_flush() | sent;
 }
@@ -500,7 +502,8 @@ static void release_logged(enum rel_mode mode)
     uint64_t tail = dsm_log_append(pre.v, pre.n);
     /* (the fence also lands the count written that the append pushed to
      * the peers over tcp or verbs: noticelog.c) */
-    if ((release_batch(pages, n, NULL, mode) || dsm_log_fence_alone()) &&
+    int sent = release_batch(pages, n, NULL, mode);
+    if (((sent && !dsm_log_diffs_ordered()) || dsm_log_fence_alone()) &&
         comm_fence(-1) < 0)
         ompdsm_fatal("completing diffs failed");
     free(pages);
