@@ -205,10 +205,13 @@ static void test_fence(void)
  * sockets of the pair, and the get waits for the service thread to have
  * applied the puts its reply counts (comm/tcp_int.h, ff_done): without
  * that wait the reader finds old bytes.  This is what the notice logs'
- * pushed positions rely on (dsm/noticelog.c). */
+ * pushed positions rely on (dsm/noticelog.c), which verbs peers never
+ * use. */
 static void test_reply_order(void)
 {
-    if (nodes == 1)
+    /* (verbs does not promise it: an RDMA read's response is not ordered
+     * after the responder's writes; comm.h) */
+    if (nodes == 1 || strstr(comm_transport_name(), "verbs"))
         return;
     char *src = malloc(WIN);
     int to = (rank + 1) % nodes, from = (rank + nodes - 1) % nodes;
