@@ -32,9 +32,8 @@
  * between two nodes is tcp (or shm too, OMPDSM_LOG_PUSH=on, for tests),
  * each pushes its positions into the other's mailbox at every release
  * through the log, and an acquire from every node (a flush) reads that
- * mailbox from its own memory.  The
- * rule is symmetric (so is the transport of a pair), hence each side
- * knows whether the other pushes.
+ * mailbox from its own memory.  The rule is symmetric (so is the
+ * transport of a pair), hence each side knows whether the other pushes.
  *
  * A release pushes the whole block (positions and mirror) once its tail
  * moved.  On 2 nodes that is all: whatever the peer can learn of the
@@ -54,6 +53,8 @@
  * (vpos_gen): the block a release pushed to every peer serves the grant
  * or ordered turn that follows it. */
 static uint8_t *bc_peer; /* per node: it and we push positions to each other */
+static int bc_any;
+static pthread_once_t bc_once = PTHREAD_ONCE_INIT;
 /* Counts the changes of this node's positions and mirror (bumped after
  * each); pushed_gen[j], the count when the last block pushed to j was
  * read (push_lock). */
@@ -64,8 +65,6 @@ static inline void vpos_changed(void)
 {
     __atomic_fetch_add(&vpos_gen, 1, __ATOMIC_RELEASE);
 }
-static int bc_any;
-static pthread_once_t bc_once = PTHREAD_ONCE_INIT;
 
 static void bc_init(void)
 {

@@ -501,7 +501,7 @@ static void release_logged(enum rel_mode mode)
     notice_normalize(&pre);
     uint64_t tail = dsm_log_append(pre.v, pre.n);
     /* (the fence also lands the count written that the append pushed to
-     * the peers over tcp or verbs: noticelog.c) */
+     * its tcp peers on 3 nodes or more: noticelog.c) */
     int sent = release_batch(pages, n, NULL, mode);
     if (((sent && !dsm_log_diffs_ordered()) || dsm_log_fence_alone()) &&
         comm_fence(-1) < 0)
