@@ -10,7 +10,7 @@ usage: bench/runtime/small.py [BUILDDIR] [--nodes 2] [--threads 1]
                               [--transport shm] [--reps K]
                               [--names collapse,loops,...] [--suite]
                               [--iters R] [--n N] [--env KEY=VALUE ...]
-                              [--before KEY=VALUE ...]
+                              [--before KEY=VALUE ...] [--with-tasks]
 
 --before KEY=VALUE (repeatable) adds runs of ompdsm with that environment
 as well (LD_LIBRARY_PATH=OLDBUILD/runtime: the library before a change),
@@ -20,8 +20,14 @@ interleaved with the others, and their columns.
 ordered, cpcrit, guided, static, tasks, atomic, testpoll) instead, each
 with the suite's own counts unless --iters or --n say otherwise.
 
+Every shape but tasks runs from small.notasks, the same program without
+the tasks shape: a program with a task construct anywhere sends every
+barrier through the task arrival phase, and each public suite test is a
+program of its own.  --with-tasks runs them all from small (the cost of
+that phase).
+
 BUILDDIR defaults to ./build (BUILDDIR/ompdsmrun,
-BUILDDIR/bench/runtime/{small,small.native})."""
+BUILDDIR/bench/runtime/{small,small.notasks,small.native})."""
 import argparse
 import os
 import statistics
@@ -70,12 +76,15 @@ def main():
                     help='KEY=VALUE for the ompdsm runs (repeatable)')
     ap.add_argument('--before', action='append', default=[],
                     help='KEY=VALUE for extra "before" ompdsm runs')
+    ap.add_argument('--with-tasks', action='store_true',
+                    help='every shape from small, the program with tasks')
     a = ap.parse_args()
     b = a.builddir
     dsm = os.path.join(b, 'bench', 'runtime', 'small')
+    dsm_nt = os.path.join(b, 'bench', 'runtime', 'small.notasks')
     nat = os.path.join(b, 'bench', 'runtime', 'small.native')
     run = os.path.join(b, 'ompdsmrun')
-    for f in (dsm, nat, run):
+    for f in (dsm, dsm_nt, nat, run):
         if not os.path.exists(f):
             sys.exit('small.py: %s is missing (ninja -C %s first)' % (f, b))
     base = {k: v for k, v in os.environ.items()
@@ -102,11 +111,12 @@ def main():
     for name in names.split(','):
         iters, size = SUITE.get(name, (1000, 32))
         args = [name, str(a.iters or iters), str(a.n or size)]
+        prog = dsm if a.with_tasks or name == 'tasks' else dsm_nt
         d, n, o = [], [], []
         for _ in range(a.reps):
             if a.before:
-                o.append(secs(launch + [dsm] + args, benv))
-            d.append(secs(launch + [dsm] + args, denv))
+                o.append(secs(launch + [prog] + args, benv))
+            d.append(secs(launch + [prog] + args, denv))
             n.append(secs([nat] + args, nenv))
         md, mn = statistics.median(d), statistics.median(n)
         bc = ''
