@@ -154,6 +154,8 @@ enum { LAZY_POLL_NODES = 16 };
 
 void dsm_lazy_after_cover(void)
 {
+    if (!lazy_started) /* (nobody asks a node that releases eagerly) */
+        return;
     /* (the covering store, then the asks: dsm_lazy_request's pair) */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     dsm_lazy_poll();

@@ -158,19 +158,21 @@ static void bench_rtt8(void)
     report("rtt8", "8-byte round trip (notify ping-pong, node 0 <-> 1)", samples, iters);
 }
 
-static void bench_get4k(void)
+/* comm_get of len bytes at off of node 1, the same bytes each time. */
+static void bench_get_same(const char *name, const char *what, uint64_t off,
+                           size_t len)
 {
-    char *buf = aligned_alloc(4096, 4096);
+    char *buf = aligned_alloc(4096, len);
     long warm = iters / 10;
     if (rank == 0)
         for (long i = 0; i < warm + iters; i++) {
             uint64_t t0 = now_ns();
-            OK(comm_get(1, USER_REG, DATA_OFF, buf, 4096));
+            OK(comm_get(1, USER_REG, off, buf, len));
             if (i >= warm)
                 samples[i - warm] = (now_ns() - t0) / 1e3;
         }
     OK(comm_barrier(COMM_WORLD));
-    report("get4k", "4 KiB get from node 1", samples, iters);
+    report(name, what, samples, iters);
     free(buf);
 }
 
@@ -190,22 +192,6 @@ static void bench_get4k_cold(void)
     OK(comm_barrier(COMM_WORLD));
     report("get4kcold", "4 KiB get from node 1, cycling through 64 MiB",
            samples, iters);
-    free(buf);
-}
-
-static void bench_get64k(void)
-{
-    char *buf = aligned_alloc(4096, 65536);
-    long warm = iters / 10;
-    if (rank == 0)
-        for (long i = 0; i < warm + iters; i++) {
-            uint64_t t0 = now_ns();
-            OK(comm_get(1, USER_REG, COLD_OFF, buf, 65536));
-            if (i >= warm)
-                samples[i - warm] = (now_ns() - t0) / 1e3;
-        }
-    OK(comm_barrier(COMM_WORLD));
-    report("get64k", "64 KiB get from node 1 (one DSM page)", samples, iters);
     free(buf);
 }
 
@@ -436,9 +422,10 @@ int main(int argc, char **argv)
     bench_raw();
     bench_memcpy();
     bench_rtt8();
-    bench_get4k();
+    bench_get_same("get4k", "4 KiB get from node 1", DATA_OFF, 4096);
     bench_get4k_cold();
-    bench_get64k();
+    bench_get_same("get64k", "64 KiB get from node 1 (one DSM page)",
+                   COLD_OFF, 65536);
     bench_fadd();
     bench_barrier();
     comm_fini();
