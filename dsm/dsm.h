@@ -289,6 +289,10 @@ struct dsm_stats {
     /* Copies brought up to date by a home's snapshot of a release's bytes
      * (dsm/snap.c), and the bytes. */
     uint64_t snap_updates, snap_bytes;
+    /* Lock acquires from another node made by one message to the lock's
+     * manager or its last holder instead of remote atomics
+     * (OMPDSM_LOCK_MSG). */
+    uint64_t lock_msgs;
 };
 #define DSM_STATS_LOCK_LOCAL 1 /* (lock_local_handoffs exists) */
 void dsm_stats_get(struct dsm_stats *out);

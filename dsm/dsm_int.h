@@ -285,7 +285,10 @@ struct dsm_qnode {
     volatile uint64_t grant; /* set to 1 by the predecessor */
     volatile uint64_t want;  /* a hint from a waiter behind a cached lock:
                               * its node must not re-take it from the cache */
-    char pad[40];
+    volatile uint64_t reply; /* the answer to a lock request sent as a
+                              * message (lock.c), and its argument */
+    volatile uint64_t reply_arg;
+    char pad[24];
 };
 extern size_t dsm_off_chunks, dsm_off_log, dsm_off_locks, dsm_off_qnodes;
 /* A node's log positions (noticelog.c), size + 1 words at dsm_off_vpos,
@@ -555,6 +558,12 @@ void dsm_lazy_stop(void);
 /* Returns whether it waited for the holder's ack (which comes after the
  * holder pushed its positions). */
 int dsm_lazy_request(int holder);
+/* The same, split between the two nodes when the taker's request went to
+ * the holder as a message (lock.c): the holder's side, run there, returns
+ * 0 (its release is done) or the count of the taker's ask; the taker then
+ * waits for the holder's ack of that count. */
+uint64_t dsm_lazy_ask_here(int who);
+void dsm_lazy_wait_ack(int holder, uint64_t count);
 /* An unlock is about to leave its lock cached and skip its release
  * (before its compare-swap: a taker must find the skip counted), and did
  * (after it); also an unlock that hands its lock to a thread of the same
@@ -788,6 +797,10 @@ static inline void lockword_decode(uint64_t w, int *node, uint32_t *q)
     *node = (int)(w >> 32) - 1;
     *q = (uint32_t)w;
 }
+
+/* Registers the handler of lock requests sent as messages (lock.c,
+ * OMPDSM_LOCK_MSG); before the nodes connect. */
+void dsm_lock_msg_init(void);
 
 /* ---- hand-over between threads of a node (lockhand.c) ----
  * A lock's node-local entry: the node's threads that want the lock take

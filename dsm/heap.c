@@ -208,6 +208,7 @@ int dsm_init(void)
     COMM_CHECK(comm_register(DSM_REG_AREA, dsm_g.area, dsm_g.area_len,
                              dsm_g.area_fd));
     dsm_alloc_init();
+    dsm_lock_msg_init();
     OMPDSM_TRACE(OMPDSM_TR_DSM, "heap %p + %llu, %u pages of %zu, protocol %s",
                  (void *)dsm_g.app, (unsigned long long)size, dsm_g.npages,
                  dsm_g.page_size, dsm_g.update_protocol ? "update" : "invalidate");

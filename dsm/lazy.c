@@ -233,6 +233,41 @@ int dsm_lazy_request(int holder)
     return 1;
 }
 
+/* The holder's side of dsm_lazy_request, run on this node (the holder) by
+ * a lock message handler (lock.c) for node `who`, which took over a lock
+ * this node left cached with its release skipped: the same reads and ask
+ * as the remote ones, on this node's own words.  Returns 0 when a release
+ * through the log covers the skips, else the count of who's ask, which
+ * this node acks once it released (a lock operation of its threads or its
+ * helper does: a handler never releases). */
+uint64_t dsm_lazy_ask_here(int who)
+{
+    uint64_t w = __atomic_load_n(lazy_state(), __ATOMIC_SEQ_CST);
+    if ((uint32_t)(w >> 32) == (uint32_t)w) {
+        DSM_STAT(lazy_covered, 1);
+        return 0;
+    }
+    uint64_t old = __atomic_fetch_add(lazy_word(dsm_off_lazy_ask, who), 1,
+                                      __ATOMIC_SEQ_CST);
+    w = __atomic_load_n(lazy_state(), __ATOMIC_SEQ_CST);
+    if ((uint32_t)(w >> 32) == (uint32_t)w) {
+        DSM_STAT(lazy_covered, 1);
+        return 0;
+    }
+    __atomic_store_n(&((struct dsm_area_hdr *)dsm_g.area)->lazy_bell, old + 1,
+                     __ATOMIC_RELEASE);
+    comm_doorbell_ring();
+    return old + 1;
+}
+
+void dsm_lazy_wait_ack(int holder, uint64_t count)
+{
+    if (dsm_lazy_wait_ge(lazy_word(dsm_off_lazy_ack, holder), count) < 0)
+        ompdsm_fatal("waiting for node %d's lazy release: the job is failing",
+                     holder);
+    DSM_STAT(lazy_requests, 1);
+}
+
 struct lazy_wait {
     const volatile uint64_t *p;
     uint64_t target;

@@ -644,6 +644,221 @@ static int try_hinted(uint32_t id, uint32_t q, int mgr, uint64_t off,
     return -1;
 }
 
+/* ---- lock requests by message (OMPDSM_LOCK_MSG) ----
+ * Over tcp each remote compare-swap above is a round trip through the
+ * peer's service thread.  Taking a lock that another node keeps cached
+ * cost six of them: the swap of the tail at the manager (two
+ * compare-swaps when the first guess, a free lock, was wrong), two
+ * compare-swaps on the holder's `next` word (it expects QUEUED first),
+ * the read of the holder's lazy state and the get of its log positions
+ * (the suites' cpcrit over tcp: about 60% of its time).  With
+ * OMPDSM_LOCK_MSG (auto: the peers reached over tcp) the taker sends one
+ * message instead: to the manager (DSM_LM_ACQ), whose handler swaps the
+ * tail on its own memory and, when the predecessor's queue node is its
+ * own, takes the predecessor's step there too; a predecessor at a third
+ * node gets that step forwarded (DSM_LM_FOLLOW); one on the taker's own
+ * node is left to the taker (LR_TAIL).  The step at the predecessor's
+ * node (follow_here) is follow() and took_cached() on that node's own
+ * words: the same compare-swaps on the same words, so a handler mixes
+ * with the remote protocol, a test, an unlock or a re-take from the cache
+ * as a remote taker does.  It answers with one notify of the taker's
+ * queue node `reply` word, after pushing the node's log positions when it
+ * gave the lock (LR_GIVEN), or after asking for the release its node
+ * skipped (LR_ASKED: the taker then waits for the ack, as in
+ * dsm_lazy_request); a taker linked behind a held lock (LR_LINKED) waits
+ * for its grant as before.  So one round trip and a wake-up of the
+ * taker, where there were six round trips.  Handlers never wait on other
+ * nodes: a release the holder owes is made by its own threads. */
+enum { DSM_TAG_LOCK = 3 }; /* (after atomic.c's DSM_TAG_POSTED) */
+enum { DSM_LM_ACQ = 1, DSM_LM_FOLLOW = 2 };
+struct lock_msg {
+    uint32_t kind;
+    uint32_t id;
+    uint32_t q;  /* the taker's queue node */
+    uint32_t pq; /* DSM_LM_FOLLOW: the predecessor's queue node, here */
+    int32_t who; /* the taker */
+    uint32_t pad;
+};
+/* A reply word: kind << LR_SHIFT | (node + 1), the node the taker acquires
+ * from; LR_ASKED's ack count and LR_TAIL's tail are in reply_arg. */
+#define LR_SHIFT 60
+enum { LR_FREE = 1, LR_GIVEN, LR_ASKED, LR_LINKED, LR_TAIL };
+
+static int8_t *msg_peer; /* per peer: lock requests go by message */
+static pthread_once_t msg_once = PTHREAD_ONCE_INIT;
+
+static void msg_init(void)
+{
+    static const char *const modes[] = {"auto", "on", "off"};
+    int mode = ompdsm_env_choice("OMPDSM_LOCK_MSG", modes, 3, 0);
+    msg_peer = dsm_table((size_t)dsm_g.size, "lock message peers");
+    for (int j = 0; j < dsm_g.size; j++) {
+        if (j == dsm_g.rank || mode == 2)
+            continue;
+        const char *tr = comm_peer_transport(j);
+        msg_peer[j] = !strcmp(tr, "tcp") || (mode == 1 && !strcmp(tr, "shm"));
+    }
+}
+
+static int msg_to(int peer)
+{
+    if (peer == dsm_g.rank || !caching())
+        return 0;
+    pthread_once(&msg_once, msg_init);
+    return msg_peer[peer];
+}
+
+static void lock_reply(int who, uint32_t q, uint64_t kind, int from, uint64_t arg)
+{
+    if (kind == LR_ASKED || kind == LR_TAIL)
+        COMM_CHECK(comm_put(who, DSM_REG_AREA,
+                            qoff(q, offsetof(struct dsm_qnode, reply_arg)), &arg, 8));
+    COMM_CHECK(comm_notify(who, DSM_REG_AREA,
+                           qoff(q, offsetof(struct dsm_qnode, reply)),
+                           kind << LR_SHIFT | (uint32_t)(from + 1)));
+}
+
+/* follow() and took_cached() for the taker (who, q), behind this node's
+ * queue node pq, in a message handler. */
+static void follow_here(uint32_t id, int who, uint32_t q, uint32_t pq)
+{
+    struct dsm_qnode *pn = qnode(pq);
+    uint64_t me = lockword_encode(who, q);
+    uint64_t cur = qn_alone(id), want;
+    int hinted = 0;
+    for (;;) {
+        if (cur == qn_alone(id))
+            want = me;
+        else if (is_cached(cur, id))
+            want = QN_DEAD;
+        else if (cur == QN_TAKEN)
+            want = QN_TAKEN_LINK | me;
+        else
+            ompdsm_fatal("lock %u: the queue node before node %d's is in "
+                         "state %#llx: lock queue corrupted", id, who,
+                         (unsigned long long)cur);
+        uint64_t seen = cur;
+        if (__atomic_compare_exchange_n(&pn->next, &cur, want, 0,
+                                        __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+            cur = seen;
+            break;
+        }
+        if (!hinted && cur != QN_TAKEN) {
+            /* (raced with a re-take here: see follow) */
+            __atomic_store_n(&pn->want, 1, __ATOMIC_RELEASE);
+            hinted = 1;
+        }
+    }
+    if (want != QN_DEAD) {
+        lock_reply(who, q, LR_LINKED, dsm_g.rank, 0);
+        return;
+    }
+    uint64_t n = (cur & QN_LAZY) ? dsm_lazy_ask_here(who) : 0;
+    if (n) {
+        lock_reply(who, q, LR_ASKED, dsm_g.rank, n);
+        return;
+    }
+    dsm_push_positions(who); /* (the reply's notify follows it) */
+    lock_reply(who, q, LR_GIVEN, dsm_g.rank, 0);
+}
+
+static void lock_msg(int src, int tag, const void *buf, size_t len, void *arg)
+{
+    (void)tag;
+    (void)arg;
+    struct lock_msg m;
+    if (len != sizeof m)
+        ompdsm_fatal("malformed lock request from node %d", src);
+    memcpy(&m, buf, sizeof m);
+    int n = dsm_g.size;
+    if ((m.kind != DSM_LM_ACQ && m.kind != DSM_LM_FOLLOW) || m.who < 0 ||
+        m.who >= n || m.who == dsm_g.rank || m.q >= DSM_QNODES ||
+        m.pq >= DSM_QNODES || m.id / (uint32_t)n >= DSM_LOCK_SLOTS ||
+        (m.kind == DSM_LM_ACQ && (m.who != src || (int)(m.id % (uint32_t)n) !=
+                                                      dsm_g.rank)))
+        ompdsm_fatal("malformed lock request from node %d", src);
+    if (m.kind == DSM_LM_FOLLOW) {
+        follow_here(m.id, m.who, m.q, m.pq);
+        return;
+    }
+    int mgr;
+    uint64_t off;
+    where(m.id, &mgr, &off);
+    /* (a swap: what the taker's compare-swap loop ends with) */
+    uint64_t old = __atomic_exchange_n((uint64_t *)(dsm_g.area + off),
+                                       lockword_encode(m.who, m.q),
+                                       __ATOMIC_SEQ_CST);
+    if (old == DSM_LOCKWORD_NONE) {
+        lock_reply(m.who, m.q, LR_FREE, -1, 0);
+        return;
+    }
+    int pnode;
+    uint32_t pq;
+    lockword_decode(old, &pnode, &pq);
+    if (pnode == dsm_g.rank) {
+        follow_here(m.id, m.who, m.q, pq);
+    } else if (pnode == m.who) {
+        lock_reply(m.who, m.q, LR_TAIL, -1, old);
+    } else {
+        m.kind = DSM_LM_FOLLOW;
+        m.pq = pq;
+        COMM_CHECK(comm_send(pnode, DSM_TAG_LOCK, &m, sizeof m));
+    }
+}
+
+void dsm_lock_msg_init(void)
+{
+    comm_set_handler(DSM_TAG_LOCK, lock_msg, NULL);
+}
+
+/* Sends the request (kind, to node `to`) for queue node q and waits for
+ * its answer: the lock, held through q, and in *from the node to acquire
+ * from (-1: every node). */
+static void by_message(uint32_t id, uint32_t q, int kind, int to, uint32_t pq,
+                       int *from, int *pushed)
+{
+    struct dsm_qnode *qn = qnode(q);
+    __atomic_store_n(&qn->reply, 0, __ATOMIC_RELEASE);
+    struct lock_msg m = {(uint32_t)kind, id, q, pq, dsm_g.rank, 0};
+    COMM_CHECK(comm_send(to, DSM_TAG_LOCK, &m, sizeof m));
+    DSM_STAT(lock_msgs, 1);
+    if (dsm_lazy_wait_ge(&qn->reply, 1) < 0)
+        ompdsm_fatal("waiting for lock %u: the job is failing", id);
+    uint64_t r = __atomic_load_n(&qn->reply, __ATOMIC_ACQUIRE);
+    uint64_t a = __atomic_load_n(&qn->reply_arg, __ATOMIC_ACQUIRE);
+    int node = (int)(uint32_t)r - 1;
+    *pushed = 0;
+    switch (r >> LR_SHIFT) {
+    case LR_FREE:
+        *from = -1;
+        return;
+    case LR_GIVEN:
+        *from = node;
+        *pushed = 1;
+        return;
+    case LR_ASKED:
+        dsm_lazy_wait_ack(node, a);
+        *from = node;
+        *pushed = 1; /* (the ack follows the holder's push: lazy.c) */
+        return;
+    case LR_LINKED:
+        if (dsm_lazy_wait_ge(&qn->grant, 1) < 0)
+            ompdsm_fatal("waiting for lock %u: the job is failing", id);
+        *from = granter(q, pushed);
+        return;
+    case LR_TAIL: {
+        int pnode;
+        uint32_t ppq;
+        lockword_decode(a, &pnode, &ppq);
+        *from = follow(id, q, pnode, ppq, pushed);
+        return;
+    }
+    default:
+        ompdsm_fatal("lock %u: malformed answer %#llx to a lock request", id,
+                     (unsigned long long)r);
+    }
+}
+
 /* Enqueues queue node q on lock id; returns whether it got the lock (a
  * test fails instead of waiting), and in *from the node to acquire from,
  * -1 if unknown (a lock found free in its queue: every node). */
@@ -673,6 +888,10 @@ static int enqueue(uint32_t id, uint32_t q, int try_only, int *from,
         if (got >= 0)
             return got;
     }
+    if (!try_only && msg_to(mgr)) {
+        by_message(id, q, DSM_LM_ACQ, mgr, 0, from, pushed);
+        return 1;
+    }
     for (;;) {
         COMM_CHECK(comm_cas(mgr, DSM_REG_AREA, off, guess, me, &old));
         if (old == guess)
@@ -694,6 +913,10 @@ static int enqueue(uint32_t id, uint32_t q, int try_only, int *from,
     int pnode;
     uint32_t pq;
     lockword_decode(guess, &pnode, &pq);
+    if (msg_to(pnode)) {
+        by_message(id, q, DSM_LM_FOLLOW, pnode, pq, from, pushed);
+        return 1;
+    }
     if (caching()) {
         *from = follow(id, q, pnode, pq, pushed);
         return 1;

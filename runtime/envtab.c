@@ -156,6 +156,9 @@ static const struct rt_env_var vars[] = {
      "refetch at the acquire the copies faulted back after invalidation", NULL},
     {"OMPDSM_LOCK_CACHE", RT_ENV_NODE, "on", "on|off",
      "a released lock stays at its node until another node asks", NULL},
+    {"OMPDSM_LOCK_MSG", RT_ENV_NODE, "auto", "auto|on|off",
+     "a lock held or managed by another node is asked for with one message "
+     "to that node instead of remote atomics (auto: peers over tcp)", NULL},
     {"OMPDSM_LAZY_RELEASE", RT_ENV_NODE, "on", "on|off",
      "an unlock that keeps its lock cached releases only when another node takes it", NULL},
     {"OMPDSM_LOCK_LOCAL", RT_ENV_NODE, "16", "0..4294967295",

@@ -19,7 +19,9 @@
  * locks of j < k-1), and writes y[k] under lock k, which nobody waits for.
  * With OMPDSM_LAZY_RELEASE=on, some takeover must have found the LAZY mark
  * and asked its holder's node to release (dsm_lazy_requests) or found
- * that release done already (dsm_lazy_covered). */
+ * that release done already (dsm_lazy_covered).  Where lock requests go
+ * by message (OMPDSM_LOCK_MSG), every takeover must have sent one
+ * (dsm_lock_msgs), and none where they do not. */
 #include "dsmtest.h"
 
 #include <sched.h>
@@ -196,5 +198,20 @@ int main(void)
         T_FAIL("allreduce failed");
     if (t_env_on("OMPDSM_LOCK_CACHE") && t_env_on("OMPDSM_LAZY_RELEASE") && !asked)
         T_FAIL("phase 4: no lock takeover checked for a lazy release");
+    /* Lock requests by message (OMPDSM_LOCK_MSG: auto, tcp peers; on,
+     * every peer; never without lock affinity): each takeover of node
+     * k-1's lock by node k is at least one, whichever node manages it
+     * (the holder, the taker, or a third that forwards it). */
+    const char *mv = getenv("OMPDSM_LOCK_MSG"), *tv = getenv("OMPDSM_TRANSPORT");
+    int msgs = t_env_on("OMPDSM_LOCK_CACHE") &&
+               (mv && !strcmp(mv, "on") ? 1 : mv && !strcmp(mv, "off") ? 0
+                                        : tv && !strcmp(tv, "tcp"));
+    uint64_t sent = st1.lock_msgs - st0.lock_msgs;
+    if (msgs && T_rank > 0 && sent < ROUNDS)
+        T_FAIL("phase 4: %llu lock requests by message for %d takeovers",
+               (unsigned long long)sent, ROUNDS);
+    if (!msgs && sent)
+        T_FAIL("phase 4: %llu lock requests by message, with none asked for",
+               (unsigned long long)sent);
     return t_finish();
 }
