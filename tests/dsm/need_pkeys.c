@@ -7,7 +7,6 @@
  * compiler pass did not see with a protection key (x86 PKU, dsm/wd.c);
  * without keys the runtime uses page protection, and a test of write
  * detection itself has nothing to test. */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
