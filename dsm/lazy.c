@@ -51,6 +51,12 @@ static volatile uint64_t *lazy_state(void)
     return &((struct dsm_area_hdr *)dsm_g.area)->lazy_state;
 }
 
+/* Whether a lazy_state word says every skipped release is covered. */
+static inline int covered(uint64_t w)
+{
+    return (uint32_t)(w >> 32) == (uint32_t)w;
+}
+
 uint32_t dsm_lazy_covering(void)
 {
     __atomic_store_n(&lazy_pending, 0, __ATOMIC_RELAXED);
@@ -71,7 +77,7 @@ int dsm_lazy_owed(void)
     if (__atomic_load_n(&lazy_pending, __ATOMIC_ACQUIRE))
         return 1;
     uint64_t lw = __atomic_load_n(lazy_state(), __ATOMIC_ACQUIRE);
-    return (uint32_t)(lw >> 32) != (uint32_t)lw;
+    return !covered(lw);
 }
 
 /* Writes under a lock released lazily become visible at most about this
@@ -139,7 +145,7 @@ static void *lazy_helper(void *arg)
             pthread_mutex_unlock(&lazy_serve_lock);
         }
         uint64_t w = __atomic_load_n(lazy_state(), __ATOMIC_ACQUIRE);
-        if ((uint32_t)(w >> 32) != (uint32_t)w)
+        if (!covered(w))
             period = LAZY_POLL_MIN_NS;
         else if (period < LAZY_POLL_MAX_NS)
             period *= 2;
@@ -201,7 +207,7 @@ int dsm_lazy_request(int holder)
     /* (an atomic read) */
     COMM_CHECK(comm_fetch_add(holder, DSM_REG_AREA,
                               offsetof(struct dsm_area_hdr, lazy_state), 0, &w));
-    if ((uint32_t)(w >> 32) == (uint32_t)w) {
+    if (covered(w)) {
         DSM_STAT(lazy_covered, 1);
         return 0;
     }
@@ -218,7 +224,7 @@ int dsm_lazy_request(int holder)
      * notify.) */
     COMM_CHECK(comm_fetch_add(holder, DSM_REG_AREA,
                               offsetof(struct dsm_area_hdr, lazy_state), 0, &w));
-    if ((uint32_t)(w >> 32) == (uint32_t)w) {
+    if (covered(w)) {
         DSM_STAT(lazy_covered, 1);
         return 0;
     }
@@ -243,14 +249,14 @@ int dsm_lazy_request(int holder)
 uint64_t dsm_lazy_ask_here(int who)
 {
     uint64_t w = __atomic_load_n(lazy_state(), __ATOMIC_SEQ_CST);
-    if ((uint32_t)(w >> 32) == (uint32_t)w) {
+    if (covered(w)) {
         DSM_STAT(lazy_covered, 1);
         return 0;
     }
     uint64_t old = __atomic_fetch_add(lazy_word(dsm_off_lazy_ask, who), 1,
                                       __ATOMIC_SEQ_CST);
     w = __atomic_load_n(lazy_state(), __ATOMIC_SEQ_CST);
-    if ((uint32_t)(w >> 32) == (uint32_t)w) {
+    if (covered(w)) {
         DSM_STAT(lazy_covered, 1);
         return 0;
     }
@@ -318,6 +324,6 @@ void dsm_lazy_flush(void)
     /* The counts, not lazy_pending: a release that has taken its batch
      * but not yet written its log entries covers nothing yet. */
     uint64_t w = lazy_started ? __atomic_load_n(lazy_state(), __ATOMIC_ACQUIRE) : 0;
-    if ((uint32_t)(w >> 32) != (uint32_t)w)
+    if (!covered(w))
         dsm_release();
 }

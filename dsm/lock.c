@@ -463,6 +463,26 @@ static void cache_put(uint32_t id, uint32_t q)
     pthread_mutex_unlock(&qlock);
 }
 
+/* One step behind a predecessor whose `next` word is cur, for the taker
+ * whose lock word is me (follow, and follow_here on the predecessor's
+ * node): link behind a held lock, take a cached one (DEAD), or leave the
+ * link for the test that took it (TAKEN). */
+static uint64_t follow_want(uint32_t id, uint64_t cur, uint64_t me, int pnode)
+{
+    if (cur == qn_alone(id))
+        return me;
+    if (is_cached(cur, id))
+        return QN_DEAD;
+    if (cur == QN_TAKEN)
+        return QN_TAKEN_LINK | me;
+    int who;
+    uint32_t q;
+    lockword_decode(me, &who, &q);
+    ompdsm_fatal("lock %u: the queue node before node %d's (at node %d) is in "
+                 "state %#llx: lock queue corrupted", id, who, pnode,
+                 (unsigned long long)cur);
+}
+
 /* Behind predecessor (pnode, pq) after swapping the tail: links (and is
  * granted later) or takes the lock from a cached queue node.  One
  * compare-swap on the predecessor's `next` word decides each step.
@@ -475,17 +495,7 @@ static int follow(uint32_t id, uint32_t q, int pnode, uint32_t pq,
     uint64_t cur = qn_alone(id), old;
     int hinted = 0;
     for (;;) {
-        uint64_t want;
-        if (cur == qn_alone(id))
-            want = me;
-        else if (is_cached(cur, id))
-            want = QN_DEAD;
-        else if (cur == QN_TAKEN)
-            want = QN_TAKEN_LINK | me;
-        else
-            ompdsm_fatal("lock %u: the queue node before ours (node %d) is in "
-                         "state %#llx: lock queue corrupted", id, pnode,
-                         (unsigned long long)cur);
+        uint64_t want = follow_want(id, cur, me, pnode);
         COMM_CHECK(comm_cas(pnode, DSM_REG_AREA, noff, cur, want, &old));
         if (old == cur) {
             if (want == QN_DEAD) {
@@ -727,16 +737,7 @@ static void follow_here(uint32_t id, int who, uint32_t q, uint32_t pq)
     uint64_t cur = qn_alone(id), want;
     int hinted = 0;
     for (;;) {
-        if (cur == qn_alone(id))
-            want = me;
-        else if (is_cached(cur, id))
-            want = QN_DEAD;
-        else if (cur == QN_TAKEN)
-            want = QN_TAKEN_LINK | me;
-        else
-            ompdsm_fatal("lock %u: the queue node before node %d's is in "
-                         "state %#llx: lock queue corrupted", id, who,
-                         (unsigned long long)cur);
+        want = follow_want(id, cur, me, dsm_g.rank);
         uint64_t seen = cur;
         if (__atomic_compare_exchange_n(&pn->next, &cur, want, 0,
                                         __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
