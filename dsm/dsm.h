@@ -169,6 +169,13 @@ void dsm_volatile_write(const volatile void *p, size_t len);
  * since the store) sends nothing, so that it cannot overwrite a newer
  * value another node wrote through meanwhile.  Called at start. */
 void dsm_volatile_threads(int threads_per_node);
+/* The node has at least n application threads from now on (as
+ * dsm_volatile_threads, never lowering the count): called before a thread
+ * that may write shared memory starts (a nested team's worker).  A node
+ * believed to have one thread keeps pages writable across its lock
+ * releases (dsm_solo_writer, OMPDSM_LOCK_KEEP), which is wrong the moment
+ * a second thread writes. */
+void dsm_threads_at_least(int n);
 /* Regions whose writes must be tracked cumulatively from a fork to the
  * join (a sub-team region: nodes outside it see its writes at the join). */
 void dsm_track_since_fork(int on);
@@ -293,6 +300,11 @@ struct dsm_stats {
      * manager or its last holder instead of remote atomics
      * (OMPDSM_LOCK_MSG). */
     uint64_t lock_msgs;
+    /* Lock releases and flushes of a node with one thread that left a
+     * written page writable with its twin brought up to date
+     * (OMPDSM_LOCK_KEEP), and kept pages an acquire refetched from their
+     * home under the node's writes instead of invalidating them. */
+    uint64_t lock_kept, rebased;
 };
 #define DSM_STATS_LOCK_LOCAL 1 /* (lock_local_handoffs exists) */
 void dsm_stats_get(struct dsm_stats *out);

@@ -125,6 +125,7 @@ struct dsm_state {
      * again. */
     uint32_t *keep;
     int keep_on;
+    int lock_keep;          /* OMPDSM_LOCK_KEEP (default on): release.c */
     unsigned keep_gap;      /* OMPDSM_KEEP_GAP: 0 = measured (keep.c) */
     uint32_t *kept;         /* the pages kept writable, under dirty_lock */
     size_t nkept, kept_cap;
@@ -468,22 +469,39 @@ void dsm_keep_interval_end(void);
 /* Hands the kept pages that a release of this mode must see to the batch
  * (v, nv, cap), and keeps the rest kept.  Callers hold release_lock,
  * except the barrier root's hook release. */
-void dsm_keep_take(enum rel_mode mode, uint32_t **v, size_t *nv, size_t *cap);
+void dsm_keep_take(enum rel_mode mode, int solo, uint32_t **v, size_t *nv,
+                   size_t *cap);
+/* A solo lock release (dsm_solo_writer) found kept page pg written: it
+ * stays kept, its count of lock releases without a write restarts. */
+void dsm_keep_lock_written(uint32_t pg);
 /* Another node wrote pages [pg, pg+n): those homed here are never kept,
- * and one kept now stops being kept.  Called at a barrier after its
- * release, or at an acquire, which under lazy release need not follow a
- * release: a kept page that changed since its twin gets its notice with
- * the next release (an extra notice), as a dirty page that an acquire
- * invalidates does. */
+ * and one kept now stops being kept, except on a node of one thread
+ * (dsm_solo_writer), where it stays kept and its twin takes the page's
+ * bytes.  Called at a barrier after its release, at a fork's receiver
+ * after its release, or at an acquire, after the release that every
+ * acquire and every flush with kept pages makes first: no write of the
+ * node since.  Elsewhere a kept page that changed since its twin gets
+ * its notice with the next release (an extra notice), as a dirty page
+ * that an acquire invalidates does. */
 void dsm_keep_shared(uint32_t pg, uint32_t n);
 
 /* ---- releases (release.c) ---- */
+/* Whether the calling thread is the only one of its node that may write
+ * shared memory now: one thread a node (dsm_g.tpn), not the lazy release
+ * helper, page protection with OMPDSM_KEEP_WRITABLE and OMPDSM_LOCK_KEEP
+ * on.  Its lock releases (not its flushes) then leave written pages
+ * writable (release.c), and its acquires refetch kept pages instead of
+ * invalidating them (invalidate.c). */
+int dsm_solo_writer(void);
 /* Puts the runs of page pg into its home's copy and counts the diff. */
 void dsm_diff_put(uint32_t pg, int home, const struct comm_run *runs, size_t n);
 /* A dirty non-home page (page lock held) made read-only, its diff sent
  * home and its notice queued with the next release's extra notices; the
  * caller fences.  Returns whether a diff went out. */
 int dsm_flush_dirty(uint32_t pg);
+/* The same for a kept page an acquire rebases (invalidate.c): the twin is
+ * brought up to date and the page stays dirty and writable. */
+int dsm_rebase_diff(uint32_t pg);
 /* Sends diffs of every dirty page to its home, write-protects them, and
  * appends their notices to *out (normalized). */
 void dsm_release_pages(struct notice_list *out);
@@ -784,6 +802,8 @@ void dsm_pagestat_diff(uint32_t pg, const struct comm_run *runs, size_t n);
 int dsm_lock_depth(void);
 /* Whether this node's releases of cached locks are lazy (lazy.c). */
 int dsm_lazy_on(void);
+/* Whether the calling thread is the lazy release helper (lazy.c). */
+int dsm_lazy_on_helper(void);
 /* Lock word (lock.c): names a waiter's queue node, as a lock's tail at its
  * manager and as a queue node's successor: (node + 1) << 32 | qnode index;
  * 0 means none (a free lock, no successor yet). */

@@ -127,6 +127,7 @@ int dsm_init(void)
     dsm_g.excl_on = ompdsm_env_choice("OMPDSM_HOME_EXCLUSIVE", onoff, 2, 0) == 0 &&
                     !dsm_g.update_protocol;
     dsm_g.keep_on = ompdsm_env_choice("OMPDSM_KEEP_WRITABLE", onoff, 2, 0) == 0;
+    dsm_g.lock_keep = ompdsm_env_choice("OMPDSM_LOCK_KEEP", onoff, 2, 0) == 0;
     /* 0: the gap is measured (keep.c, keep_gap); 15 is its largest. */
     dsm_g.keep_gap = (unsigned)ompdsm_env_u64("OMPDSM_KEEP_GAP", 0, 0, 15, 0);
     dsm_wd_init();

@@ -7,6 +7,7 @@
 #include "dsm_int.h"
 
 #include <pthread.h>
+#include <string.h>
 #include <sys/mman.h>
 
 /* Invalidate or update, per page.  A page invalidated by a notice and
@@ -77,8 +78,9 @@ static int upd_take(uint32_t pg)
 }
 
 /* What an acquire does to one copy (stale_run); ST_MERGE: a refetch into
- * a copy that pushes may land in (dsm_push_refetch). */
-enum { ST_KEEP, ST_REFETCH, ST_INVAL, ST_MERGE };
+ * a copy that pushes may land in (dsm_push_refetch); ST_REBASE: a kept
+ * page of a node with one thread, refetched into the copy and its twin. */
+enum { ST_KEEP, ST_REFETCH, ST_INVAL, ST_MERGE, ST_REBASE };
 
 /* The decision for valid page p (page lock held): a copy that the
  * writers push to (WD_ON, subscribed) stays, unless the notice is forced
@@ -105,11 +107,19 @@ static int stale_decide(uint32_t p, int force)
  * left alone; the rest are kept (pushed to: dsm/push.c), invalidated with
  * one mprotect per stretch, or refetched with one get per stretch with one
  * home (stale_decide); force: the notice was forced (NOTICE_FORCE).  Under
- * write detection a page's marks go out first (dsm_wd_flush). */
+ * write detection a page's marks go out first (dsm_wd_flush).  On a node
+ * with one thread (dsm_solo_writer) a page kept writable (dirty, with a
+ * twin) is rebased instead: its diff goes home (empty after the acquire's
+ * release), then the home's copy is fetched into the page and its twin,
+ * and it stays writable and kept.  Such a page is one this node writes
+ * again and again; invalidating it would cost its next write a fault,
+ * a fetch, a twin and two protection changes.  (Two nodes writing
+ * different parts of one page between the same synchronizations, NPB
+ * LU's a, b, c, d at its threads' boundary, paid that at every flush.) */
 static void stale_run(uint32_t pg, uint32_t n, int force)
 {
     page_run_lock(pg, n);
-    int sent = 0;
+    int sent = 0, solo = dsm_g.wd == WD_OFF && dsm_solo_writer();
     uint8_t what[DSM_PLOCK_STRIPES];
     for (uint32_t k = 0; k < n; k++) {
         uint32_t p = pg + k;
@@ -117,6 +127,11 @@ static void stale_run(uint32_t pg, uint32_t n, int force)
             what[k] = dsm_g.state[p] == PG_RO ? stale_decide(p, force) : ST_KEEP;
             if (what[k] != ST_KEEP)
                 sent |= dsm_wd_flush(p);
+            continue;
+        }
+        if (dsm_g.state[p] == PG_DIRTY && solo && dsm_g.twin[p]) {
+            sent |= dsm_rebase_diff(p);
+            what[k] = ST_REBASE;
             continue;
         }
         if (dsm_g.state[p] == PG_DIRTY)
@@ -130,6 +145,16 @@ static void stale_run(uint32_t pg, uint32_t n, int force)
     for (uint32_t k = 0; k < n;) {
         uint32_t s0 = pg + k, h = 1;
         if (what[k] == ST_KEEP) {
+            k++;
+            continue;
+        }
+        if (what[k] == ST_REBASE) {
+            int home = dsm_home(s0);
+            if (dsm_fetch_pages(s0, 1, home, page_sys(s0)) < 0)
+                ompdsm_fatal("update of page %u from node %d failed", s0, home);
+            memcpy(dsm_g.twin[s0], page_sys(s0), dsm_g.page_size);
+            DSM_STAT(pages_fetched, 1);
+            DSM_STAT(rebased, 1);
             k++;
             continue;
         }

@@ -33,7 +33,15 @@
  *   and compared with its twin; unchanged ones become read-only copies
  *   with no notice, changed ones join the batch as any dirty page.  So a
  *   kept page never makes a lock release publish a page it did not write,
- *   and the first lock operation after a barrier ends all keeping. */
+ *   and the first lock operation after a barrier ends all keeping.
+ *   Except a lock release (not a flush) on a node with one thread
+ *   (dsm_solo_writer): nobody writes beside it, so it keeps pages as a
+ *   barrier does: each kept page is compared with its twin; a changed one
+ *   joins the batch (release.c sends its diff and keeps it writable, as
+ *   it keeps every page the release finds written); an unchanged one stays
+ *   kept, up to LOCK_IDLE_MAX releases in a row that wrote other pages,
+ *   and is then write-protected, its twin freed.  (A flush keeps nothing:
+ *   docs/design.md, "Pages kept writable across lock releases".) */
 
 /* dsm_g.keep[pg], per page:
  * - KEEP_LEFT: the barriers it may still stay kept without a write;
@@ -70,6 +78,17 @@ enum {
     KEEP_GOOD = 0x20000,
 };
 enum { KEEP_GAP0 = 4, KEEP_FIRST = 4 };
+/* Solo lock releases in a row that wrote something, but not this kept
+ * page, in the bits at KEEP_IDLE_SHIFT; at LOCK_IDLE_MAX the keeping ends
+ * (take_solo).  A lock handed back and forth writes its pages at every
+ * turn and never reaches it; a spin on a flag writes nothing and counts
+ * for no page. */
+enum { KEEP_IDLE_SHIFT = 18, KEEP_IDLE_MASK = 0xfu << KEEP_IDLE_SHIFT };
+/* A solo lock release found the page written in this barrier interval:
+ * the barrier counts it as written (dsm_keep_count), though its own diff,
+ * against the twin that release brought up to date, may be empty. */
+enum { KEEP_LOCKW = 1u << 22 };
+enum { LOCK_IDLE_MAX = 15 };
 static uint8_t keep_epoch; /* barrier releases so far, mod 256 */
 static uint64_t fault_avg_ns, scan_avg_ns; /* see above; 0: no sample yet */
 
@@ -125,6 +144,15 @@ int dsm_keep_recent(uint32_t pg)
 int dsm_keep_count(uint32_t pg, int written, int was_kept)
 {
     uint32_t h = dsm_g.keep[pg];
+    if (written && was_kept && (h & KEEP_LOCKW)) {
+        /* Written since the solo lock release that kept it in this
+         * interval: home migration counts the fault that saved, as
+         * take_solo does. */
+        dsm_mig_fault(pg, 1);
+        if (dsm_home(pg) == dsm_g.rank)
+            dsm_mig_bytes(pg, dsm_g.page_size);
+    }
+    written |= (h & KEEP_LOCKW) != 0; /* (dropped below) */
     uint32_t flags = h & (KEEP_LISTED | KEEP_SHARED | KEEP_HIT | KEEP_MISS | KEEP_GOOD);
     if (written) {
         if (was_kept)
@@ -187,7 +215,78 @@ void dsm_wrote(const void *p, size_t len)
     pthread_mutex_unlock(&dsm_g.dirty_lock);
 }
 
-void dsm_keep_take(enum rel_mode mode, uint32_t **v, size_t *nv, size_t *cap)
+void dsm_keep_lock_written(uint32_t pg)
+{
+    dsm_g.keep[pg] = (dsm_g.keep[pg] & ~(uint32_t)KEEP_IDLE_MASK) | KEEP_LOCKW;
+}
+
+/* A solo lock release's part (see the top): kv[0..nk) are the kept pages
+ * taken from the list; the changed ones join the batch (v), still marked
+ * listed (release_batch unlists them and lists them again when they stay
+ * kept); the unchanged ones go back to the list or, after LOCK_IDLE_MAX
+ * releases without a write, stop being kept.  A release that finds
+ * nothing written at all (no changed kept page homed elsewhere, *nv == 0:
+ * no page faulted) counts for no page: it is a spin on a flag or a poll
+ * of a lock, between the writes of a loop that keeps writing these
+ * pages. */
+static void take_solo(uint32_t *kv, size_t nk, uint32_t **v, size_t *nv, size_t *cap)
+{
+    dsm_page_list_sort_unique(kv, &nk);
+    size_t back = 0, changed = 0, faulted = *nv;
+    for (size_t i = 0; i < nk; i++) {
+        uint32_t p = kv[i];
+        pthread_mutex_lock(page_lock(p));
+        if (dsm_g.state[p] != PG_DIRTY || !dsm_g.twin[p]) {
+            /* (an acquire or a move took it) */
+            dsm_g.keep[p] &= (uint32_t)~(KEEP_LISTED | KEEP_IDLE_MASK);
+        } else if (memcmp(dsm_g.twin[p], page_sys(p), dsm_g.page_size)) {
+            dsm_page_list_push(v, nv, cap, p);
+            /* (a page homed here also changes when another node's diff
+             * lands: no sign that this node wrote) */
+            int home = dsm_home(p) == dsm_g.rank;
+            changed += !home;
+            /* Home migration counts the write fault keeping saved (policy
+             * faults) and, at the home, a whole page (policy diffs, as at
+             * a home's write fault); a diff counts its own bytes. */
+            dsm_mig_fault(p, 1);
+            if (home)
+                dsm_mig_bytes(p, dsm_g.page_size);
+        } else {
+            kv[back++] = p;
+        }
+        pthread_mutex_unlock(page_lock(p));
+    }
+    size_t stay = 0;
+    for (size_t i = 0; i < back; i++) {
+        uint32_t p = kv[i];
+        if (!faulted && !changed) {
+            kv[stay++] = p;
+            continue;
+        }
+        pthread_mutex_lock(page_lock(p));
+        uint32_t idle = ((dsm_g.keep[p] & KEEP_IDLE_MASK) >> KEEP_IDLE_SHIFT) + 1;
+        if (idle >= LOCK_IDLE_MAX) {
+            dsm_protect(p, 1, PROT_READ);
+            dsm_g.state[p] = PG_RO;
+            dsm_twin_free(dsm_g.twin[p]);
+            dsm_g.twin[p] = NULL;
+            dsm_g.keep[p] &= (uint32_t)~(KEEP_LISTED | KEEP_IDLE_MASK);
+        } else {
+            dsm_g.keep[p] = (dsm_g.keep[p] & ~(uint32_t)KEEP_IDLE_MASK) |
+                            idle << KEEP_IDLE_SHIFT;
+            kv[stay++] = p;
+        }
+        pthread_mutex_unlock(page_lock(p));
+    }
+    pthread_mutex_lock(&dsm_g.dirty_lock);
+    for (size_t i = 0; i < stay; i++)
+        dsm_page_list_push(&dsm_g.kept, &dsm_g.nkept, &dsm_g.kept_cap, kv[i]);
+    pthread_mutex_unlock(&dsm_g.dirty_lock);
+    free(kv);
+}
+
+void dsm_keep_take(enum rel_mode mode, int solo, uint32_t **v, size_t *nv,
+                   size_t *cap)
 {
     pthread_mutex_lock(&dsm_g.dirty_lock);
     uint32_t *kv = dsm_g.kept, *wv = dsm_g.kept_wrote;
@@ -204,6 +303,12 @@ void dsm_keep_take(enum rel_mode mode, uint32_t **v, size_t *nv, size_t *cap)
     }
     dsm_g.kept = NULL;
     dsm_g.nkept = dsm_g.kept_cap = 0;
+    if (mode == REL_LOCK && solo) {
+        pthread_mutex_unlock(&dsm_g.dirty_lock);
+        free(wv);
+        take_solo(kv, nk, v, nv, cap);
+        return;
+    }
     for (size_t i = 0; i < nk; i++) {
         /* Under REL_BARRIER, a page still kept stays marked listed so that
          * release_batch knows it was kept; it unmarks it (dsm_keep_unlist).  One an acquire
@@ -250,13 +355,22 @@ void dsm_keep_take(enum rel_mode mode, uint32_t **v, size_t *nv, size_t *cap)
 
 void dsm_keep_shared(uint32_t pg, uint32_t n)
 {
-    int me = dsm_g.rank;
+    int me = dsm_g.rank, solo = dsm_solo_writer();
     for (uint32_t p = pg; p < pg + n; p++) {
         if (dsm_home_known(p) != me)
             continue;
         pthread_mutex_lock(page_lock(p));
         dsm_g.keep[p] |= KEEP_SHARED;
-        if (dsm_g.state[p] == PG_DIRTY && dsm_g.twin[p]) {
+        if (dsm_g.state[p] == PG_DIRTY && dsm_g.twin[p] && solo) {
+            /* One thread a node: the page stays kept, its twin takes the
+             * other writers' bytes (which landed here, the home) so that
+             * the next release does not take them for ours.  Every caller
+             * released just before, with no write of this node since (an
+             * acquire releases first, a barrier's release comes before its
+             * notices, a fork's receiver wrote nothing since its last
+             * release), so no byte of ours is left unpublished in them. */
+            memcpy(dsm_g.twin[p], page_sys(p), dsm_g.page_size);
+        } else if (dsm_g.state[p] == PG_DIRTY && dsm_g.twin[p]) {
             dsm_protect(p, 1, PROT_READ);
             dsm_g.state[p] = PG_RO;
             if (memcmp(dsm_g.twin[p], page_sys(p), dsm_g.page_size)) {

@@ -132,9 +132,17 @@ static void lazy_serve(int helper)
  * everything is covered (a taker then needs nobody). */
 enum { LAZY_POLL_MIN_NS = 100 * 1000, LAZY_POLL_MAX_NS = 20 * 1000 * 1000 };
 
+static __thread int on_helper;
+
+int dsm_lazy_on_helper(void)
+{
+    return on_helper;
+}
+
 static void *lazy_helper(void *arg)
 {
     (void)arg;
+    on_helper = 1;
     uint64_t period = LAZY_POLL_MIN_NS;
     while (!__atomic_load_n(&lazy_stop_flag, __ATOMIC_ACQUIRE)) {
         struct timespec ts = {0, (long)period};

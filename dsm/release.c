@@ -84,6 +84,16 @@ int dsm_flush_dirty(uint32_t pg)
     return 1;
 }
 
+int dsm_rebase_diff(uint32_t pg)
+{
+    if (!dsm_send_diff(pg, dsm_home(pg), 1))
+        return 0;
+    pthread_mutex_lock(&dsm_g.dirty_lock);
+    notice_push(&dsm_g.extra_notices, pg, 1, dsm_g.rank);
+    pthread_mutex_unlock(&dsm_g.dirty_lock);
+    return 1;
+}
+
 /* For a page homed here and kept writable (it has a twin): whether it
  * changed since its twin was taken; the twin is brought up to date. */
 static int home_changed(uint32_t pg)
@@ -210,7 +220,7 @@ static int wd_release_batch(const uint32_t *pages, size_t n, struct notice_list 
  * noticed like any page written here.  Callers hold release_lock, except
  * the barrier root's hook release. */
 static void take_batch(uint32_t **pages, size_t *n, struct notice_list *extra,
-                       enum rel_mode mode)
+                       enum rel_mode mode, int solo)
 {
     if (dsm_g.wd == WD_ON) {
         wd_take_batch(pages, n, extra, mode);
@@ -228,7 +238,7 @@ static void take_batch(uint32_t **pages, size_t *n, struct notice_list *extra,
     if (dsm_g.keep_on) {
         /* A page that stopped being kept and was written again is in both
          * lists. */
-        dsm_keep_take(mode, &v, &nv, &cap);
+        dsm_keep_take(mode, solo, &v, &nv, &cap);
         dsm_page_list_sort_unique(v, &nv);
     }
     pthread_mutex_lock(&dsm_g.dirty_lock);
@@ -289,10 +299,11 @@ static void take_batch(uint32_t **pages, size_t *n, struct notice_list *extra,
  * REL_LOCK, where other threads may write; after, in one mprotect per
  * stretch, otherwise), and appends a notice for each page written (a diff
  * that is empty needs none) to out (may be NULL).  Under REL_BARRIER and
- * REL_QUIET, pages written in a row stay writable (dsm_g.kept).  Returns
- * whether diffs went out (they need a fence). */
+ * REL_QUIET, pages written in a row stay writable (dsm_g.kept), and
+ * under a solo REL_LOCK (dsm_solo_writer) every page written does.
+ * Returns whether diffs went out (they need a fence). */
 static int release_batch(const uint32_t *pages, size_t n, struct notice_list *out,
-                         enum rel_mode mode)
+                         enum rel_mode mode, int solo)
 {
     if (dsm_g.wd == WD_ON)
         return wd_release_batch(pages, n, out, mode);
@@ -307,7 +318,7 @@ static int release_batch(const uint32_t *pages, size_t n, struct notice_list *ou
          * then no thread of this node can write them until we are done. */
         for (uint32_t k = 0; k < len; k++)
             mark[k] = dsm_g.state[pg + k] == PG_DIRTY;
-        if (mode == REL_LOCK)
+        if (mode == REL_LOCK && !solo)
             dsm_protect_marked(pg, len, mark);
         for (uint32_t k = 0; k < len; k++) {
             uint32_t p = pg + k;
@@ -316,10 +327,10 @@ static int release_batch(const uint32_t *pages, size_t n, struct notice_list *ou
             /* A page homed here has a twin only while kept: without one,
              * being dirty is all we know, and it counts as written. */
             int home = dsm_home(p), written = 1, was_kept = 0;
-            if (mode == REL_BARRIER)
+            if (mode == REL_BARRIER || solo)
                 was_kept = dsm_keep_unlist(p);
-            int keep = mode != REL_LOCK && dsm_g.keep_on &&
-                       (was_kept || dsm_keep_ok(p));
+            int keep = solo || (mode != REL_LOCK && dsm_g.keep_on &&
+                                (was_kept || dsm_keep_ok(p)));
             uint64_t t0 = was_kept ? ompdsm_now_ns() : 0;
             if (home != dsm_g.rank) {
                 written = dsm_send_diff(p, home, keep) > 0;
@@ -336,12 +347,23 @@ static int release_batch(const uint32_t *pages, size_t n, struct notice_list *ou
                 /* (dsm_keep_take left unchanged kept pages out; this is
                  * not an interval's end) */
                 stays = keep;
+            } else if (solo) {
+                /* Every page written stays: one that faulted since the
+                 * last release was written even where its diff is empty
+                 * (the same value stored again, as a loop's `last = i`);
+                 * a kept one is here because it changed. */
+                stays = keep;
             }
             if (stays) {
                 if (!dsm_g.twin[p])
                     dsm_g.twin[p] = dsm_twin_copy(p);
                 mark[k] = 0; /* stays writable */
-                DSM_STAT(kept, 1);
+                if (solo) {
+                    DSM_STAT(lock_kept, 1);
+                    dsm_keep_lock_written(p);
+                } else {
+                    DSM_STAT(kept, 1);
+                }
                 dsm_keep_list(p);
             } else {
                 if (dsm_g.twin[p]) {
@@ -355,7 +377,7 @@ static int release_batch(const uint32_t *pages, size_t n, struct notice_list *ou
             OMPDSM_TRACE(OMPDSM_TR_DSM, "release page %u (home %d)%s", p, home,
                          mark[k] ? "" : " kept writable");
         }
-        if (mode != REL_LOCK)
+        if (mode != REL_LOCK || solo)
             dsm_protect_marked(pg, len, mark);
         page_run_unlock(pg, len);
     }
@@ -367,8 +389,8 @@ static void release_pages_mode(struct notice_list *out, enum rel_mode mode)
     uint32_t *pages;
     size_t n;
     struct notice_list at;
-    take_batch(&pages, &n, &at, mode);
-    int sent = release_batch(pages, n, out, mode);
+    take_batch(&pages, &n, &at, mode, 0);
+    int sent = release_batch(pages, n, out, mode, 0);
     if (mode == REL_BARRIER)
         dsm_keep_interval_end();
     free(pages);
@@ -466,8 +488,16 @@ void dsm_release_page(uint32_t pg)
 
 /* ---- the public release/acquire/flush ---- */
 
-/* A release published through the log (locks, flushes, forks). */
-static void release_logged(enum rel_mode mode)
+int dsm_solo_writer(void)
+{
+    return dsm_g.keep_on && dsm_g.lock_keep && dsm_g.wd == WD_OFF && dsm_g.tpn <= 1 &&
+           !dsm_lazy_on_helper();
+}
+
+/* A release published through the log (locks, flushes, forks).  keep: a
+ * lock release (not a flush), which keeps pages written on a node of one
+ * thread (dsm_solo_writer). */
+static void release_logged(enum rel_mode mode, int keep)
 {
     if (dsm_g.solo || !dsm_g.started)
         return;
@@ -476,10 +506,11 @@ static void release_logged(enum rel_mode mode)
     uint32_t skips = 0;
     if (mode == REL_LOCK) /* (takes every dirty and kept page: keep.c) */
         skips = dsm_lazy_covering();
+    int solo = mode == REL_LOCK && keep && dsm_solo_writer();
     uint32_t *pages;
     size_t n;
     struct notice_list pre = {0};
-    take_batch(&pages, &n, &pre, mode);
+    take_batch(&pages, &n, &pre, mode, solo);
     if (!n && !pre.n) {
         free(pages);
         if (mode == REL_LOCK)
@@ -502,7 +533,7 @@ static void release_logged(enum rel_mode mode)
     uint64_t tail = dsm_log_append(pre.v, pre.n);
     /* (the fence also lands the count written that the append pushed to
      * its tcp peers on 3 nodes or more: noticelog.c) */
-    int sent = release_batch(pages, n, NULL, mode);
+    int sent = release_batch(pages, n, NULL, mode, solo);
     if (((sent && !dsm_log_diffs_ordered()) || dsm_log_fence_alone()) &&
         comm_fence(-1) < 0)
         ompdsm_fatal("completing diffs failed");
@@ -522,12 +553,12 @@ static void release_logged(enum rel_mode mode)
 
 void dsm_release(void)
 {
-    release_logged(REL_LOCK);
+    release_logged(REL_LOCK, 1);
 }
 
 void dsm_release_quiet(void)
 {
-    release_logged(REL_QUIET);
+    release_logged(REL_QUIET, 0);
 }
 
 void dsm_acquire(void)
@@ -594,6 +625,7 @@ static int flush_should_yield(void)
     return k <= FLUSH_YIELD_EVERY ? !(k & (k - 1)) : !(k % FLUSH_YIELD_EVERY);
 }
 
+
 /* A flush is a release and an acquire from every node.  A flush with
  * nothing to publish (a spin on a flag: `while (!flag) flush`) makes no
  * release at all (no release_lock, no batch, no count in dsm_releases),
@@ -610,7 +642,7 @@ void dsm_flush(void)
     DSM_STAT(acquires, 1);
     int idle = release_idle();
     if (!idle)
-        dsm_release();
+        release_logged(REL_LOCK, 0);
     uint64_t before = __atomic_load_n(&dsm_g.log_applied, __ATOMIC_RELAXED);
     dsm_log_acquire(-1, 0);
     /* A spin loop of flushes (NPB LU's pipeline) must let the node it waits

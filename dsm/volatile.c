@@ -19,6 +19,12 @@ void dsm_volatile_threads(int threads_per_node)
     dsm_g.tpn = threads_per_node;
 }
 
+void dsm_threads_at_least(int n)
+{
+    if (n > __atomic_load_n(&dsm_g.tpn, __ATOMIC_RELAXED))
+        dsm_volatile_threads(n);
+}
+
 /* Calls fn on each piece of [p, p+len) that lies within one heap page. */
 static void vol_pieces(const volatile void *p, size_t len,
                        void (*fn)(uint32_t pg, size_t off, size_t n))

@@ -141,6 +141,9 @@ static const struct rt_env_var vars[] = {
      "home pages no other node fetched stay writable across releases", NULL},
     {"OMPDSM_KEEP_WRITABLE", RT_ENV_NODE, "on", "on|off",
      "pages written in every interval stay writable across barriers", NULL},
+    {"OMPDSM_LOCK_KEEP", RT_ENV_NODE, "on", "on|off",
+     "nodes of one thread keep pages written under locks writable, and "
+     "refetch them under their writes", NULL},
     {"OMPDSM_KEEP_GAP", RT_ENV_NODE, "0", "0..15",
      "barriers a written page stays kept without a write (0: measured)", NULL},
     {"OMPDSM_WD", RT_ENV_NODE, "auto", "auto|on|off|check",

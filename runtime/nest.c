@@ -118,6 +118,7 @@ static struct worker *worker_get(void)
     if (rt_node_cpus(&set))
         pthread_attr_setaffinity_np(&a, sizeof set, &set);
     pthread_t t;
+    dsm_threads_at_least(2); /* (before it can write shared memory) */
     int rc = pthread_create(&t, &a, worker_main, w);
     pthread_attr_destroy(&a);
     if (rc)

@@ -35,7 +35,7 @@ static const struct {
     COL(dsm, lock_acquires), COL(dsm, lock_cached), COL(dsm, releases), COL(dsm, acquires),
     COL(dsm, flushes), COL(dsm, atomics), COL(dsm, allocs), COL(dsm, frees),
     COL(dsm, alloc_bytes), COL(dsm, remote_faults), COL(dsm, migrations),
-    COL(dsm, migrate_bytes), COL(dsm, migrate_barriers), COL(dsm, protects), COL(dsm, kept), COL(dsm, written_ahead), COL(dsm, lazy_unlocks), COL(dsm, lazy_requests), COL(dsm, lazy_served), COL(dsm, lazy_covered), COL(dsm, lazy_helper_served), COL(dsm, log_reads), COL(dsm, log_mirrored), COL(dsm, log_pushed), COL(dsm, lock_local_handoffs), COL(dsm, flush_idle), COL(dsm, flush_yields), COL(dsm, pushes), COL(dsm, push_bytes), COL(dsm, snap_updates), COL(dsm, snap_bytes), COL(dsm, lock_msgs), COL(dsm, fault_ns), COL(dsm, barrier_ns),
+    COL(dsm, migrate_bytes), COL(dsm, migrate_barriers), COL(dsm, protects), COL(dsm, kept), COL(dsm, written_ahead), COL(dsm, lazy_unlocks), COL(dsm, lazy_requests), COL(dsm, lazy_served), COL(dsm, lazy_covered), COL(dsm, lazy_helper_served), COL(dsm, log_reads), COL(dsm, log_mirrored), COL(dsm, log_pushed), COL(dsm, lock_local_handoffs), COL(dsm, flush_idle), COL(dsm, flush_yields), COL(dsm, pushes), COL(dsm, push_bytes), COL(dsm, snap_updates), COL(dsm, snap_bytes), COL(dsm, lock_msgs), COL(dsm, lock_kept), COL(dsm, rebased), COL(dsm, fault_ns), COL(dsm, barrier_ns),
     COL(dsm, lock_ns),
     COL(comm, puts), COL(comm, put_bytes), COL(comm, gets), COL(comm, get_bytes),
     COL(comm, atomics), COL(comm, notifies), COL(comm, fences),

@@ -114,6 +114,8 @@ static inline void t_run_threads(int nthreads, pthread_barrier_t *bar,
     if (nthreads > 64)
         exit(2);
     pthread_barrier_init(bar, NULL, (unsigned)nthreads);
+    if (nthreads > 1) /* (as the runtime says when its pool grows) */
+        dsm_volatile_threads(nthreads);
     for (int t = 1; t < nthreads; t++)
         pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
     worker((void *)0);

@@ -110,6 +110,7 @@ int main(void)
 
     /* Phase 2 */
     pthread_t th[THREADS];
+    dsm_volatile_threads(THREADS); /* (as the runtime says when its pool grows) */
     for (int t = 0; t < THREADS; t++)
         pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
     for (int t = 0; t < THREADS; t++)
