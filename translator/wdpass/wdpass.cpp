@@ -702,10 +702,16 @@ struct WriteDetection : PassInfoMixin<WriteDetection> {
 } // namespace ompdsm_wd
 
 // After vectorisation and the loop optimisations (the marks never stand in
-// their way); LLVM 19 runs this callback at -O0 too.
+// their way); LLVM 19 runs this callback at -O0 too.  The shared globals'
+// alias scopes (globalias.cpp) go first, before the optimisations that use
+// them.
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo()
 {
   return {LLVM_PLUGIN_API_VERSION, "ompdsm-wd", "1", [](PassBuilder &PB) {
+            PB.registerPipelineStartEPCallback(
+                [](ModulePassManager &MPM, OptimizationLevel) {
+                  MPM.addPass(ompdsm_wd::GlobalScopes());
+                });
             PB.registerOptimizerLastEPCallback(
                 [](ModulePassManager &MPM, OptimizationLevel) {
                   MPM.addPass(ompdsm_wd::WriteDetection());

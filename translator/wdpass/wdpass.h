@@ -76,6 +76,13 @@ void markLoops(llvm::Function &F, llvm::FunctionAnalysisManager &FAM,
                llvm::DenseMap<llvm::Instruction *, llvm::Value *> &Done,
                Counts &C);
 
+// Scopes that tell alias analysis two different shared globals never
+// overlap (globalias.cpp); runs at the pipeline's start.
+struct GlobalScopes : llvm::PassInfoMixin<GlobalScopes> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  static bool isRequired() { return true; }
+};
+
 } // namespace ompdsm_wd
 
 #endif

@@ -15,6 +15,11 @@
             loop, none in it (and per-store marks with the optimisation off);
             a function with a loop gets a plain copy without marks that its
             entry calls while the runtime's size is 0, one without a loop not
+  alias     globalias.c through FileCheck: the shared globals' alias
+            scopes (globalias.cpp) let LICM move a global scalar's load out
+            of a loop that stores to another shared global, and not out of
+            one that stores through a parameter; without them
+            (-ompdsm-global-scopes=false) the load stays in both
   overhead  overhead.c under callgrind: the kernels' extra instructions per
             stored element at -O2, with the optimisation on and off, printed
             and bounded (77 without valgrind)
@@ -187,6 +192,26 @@ def part_loop_ir(c):
     return 0
 
 
+def part_alias(c):
+    if not os.access(c.filecheck, os.X_OK):
+        print("SKIP: no %s (Debian package llvm-19-tools)" % c.filecheck)
+        return 77
+    for prefix, on in (("SCOPES", "true"), ("NOSCOPES", "false")):
+        ll = os.path.join(c.tmp, "globalias.ll")
+        if not c.compile(ll, [c.path("globalias.c")],
+                         ["-O2", "-fno-vectorize", "-fno-unroll-loops", "-S", "-emit-llvm",
+                          "-mllvm", "-ompdsm-wd-plain=false",
+                          "-mllvm", "-ompdsm-global-scopes=" + on], link=False):
+            continue
+        with open(ll) as f:
+            r = run([c.filecheck, "--check-prefix=" + prefix, c.path("globalias.c")], stdin=f)
+        if r.returncode != 0:
+            c.fail("FileCheck %s:\n%s" % (prefix, r.stdout))
+        else:
+            print("ok alias %s" % prefix)
+    return 0
+
+
 def callgrind_counts(c, exe):
     """{function: instructions} of the kernel_* functions, and stdout."""
     out = os.path.join(c.tmp, "callgrind.out")
@@ -293,7 +318,8 @@ def part_ompcc(c):
 
 
 PARTS = {"stores": part_stores, "guard": part_guard, "weak": part_weak,
-         "loop-ir": part_loop_ir, "overhead": part_overhead, "ompcc": part_ompcc}
+         "loop-ir": part_loop_ir, "overhead": part_overhead, "ompcc": part_ompcc,
+         "alias": part_alias}
 
 
 def main():
