@@ -202,9 +202,30 @@ uint64_t dsm_log_append(const struct notice *v, size_t n)
         __atomic_store_n(&e->seq, start + i + 1, __ATOMIC_RELEASE);
     }
     uint64_t *m = mirror_local();
+    /* The mirror holds the last DSM_LOG_MIRROR entries of the releases
+     * before too, while they end where this one starts: an acquirer that
+     * missed several releases (a node whose lock release publishes a page
+     * also at its acquire, OMPDSM_LOCK_KEEP) still finds them all.  The
+     * oldest go first. */
+    uint64_t m0 = m[0], m1 = m[1];
+    int go_on = m[2 + DSM_MIRROR_WORDS] == m1 && m1 == start && m0 < m1 &&
+                n <= DSM_LOG_MIRROR;
     __atomic_store_n(&m[2 + DSM_MIRROR_WORDS], 0, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
-    if (n <= DSM_LOG_MIRROR) {
+    if (go_on) {
+        struct notice *e = (struct notice *)&m[2];
+        uint64_t held = m1 - m0;
+        if (held + n > DSM_LOG_MIRROR) {
+            uint64_t drop = held + n - DSM_LOG_MIRROR;
+            memmove(e, e + drop, (size_t)(held - drop) * sizeof *e);
+            held -= drop;
+            __atomic_store_n(&m[0], m0 + drop, __ATOMIC_RELAXED);
+        }
+        memcpy(e + held, v, n * sizeof *v);
+        __atomic_store_n(&m[1], start + n, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_RELEASE);
+        __atomic_store_n(&m[2 + DSM_MIRROR_WORDS], start + n, __ATOMIC_RELAXED);
+    } else if (n <= DSM_LOG_MIRROR) {
         __atomic_store_n(&m[0], start, __ATOMIC_RELAXED);
         __atomic_store_n(&m[1], start + n, __ATOMIC_RELAXED);
         memcpy(&m[2], v, n * sizeof *v);
