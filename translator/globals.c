@@ -112,11 +112,27 @@ void tr_globals_classify(tu *t)
  * declarations
  * ------------------------------------------------------------------------ */
 
+/* Where ch is, going back from `from` over white space and line markers
+ * (not below limit), or -1.  gcc -E, ompcc's preprocessor with the gcc
+ * backend, writes a line marker (`# 183 "is.c" 3 4`) before and after the
+ * expansion of a system header's macro: `p = NULL;` has one between its
+ * '=' and `((void *)0)` (NPB IS's key_buff1_aptr). */
 static unsigned find_back(tu *t, unsigned from, char ch, unsigned limit)
 {
     unsigned p = from;
-    while (p > limit && isspace((unsigned char)t->text[p - 1]))
-        p--;
+    for (;;) {
+        while (p > limit && isspace((unsigned char)t->text[p - 1]))
+            p--;
+        unsigned ls = p; /* the start of the line p - 1 is on */
+        while (ls > limit && t->text[ls - 1] != '\n')
+            ls--;
+        unsigned q = ls;
+        while (q < p && (t->text[q] == ' ' || t->text[q] == '\t'))
+            q++;
+        if (ls == limit || ls == p || q == p || t->text[q] != '#')
+            break;
+        p = ls; /* a line marker: the line before it */
+    }
     if (p > limit && t->text[p - 1] == ch)
         return p - 1;
     return (unsigned)-1;

@@ -26,10 +26,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CONFORMANCE = os.path.join(HERE, "..", "omp", "conformance.py")
 
 # tasks, reductions, threadprivate/copyin, shared globals of struct type,
-# copyprivate, dynamic schedules, VLAs and a program of several files
+# copyprivate, dynamic schedules, VLAs, a program of several files, and
+# globals initialised with system headers' macros (gcc -E puts line
+# markers between their '=' and the expansion: an internal error before)
 PROGRAMS = ("task_fib,task_sparselu,reduction_double,threadprivate_copyin,"
             "global_struct_union,single_copyprivate,sched_dynamic_chunk,"
-            "data_vla_local,atomic_double,mtu_threadprivate")
+            "data_vla_local,atomic_double,mtu_threadprivate,global_init_macros")
 
 HEADER = "#define N 4\n#define VAL 100\n"
 
