@@ -119,7 +119,7 @@ static int stale_decide(uint32_t p, int force)
 static void stale_run(uint32_t pg, uint32_t n, int force)
 {
     page_run_lock(pg, n);
-    int sent = 0, solo = dsm_g.wd == WD_OFF && dsm_solo_writer();
+    int sent = 0, solo = dsm_solo_writer(); /* (page protection only) */
     uint8_t what[DSM_PLOCK_STRIPES];
     for (uint32_t k = 0; k < n; k++) {
         uint32_t p = pg + k;

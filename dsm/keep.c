@@ -141,17 +141,22 @@ int dsm_keep_recent(uint32_t pg)
     return dsm_g.keep_on && dsm_keep_ok(pg);
 }
 
+/* A write to kept page pg that a release found: home migration counts
+ * the write fault keeping saved (policy faults) and, at the home, a whole
+ * page (policy diffs, as at a home's write fault); a diff counts its own
+ * bytes. */
+static void count_saved_fault(uint32_t pg)
+{
+    dsm_mig_fault(pg, 1);
+    if (dsm_home(pg) == dsm_g.rank)
+        dsm_mig_bytes(pg, dsm_g.page_size);
+}
+
 int dsm_keep_count(uint32_t pg, int written, int was_kept)
 {
     uint32_t h = dsm_g.keep[pg];
-    if (written && was_kept && (h & KEEP_LOCKW)) {
-        /* Written since the solo lock release that kept it in this
-         * interval: home migration counts the fault that saved, as
-         * take_solo does. */
-        dsm_mig_fault(pg, 1);
-        if (dsm_home(pg) == dsm_g.rank)
-            dsm_mig_bytes(pg, dsm_g.page_size);
-    }
+    if (written && was_kept && (h & KEEP_LOCKW))
+        count_saved_fault(pg); /* (since the solo lock release that kept it) */
     written |= (h & KEEP_LOCKW) != 0; /* (dropped below) */
     uint32_t flags = h & (KEEP_LISTED | KEEP_SHARED | KEEP_HIT | KEEP_MISS | KEEP_GOOD);
     if (written) {
@@ -243,14 +248,8 @@ static void take_solo(uint32_t *kv, size_t nk, uint32_t **v, size_t *nv, size_t 
             dsm_page_list_push(v, nv, cap, p);
             /* (a page homed here also changes when another node's diff
              * lands: no sign that this node wrote) */
-            int home = dsm_home(p) == dsm_g.rank;
-            changed += !home;
-            /* Home migration counts the write fault keeping saved (policy
-             * faults) and, at the home, a whole page (policy diffs, as at
-             * a home's write fault); a diff counts its own bytes. */
-            dsm_mig_fault(p, 1);
-            if (home)
-                dsm_mig_bytes(p, dsm_g.page_size);
+            changed += dsm_home(p) != dsm_g.rank;
+            count_saved_fault(p);
         } else {
             kv[back++] = p;
         }

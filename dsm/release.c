@@ -72,26 +72,29 @@ static size_t dsm_send_diff(uint32_t pg, int home, int keep)
     return n;
 }
 
-int dsm_flush_dirty(uint32_t pg)
+/* The diff of a dirty non-home page sent ahead of a release, its notice
+ * queued with the next release's extra notices; keep as dsm_send_diff.
+ * Returns whether it changed (a kept page may not have). */
+static int diff_early(uint32_t pg, int keep)
 {
-    dsm_protect(pg, 1, PROT_READ);
-    dsm_g.state[pg] = PG_RO;
-    if (!dsm_send_diff(pg, dsm_home(pg), 0))
-        return 0; /* (a page kept writable and not written since) */
+    if (!dsm_send_diff(pg, dsm_home(pg), keep))
+        return 0;
     pthread_mutex_lock(&dsm_g.dirty_lock);
     notice_push(&dsm_g.extra_notices, pg, 1, dsm_g.rank);
     pthread_mutex_unlock(&dsm_g.dirty_lock);
     return 1;
 }
 
+int dsm_flush_dirty(uint32_t pg)
+{
+    dsm_protect(pg, 1, PROT_READ);
+    dsm_g.state[pg] = PG_RO;
+    return diff_early(pg, 0);
+}
+
 int dsm_rebase_diff(uint32_t pg)
 {
-    if (!dsm_send_diff(pg, dsm_home(pg), 1))
-        return 0;
-    pthread_mutex_lock(&dsm_g.dirty_lock);
-    notice_push(&dsm_g.extra_notices, pg, 1, dsm_g.rank);
-    pthread_mutex_unlock(&dsm_g.dirty_lock);
-    return 1;
+    return diff_early(pg, 1);
 }
 
 /* For a page homed here and kept writable (it has a twin): whether it

@@ -179,17 +179,23 @@ def part_loop_ir(c):
     noplain = ["-mllvm", "-ompdsm-wd-plain=false"]
     for prefix, extra in (("LOOP", noplain), ("EACH", noplain + ["-mllvm", "-ompdsm-wd-loops=false"]),
                           ("PLAIN", [])):
-        ll = os.path.join(c.tmp, "loop.ll")
-        if not c.compile(ll, [c.path("loop.c")], ["-O2", "-fno-vectorize", "-fno-unroll-loops",
-                                                  "-S", "-emit-llvm"] + extra, link=False):
-            continue
-        with open(ll) as f:
-            r = run([c.filecheck, "--check-prefix=" + prefix, c.path("loop.c")], stdin=f)
-        if r.returncode != 0:
-            c.fail("FileCheck %s:\n%s" % (prefix, r.stdout))
-        else:
-            print("ok loop-ir %s" % prefix)
+        filecheck_ir(c, "loop.c", prefix, extra, "loop-ir")
     return 0
+
+
+def filecheck_ir(c, src, prefix, flags, part):
+    """SRC compiled with the pass at -O2 (no vectorising or unrolling) to
+    IR, through FileCheck with its PREFIX lines."""
+    ll = os.path.join(c.tmp, os.path.splitext(src)[0] + ".ll")
+    if not c.compile(ll, [c.path(src)], ["-O2", "-fno-vectorize", "-fno-unroll-loops",
+                                         "-S", "-emit-llvm"] + flags, link=False):
+        return
+    with open(ll) as f:
+        r = run([c.filecheck, "--check-prefix=" + prefix, c.path(src)], stdin=f)
+    if r.returncode != 0:
+        c.fail("FileCheck %s:\n%s" % (prefix, r.stdout))
+    else:
+        print("ok %s %s" % (part, prefix))
 
 
 def part_alias(c):
@@ -197,18 +203,9 @@ def part_alias(c):
         print("SKIP: no %s (Debian package llvm-19-tools)" % c.filecheck)
         return 77
     for prefix, on in (("SCOPES", "true"), ("NOSCOPES", "false")):
-        ll = os.path.join(c.tmp, "globalias.ll")
-        if not c.compile(ll, [c.path("globalias.c")],
-                         ["-O2", "-fno-vectorize", "-fno-unroll-loops", "-S", "-emit-llvm",
-                          "-mllvm", "-ompdsm-wd-plain=false",
-                          "-mllvm", "-ompdsm-global-scopes=" + on], link=False):
-            continue
-        with open(ll) as f:
-            r = run([c.filecheck, "--check-prefix=" + prefix, c.path("globalias.c")], stdin=f)
-        if r.returncode != 0:
-            c.fail("FileCheck %s:\n%s" % (prefix, r.stdout))
-        else:
-            print("ok alias %s" % prefix)
+        filecheck_ir(c, "globalias.c", prefix,
+                     ["-mllvm", "-ompdsm-wd-plain=false", "-mllvm", "-ompdsm-global-scopes=" + on],
+                     "alias")
     return 0
 
 
