@@ -308,6 +308,22 @@ struct dsm_stats {
 };
 #define DSM_STATS_LOCK_LOCAL 1 /* (lock_local_handoffs exists) */
 void dsm_stats_get(struct dsm_stats *out);
+/* Each thread counts into a block of its own (stats.c); dsm_stat_add is
+ * inline here for the layer above's one counter, the lock acquires of a
+ * job of one node (runtime/lock.c), which take no dsm call at all. */
+extern __thread struct dsm_stats *dsm_st_self
+    __attribute__((tls_model("initial-exec")));
+void dsm_stat_slow(size_t off, uint64_t v);
+static inline void dsm_stat_add(size_t off, uint64_t v)
+{
+    struct dsm_stats *b = dsm_st_self;
+    if (__builtin_expect(b != NULL, 1)) {
+        uint64_t *p = (uint64_t *)((char *)b + off);
+        __atomic_store_n(p, *p + v, __ATOMIC_RELAXED);
+    } else {
+        dsm_stat_slow(off, v);
+    }
+}
 
 /* ---- pagestat.c: per-page counters for the thrashing report ---- */
 struct dsm_page_stat {

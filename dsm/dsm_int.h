@@ -861,19 +861,6 @@ int dsm_llock_waiting(const struct dsm_llock *e);
  * with it (clang -fopenmp, 2 threads: 1.60-1.98 s).  A thread beyond the
  * blocks counts into dsm_st with atomics, as every thread once did. */
 extern struct dsm_stats dsm_st;
-extern __thread struct dsm_stats *dsm_st_self
-    __attribute__((tls_model("initial-exec")));
-void dsm_stat_slow(size_t off, uint64_t v);
-static inline void dsm_stat_add(size_t off, uint64_t v)
-{
-    struct dsm_stats *b = dsm_st_self;
-    if (OMPDSM_LIKELY(b != NULL)) {
-        uint64_t *p = (uint64_t *)((char *)b + off);
-        __atomic_store_n(p, *p + v, __ATOMIC_RELAXED);
-    } else {
-        dsm_stat_slow(off, v);
-    }
-}
 #define DSM_STAT(f, v) \
     dsm_stat_add(offsetof(struct dsm_stats, f), (uint64_t)(v))
 

@@ -371,6 +371,8 @@ static size_t sample(struct boot_state *st)
     st->progress = progress();
     st->blocked = n > 0;
     struct boot_thread *t = (struct boot_thread *)(diag.buf + sizeof *st);
+    uint64_t solo_held[SLOT_HELD];
+    uint32_t nsolo = 0;
     for (int i = 0; i < n; i++) {
         struct wait_slot c;
         uint64_t s0;
@@ -392,6 +394,11 @@ static size_t sample(struct boot_state *st)
                 FLUSH_SPIN_GAP_NS * 5)
             c.kind = RT_WAIT_NONE;
         st->moves += s0;
+        /* A job of one node keeps no held lists for omp locks (lock.c):
+         * a lock a thread of it waits for is held by a thread of it. */
+        if (rt_solo_locks && nsolo < SLOT_HELD &&
+            (c.kind == RT_WAIT_LOCK || c.kind == RT_WAIT_NEST_LOCK))
+            solo_held[nsolo++] = c.lock;
         fill_thread(&t[i], &c, now);
         /* A fault waits for the home's service side, never for another
          * node's program, and its get is not counted in flight: shown,
@@ -408,6 +415,8 @@ static size_t sample(struct boot_state *st)
              j++)
             h[nh++] = __atomic_load_n(&slots[i].held[j], __ATOMIC_RELAXED);
     }
+    for (uint32_t j = 0; j < nsolo && nh < BOOT_STATE_HELD_MAX; j++)
+        h[nh++] = solo_held[j];
     st->nheld = nh;
     return sizeof *st + (size_t)n * sizeof *t + st->nheld * sizeof *h;
 }
@@ -550,8 +559,6 @@ void rt_diag_start(void)
     const char *m = getenv("OMPDSM_MONITOR");
     diag.monitor = m && !strcmp(m, "1");
     dl_iterate_phdr(find_main, NULL);
-    if (comm_size() < 2 && !diag.monitor)
-        return;
     pthread_t th;
     pthread_attr_t a;
     pthread_attr_init(&a);

@@ -338,6 +338,7 @@ RT_API int OMPDSM_main(int argc, char **argv, char **envp,
     ensure_no_aslr(argv);
     if (comm_init() < 0)
         ompdsm_fatal("cannot start the node (bootstrap failed)");
+    rt_solo_locks = comm_size() == 1;
     rt_env_init(comm_size());
     rt_stats_install(); /* before the DSM's SIGSEGV handler, which chains */
     dsm_init();

@@ -289,6 +289,11 @@ uint32_t rt_critical_id(const char *name);
 /* The registered translation units. */
 const OMPDSM_unit *rt_units(void);
 
+/* ---- lock.c: the OpenMP lock routines ---- */
+/* A job of one node: omp locks are futex words in the lock objects, with
+ * no DSM lock and no held list (set at start, before any lock). */
+extern int rt_solo_locks;
+
 /* ---- atomic.c: the atomic construct ---- */
 /* Every node, at start: the update function of atomics posted to a home
  * reached over tcp (dsm_atomic_post). */
