@@ -116,6 +116,15 @@ RT_API void *OMPDSM_local_alloc(unsigned long size, unsigned long align,
     return p;
 }
 
+RT_API void *OMPDSM_local_new(unsigned long size, unsigned long align)
+{
+    CALLER();
+    void *p = dsm_stack_alloc(size ? size : 1, align);
+    if (!p)
+        ompdsm_fatal("out of shared memory for a %lu-byte local variable", size);
+    return p;
+}
+
 RT_API void OMPDSM_local_free(void *pointer_variable_address)
 {
     void *p = *(void **)pointer_variable_address;

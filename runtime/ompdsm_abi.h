@@ -104,21 +104,33 @@ int OMPDSM_main(int argc, char **argv, char **envp,
  * Locals are freed in reverse order of allocation by the cleanup. */
 void *OMPDSM_local_alloc(unsigned long size, unsigned long align,
                          const void *init);
+/* The same without an initial value: malloc-like (fresh memory that no
+ * other pointer reaches and that holds no pointer), which lets the
+ * compiler keep a promoted array's accesses apart from every other
+ * object's, as it does for a local on the stack (NPB UA's laplacian: its
+ * 5x5x5 work arrays vectorize again). */
+__attribute__((__malloc__, __alloc_size__(1))) void *
+OMPDSM_local_new(unsigned long size, unsigned long align);
 /* Cleanup function: receives the address of the pointer variable. */
 void OMPDSM_local_free(void *pointer_variable_address);
 
 /* malloc & co. of the translated program, in the shared heap.  free of a
  * pointer outside the shared heap goes to the C library. */
-void *OMPDSM_malloc(unsigned long size);
-void *OMPDSM_calloc(unsigned long n, unsigned long size);
-void *OMPDSM_realloc(void *p, unsigned long size);
+/* (malloc-like as libc declares its own: what a program gets from malloc
+ * aliases nothing else, for the compiler as for native code) */
+__attribute__((__malloc__, __alloc_size__(1))) void *OMPDSM_malloc(unsigned long size);
+__attribute__((__malloc__, __alloc_size__(1, 2))) void *
+OMPDSM_calloc(unsigned long n, unsigned long size);
+__attribute__((__alloc_size__(2))) void *OMPDSM_realloc(void *p, unsigned long size);
 void OMPDSM_free(void *p);
 int OMPDSM_posix_memalign(void **out, unsigned long align, unsigned long size);
-void *OMPDSM_aligned_alloc(unsigned long align, unsigned long size);
-void *OMPDSM_memalign(unsigned long align, unsigned long size);
-void *OMPDSM_valloc(unsigned long size);
-char *OMPDSM_strdup(const char *s);
-char *OMPDSM_strndup(const char *s, unsigned long n);
+__attribute__((__malloc__, __alloc_size__(2))) void *
+OMPDSM_aligned_alloc(unsigned long align, unsigned long size);
+__attribute__((__malloc__, __alloc_size__(2))) void *
+OMPDSM_memalign(unsigned long align, unsigned long size);
+__attribute__((__malloc__, __alloc_size__(1))) void *OMPDSM_valloc(unsigned long size);
+__attribute__((__malloc__)) char *OMPDSM_strdup(const char *s);
+__attribute__((__malloc__)) char *OMPDSM_strndup(const char *s, unsigned long n);
 
 /* System calls that read or write user memory cannot take the DSM's page
  * faults (they fail with EFAULT), so ompcc routes these through wrappers

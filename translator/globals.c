@@ -138,15 +138,30 @@ static unsigned find_back(tu *t, unsigned from, char ch, unsigned limit)
     return (unsigned)-1;
 }
 
+/* The pointer of each rewritten variable is restrict-qualified: every
+ * access to the variable goes through it (the references become (*ptr)),
+ * and each variable is a heap allocation of its own, so two of them never
+ * overlap.  gcc, the backend of OMPDSM_CC=gcc, then knows that a store to
+ * one global changes no other (a store to `d` no longer reloads `tx1`,
+ * and a loop reading `b` and writing `a` vectorizes without a run-time
+ * overlap check), as native code knows of two objects; gcc disambiguates
+ * two restrict-qualified globals only from each other and from locals:
+ * pointers from parameters and memory, and opaque calls, still may change
+ * them.  clang ignores the qualifier on globals (ompcc's LLVM plugin gives
+ * the same facts as alias scopes: wdpass/globalias.cpp).  __restrict, not
+ * restrict: C89 and gnu89 have no keyword. */
+#define TR_GLOBAL_RESTRICT "__restrict "
+
 /* Edits of one declaration of a rewritten variable: the name becomes
- * (*ptr), an initializer is removed (the initialiser function stores it),
+ * (*__restrict ptr), an initializer is removed (the initialiser function stores it),
  * an omitted array size is filled in. */
 static void rewrite_declarator(tu *t, int v, int d)
 {
     var *vv = &t->vars.v[v];
     tr_node *n = &t->nodes.v[d];
     size_t len = strlen(vv->name);
-    tr_edit_add(t, n->loc, n->loc + (unsigned)len, tr_xasprintf("(*%s)", vv->ptr), 10);
+    tr_edit_add(t, n->loc, n->loc + (unsigned)len,
+                tr_xasprintf("(*" TR_GLOBAL_RESTRICT "%s)", vv->ptr), 10);
     if (d == vv->def && vv->init >= 0) {
         unsigned ib = t->nodes.v[vv->init].b, eq = find_back(t, ib, '=', n->loc);
         if (eq == (unsigned)-1)
@@ -348,7 +363,7 @@ static void split_groups(tu *t)
                          sc == CX_SC_Static ? "static " : sc == CX_SC_Extern ? "extern " : "",
                          v->threadprivate || v->tls ? "__thread " : "", sp);
             if (v->rewritten)
-                tr_sb_printf(&o, "(*%s)", v->ptr);
+                tr_sb_printf(&o, "(*" TR_GLOBAL_RESTRICT "%s)", v->ptr);
             else
                 tr_sb_puts(&o, v->name);
             if (i == v->def && v->init >= 0 && !v->rewritten && !v->dyn_init) {
@@ -398,7 +413,8 @@ static void rewrite_static(tu *t, int v)
     if (t->nodes.v[ds].first == vv->decls.v[0]) /* the group once */
         tr_edit_add(t, t->nodes.v[ds].b, t->nodes.v[ds].e, tr_xstrdup(""), 10);
     sp = tr_ast_type_spelling(vv->type);
-    tr_sb_printf(&f->pre_decls, "static __typeof__(%s) *%s;\n", sp, vv->ptr);
+    tr_sb_printf(&f->pre_decls, "static __typeof__(%s) *" TR_GLOBAL_RESTRICT "%s;\n",
+                 sp, vv->ptr);
     free(sp);
 }
 
@@ -528,17 +544,32 @@ static void rewrite_functions(tu *t)
  * shared locals and references
  * ------------------------------------------------------------------------ */
 
+/* The cleanup that frees a promoted local: a variable of its own holding
+ * the pointer, declared right after it (locals are freed in reverse order
+ * of allocation).  The pointer itself keeps its address untaken, or gcc
+ * would not treat it as restrict-qualified. */
+static const char *local_free_decl(const char *name)
+{
+    static char *buf; /* (valid until the next call) */
+    free(buf);
+    buf = tr_xasprintf(" void *__ompdsm_f_%s __attribute__((cleanup(OMPDSM_local_free)))"
+                       " = (void *)__ompdsm_l_%s;", name, name);
+    return buf;
+}
+
 static char *local_alloc_stmt(const var *v)
 {
-    return tr_xasprintf(" __typeof__(__ompdsm_i_%s) *__ompdsm_l_%s "
-                        "__attribute__((cleanup(OMPDSM_local_free))) = "
+    if (v->init < 0)
+        return tr_xasprintf(" __typeof__(__ompdsm_i_%s) *" TR_GLOBAL_RESTRICT "__ompdsm_l_%s = "
+                            "OMPDSM_local_new(sizeof(__ompdsm_i_%s), "
+                            "__alignof__(__ompdsm_i_%s));%s",
+                            v->name, v->name, v->name, v->name, local_free_decl(v->name));
+    return tr_xasprintf(" __typeof__(__ompdsm_i_%s) *" TR_GLOBAL_RESTRICT "__ompdsm_l_%s = "
                         "OMPDSM_local_alloc(sizeof(__ompdsm_i_%s), "
-                        "__alignof__(__ompdsm_i_%s), %s%s%s);",
+                        "__alignof__(__ompdsm_i_%s), %s&__ompdsm_i_%s);%s",
                         v->name, v->name, v->name, v->name,
-                        v->init >= 0 && tr_ast_type_is_volatile_object(v->type)
-                         ? "(const void *)" : "",
-                        v->init >= 0 ? "&__ompdsm_i_" : "0",
-                        v->init >= 0 ? v->name : "");
+                        tr_ast_type_is_volatile_object(v->type) ? "(const void *)" : "",
+                        v->name, local_free_decl(v->name));
 }
 
 /* Ends a declaration of the split statement: `;`, and a promoted local's
@@ -683,13 +714,12 @@ static void promote_locals(tu *t)
             tr_node *d = &t->nodes.v[v->decls.v[0]];
             tr_node *ds = &t->nodes.v[v->declstmt];
             tr_edit_add(t, d->loc, d->loc + (unsigned)strlen(v->name),
-                        tr_xasprintf("(*__ompdsm_l_%s)", v->name), 10);
-            tr_edit_add(t, d->e, d->e,
-                        tr_xstrdup(" __attribute__((cleanup(OMPDSM_local_free))) = 0"), 10);
+                        tr_xasprintf("(*" TR_GLOBAL_RESTRICT "__ompdsm_l_%s)", v->name), 10);
+            tr_edit_add(t, d->e, d->e, tr_xstrdup(" = 0"), 10);
             tr_edit_add(t, ds->e, ds->e,
-                        tr_xasprintf(" __ompdsm_l_%s = OMPDSM_local_alloc(sizeof(*__ompdsm_l_%s), "
-                                     "__alignof__(*__ompdsm_l_%s), 0);",
-                                     v->name, v->name, v->name),
+                        tr_xasprintf(" __ompdsm_l_%s = OMPDSM_local_new(sizeof(*__ompdsm_l_%s), "
+                                     "__alignof__(*__ompdsm_l_%s));%s",
+                                     v->name, v->name, v->name, local_free_decl(v->name)),
                         10);
         } else if (v->kind == VK_LOCAL) {
             tr_node *d = &t->nodes.v[v->decls.v[0]];
@@ -706,14 +736,13 @@ static void promote_locals(tu *t)
             char *ty = tr_ast_var_vm(t, i) != VM_NONE ? tr_xasprintf("__typeof__(%s)", v->name)
                                                     : tr_ast_var_type_name(t, i, 0);
             tr_edit_add(t, at, at,
-                        tr_xasprintf(" __typeof__(%s) *__ompdsm_l_%s "
-                                     "__attribute__((cleanup(OMPDSM_local_free))) = "
+                        tr_xasprintf(" __typeof__(%s) *" TR_GLOBAL_RESTRICT "__ompdsm_l_%s = "
                                      "OMPDSM_local_alloc(sizeof(%s), __alignof__(%s), "
-                                     "%s&%s);",
+                                     "%s&%s);%s",
                                      ty, v->name, ty, ty,
                                      tr_ast_type_is_volatile_object(v->type)
                                          ? "(const void *)" : "",
-                                     v->name),
+                                     v->name, local_free_decl(v->name)),
                         5);
             free(ty);
         }

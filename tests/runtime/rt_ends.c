@@ -77,7 +77,9 @@ static int user_main(int argc, char **argv, char **envp)
         f.block = OMPDSM_calloc(1, 8);
     if (!strncmp(mode, "overrun_", 8)) {
         char *p = OMPDSM_malloc(10); /* ALLOC_SITE */
-        memset(p, 1, 11);
+        volatile size_t over = 11; /* (the overrun is the test: the
+                                    * compiler must not see it) */
+        memset(p, 1, over);
         if (!strcmp(mode, "overrun_free"))
             OMPDSM_free(p);
     }

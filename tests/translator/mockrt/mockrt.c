@@ -712,6 +712,11 @@ void *OMPDSM_local_alloc(unsigned long size, unsigned long align, const void *in
     return p;
 }
 
+void *OMPDSM_local_new(unsigned long size, unsigned long align)
+{
+    return OMPDSM_local_alloc(size, align, NULL);
+}
+
 void OMPDSM_local_free(void *pointer_variable_address)
 {
     free(*(void **)pointer_variable_address);
