@@ -99,8 +99,11 @@ run
     for node in (0, 1):
         lines = [ln[len(f'[node {node}] '):] for ln in out.splitlines()
                  if ln.startswith(f'[node {node}] ')]
-        read = next((ln.split()[3:] for ln in lines
-                     if ln.startswith(f'node {node} read ')), None)
+        # (the program's line can follow gdb's unfinished "[Thread ...
+        # exited]" on the same line: both write to the node's stdout)
+        read = next((m.group(1).split() for ln in lines
+                     for m in [re.search(rf'node {node} read (.*)$', ln)] if m),
+                    None)
         want(read == closed,
              f'node {node} printed that it read {closed} (got {read})')
         vals = [m.group(1) for ln in lines
