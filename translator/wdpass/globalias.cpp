@@ -56,16 +56,43 @@ static const GlobalVariable *baseGlobal(const Value *Ptr)
   return G && sharedPointer(G) ? G : nullptr;
 }
 
+// The pointers themselves never change once the program runs: the
+// runtime sets each before main (OMPDSM_register_unit, from the unit's
+// constructor), the same address on every node, and no code of the
+// program stores to one (it cannot name them).  Their loads are marked
+// !invariant.load, so that where registers run short (NPB LU's jacld and
+// jacu read some forty globals in one loop body) the register allocator
+// reloads a pointer from its global instead of spilling it to the stack
+// and reloading it from there, and LICM may hoist it over calls.
+static unsigned markInvariant(Module &M)
+{
+  MDNode *Empty = MDNode::get(M.getContext(), {});
+  unsigned N = 0;
+  for (Function &F : M)
+    for (Instruction &I : instructions(F)) {
+      auto *L = dyn_cast<LoadInst>(&I);
+      if (!L || L->isVolatile() || L->isAtomic())
+        continue;
+      const auto *G = dyn_cast<GlobalVariable>(L->getPointerOperand()->stripPointerCasts());
+      if (!G || !sharedPointer(G))
+        continue;
+      L->setMetadata(LLVMContext::MD_invariant_load, Empty);
+      N++;
+    }
+  return N;
+}
+
 PreservedAnalyses GlobalScopes::run(Module &M, ModuleAnalysisManager &)
 {
   if (!Scopes)
     return PreservedAnalyses::all();
+  unsigned Invariant = markInvariant(M);
   SmallVector<const GlobalVariable *, 64> Gs;
   for (const GlobalVariable &G : M.globals())
     if (sharedPointer(&G))
       Gs.push_back(&G);
   if (Gs.size() < 2)
-    return PreservedAnalyses::all();
+    return Invariant ? PreservedAnalyses::none() : PreservedAnalyses::all();
   MDBuilder MDB(M.getContext());
   MDNode *Dom = MDB.createAnonymousAliasScopeDomain("ompdsm shared globals");
   DenseMap<const GlobalVariable *, unsigned> Index;
@@ -111,7 +138,7 @@ PreservedAnalyses GlobalScopes::run(Module &M, ModuleAnalysisManager &)
       Tagged++;
     }
   }
-  return Tagged ? PreservedAnalyses::none() : PreservedAnalyses::all();
+  return Tagged || Invariant ? PreservedAnalyses::none() : PreservedAnalyses::all();
 }
 
 } // namespace ompdsm_wd

@@ -10,7 +10,12 @@
  * !noalias, and LICM moves the load out of the loop (before the loop, none
  * in it); without them the store to d may change tx1, which is loaded again
  * at every iteration.  param: the store goes through a parameter, which may
- * point anywhere, tx1 included: the load stays in the loop either way. */
+ * point anywhere, tx1 included: the load stays in the loop either way.
+ * calls: the loads of the pointers themselves are !invariant.load (the
+ * runtime sets them before main and nothing changes them after), so the
+ * load of __ompdsm_g_d leaves a loop that calls an unknown function (LICM
+ * drops the tag on the hoisted load); without the pass the call may change
+ * the pointer, which is loaded again after it at every iteration. */
 
 extern double(*__ompdsm_g_tx1);
 extern double (*__ompdsm_g_d)[4096];
@@ -27,6 +32,16 @@ void param(double *p, long n)
         p[i] = (*__ompdsm_g_tx1) * (double)i;
 }
 
+void opaque(void);
+
+void calls(long n)
+{
+    for (long i = 0; i < n; i++) {
+        opaque();
+        (*__ompdsm_g_d)[i] = 1.0;
+    }
+}
+
 // SCOPES-LABEL: define{{.*}} void @kernel(
 // SCOPES:       load double{{.*}}!alias.scope
 // SCOPES:       [[LOOP:[0-9]+]]:{{.*}}preds = {{.*}}%[[LOOP]]
@@ -38,6 +53,11 @@ void param(double *p, long n)
 // SCOPES:       load double
 // SCOPES:       store double
 // SCOPES:       br i1 {{.*}}label %[[PLOOP]]
+// SCOPES-LABEL: define{{.*}} void @calls(
+// SCOPES:       load ptr, ptr @__ompdsm_g_d
+// SCOPES:       call void @opaque
+// SCOPES-NOT:   load ptr, ptr @__ompdsm_g_d
+// SCOPES:       declare{{.*}} @opaque(
 
 // NOSCOPES-LABEL: define{{.*}} void @kernel(
 // NOSCOPES-NOT:   !alias.scope
@@ -45,3 +65,7 @@ void param(double *p, long n)
 // NOSCOPES:       load double
 // NOSCOPES:       store double
 // NOSCOPES:       br i1 {{.*}}label %[[LOOP]]
+// NOSCOPES-LABEL: define{{.*}} void @calls(
+// NOSCOPES-NOT:   load ptr, ptr @__ompdsm_g_d
+// NOSCOPES:       call void @opaque
+// NOSCOPES:       load ptr, ptr @__ompdsm_g_d
