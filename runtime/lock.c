@@ -38,8 +38,8 @@ static uint32_t id_of(unsigned long long id, const char *what)
  * 14 ns against libgomp's 3.5 (the whole run 3.2 s against gcc
  * -fopenmp's 2.1 s with the gcc backend).  The holder's token lets
  * unset name a lock the thread does not hold, as the DSM's list did; the
- * deadlock report finds a one-node lock's holder without a list
- * (rt_diag_solo_held: every lock waited for is held on node 0). */
+ * deadlock report finds a one-node lock's holder without a list (diag.c's
+ * sample: a lock a thread of the only node waits for is held there). */
 int rt_solo_locks;
 
 static uint32_t solo_token(void)
