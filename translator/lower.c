@@ -323,11 +323,34 @@ static void lower_for(tu *t, int k, tr_sbuf *o)
                  c->ordered ? (c->lpriv.n ? "OMPDSM_LOOP_ORDERED | OMPDSM_LOOP_MONOTONIC"
                                        : "OMPDSM_LOOP_ORDERED")
                          : (c->lpriv.n ? "OMPDSM_LOOP_MONOTONIC" : "0"));
-    tr_sb_puts(o, "    while (OMPDSM_loop_next(&__ompdsm_L, &__ompdsm_lo, &__ompdsm_hi))\n"
-               "      for (__ompdsm_k = __ompdsm_lo; __ompdsm_k < __ompdsm_hi; __ompdsm_k++) {\n");
+    /* One loop, not ordered: the variable is an induction variable of its
+     * own type, set at each chunk's start and stepped in that type, as in
+     * the source.  Set from k at every iteration, (int)(lb + k * st)
+     * truncates a 64-bit value, whose wrapping gcc cannot rule out: it
+     * vectorized none of such loops (NPB UA's adds1m1: a[i] = c1 * a[i] +
+     * b[i] scalar, against gcc -fopenmp's vector loop).  The step's last
+     * value is the one the source loop's own test reads. */
+    int stepped = nl == 1 && !c->ordered;
+    if (stepped) {
+        const char *vn = t->vars.v[c->loops[0].var].name;
+        tr_sb_puts(o, "    while (OMPDSM_loop_next(&__ompdsm_L, &__ompdsm_lo, &__ompdsm_hi)) {\n");
+        if (c->loops[0].is_ptr)
+            tr_sb_printf(o, "      %s = __ompdsm_lb0 + (long long)__ompdsm_lo * __ompdsm_st0;\n"
+                         "      for (__ompdsm_k = __ompdsm_lo; __ompdsm_k < __ompdsm_hi;"
+                         " __ompdsm_k++, %s += __ompdsm_st0) {\n", vn, vn);
+        else
+            tr_sb_printf(o, "      %s = (__typeof__(%s))((unsigned long long)__ompdsm_lb0"
+                         " + __ompdsm_lo * (unsigned long long)__ompdsm_st0);\n"
+                         "      for (__ompdsm_k = __ompdsm_lo; __ompdsm_k < __ompdsm_hi;"
+                         " __ompdsm_k++, %s += (__typeof__(%s))__ompdsm_st0) {\n",
+                         vn, vn, vn, vn);
+    } else {
+        tr_sb_puts(o, "    while (OMPDSM_loop_next(&__ompdsm_L, &__ompdsm_lo, &__ompdsm_hi))\n"
+                   "      for (__ompdsm_k = __ompdsm_lo; __ompdsm_k < __ompdsm_hi; __ompdsm_k++) {\n");
+    }
     if (c->ordered)
         tr_sb_puts(o, "        OMPDSM_loop_iter(&__ompdsm_L, __ompdsm_k);\n");
-    for (l = 0; l < nl; l++) {
+    for (l = 0; l < nl && !stepped; l++) {
         loopinfo *L = &c->loops[l];
         const char *vn = t->vars.v[L->var].name;
         tr_sbuf idx;
@@ -356,7 +379,7 @@ static void lower_for(tu *t, int k, tr_sbuf *o)
         txt = tr_render_str(t, bb, be);
         tr_sb_puts(o, txt);
         free(txt);
-        tr_sb_puts(o, "\n      }\n");
+        tr_sb_puts(o, stepped ? "\n      }\n    }\n" : "\n      }\n");
     }
     c = &t->cons.v[k];
     if (c->lpriv.n) {
