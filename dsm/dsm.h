@@ -325,6 +325,32 @@ static inline void dsm_stat_add(size_t off, uint64_t v)
     }
 }
 
+/* ---- lock.c: a futex mutex in a word of one process ----
+ * For a job of one node, which shares nothing: 0 free, else the holder's
+ * value (even, not 0), with bit 0 set while threads sleep on it.  The
+ * DSM's own locks of one node hold 2; the runtime's omp locks the holder's
+ * token, in the lock object itself (runtime/lock.c). */
+static inline int dsm_word_try(uint32_t *w, uint32_t mine)
+{
+    uint32_t z = 0;
+    return __atomic_compare_exchange_n(w, &z, mine, 0, __ATOMIC_ACQUIRE,
+                                       __ATOMIC_RELAXED);
+}
+/* A brief spin; whether it took the word. */
+int dsm_word_spin(uint32_t *w, uint32_t mine);
+/* Sleeps until it takes the word. */
+void dsm_word_sleep(uint32_t *w, uint32_t mine);
+/* Wakes one thread sleeping on w. */
+void dsm_word_wake(uint32_t *w);
+/* Frees the word, waking a sleeper; returns the holder's value. */
+static inline uint32_t dsm_word_unlock(uint32_t *w)
+{
+    uint32_t old = __atomic_exchange_n(w, 0, __ATOMIC_RELEASE);
+    if (old & 1)
+        dsm_word_wake(w);
+    return old & ~1u;
+}
+
 /* ---- pagestat.c: per-page counters for the thrashing report ---- */
 struct dsm_page_stat {
     uint64_t addr;           /* the page's address */

@@ -961,10 +961,9 @@ static void acquired(uint32_t id, uint32_t q, struct dsm_llock *e, int cached,
 
 /* ---- one node ----
  * A job of one node shares nothing: a lock is a word of the process (its
- * slot in the dsm area, which no other node reads), 0 free, 1 held, 2
- * held with sleepers (Drepper's futex mutex), and nothing is released or
- * acquired.  A brief spin, then a futex (200 ms timeout: only a bound for
- * a lost wake-up). */
+ * slot in the dsm area, which no other node reads), taken as a futex
+ * mutex (dsm_word_*, below) with the value 2, and nothing is released or
+ * acquired. */
 static uint32_t *solo_word(uint32_t id)
 {
     int mgr;
@@ -973,49 +972,63 @@ static uint32_t *solo_word(uint32_t id)
     return (uint32_t *)(dsm_g.area + off);
 }
 
-static int solo_try(uint32_t id)
-{
-    uint32_t z = 0;
-    return __atomic_compare_exchange_n(solo_word(id), &z, 1, 0, __ATOMIC_ACQUIRE,
-                                       __ATOMIC_RELAXED);
-}
+enum { SOLO_MINE = 2 };
 
 static void solo_lock(uint32_t id)
 {
-    uint32_t *w = solo_word(id), c = 0;
-    if (__atomic_compare_exchange_n(w, &c, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+    uint32_t *w = solo_word(id);
+    if (dsm_word_try(w, SOLO_MINE))
         return;
     uint64_t t0 = ompdsm_now_ns();
-    for (int i = 0; i < 100; i++) {
-        c = 0;
-        if (__atomic_compare_exchange_n(w, &c, 1, 0, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_RELAXED))
-            goto out;
-        __builtin_ia32_pause();
-    }
-    if (c != 2)
-        c = __atomic_exchange_n(w, 2, __ATOMIC_ACQUIRE);
-    while (c) {
-        struct timespec ts = {0, 200 * 1000 * 1000};
-        ompdsm_futex(w, FUTEX_WAIT_PRIVATE, 2, &ts);
-        c = __atomic_exchange_n(w, 2, __ATOMIC_ACQUIRE);
-    }
-out:
+    if (!dsm_word_spin(w, SOLO_MINE))
+        dsm_word_sleep(w, SOLO_MINE);
     DSM_STAT(lock_ns, ompdsm_now_ns() - t0);
 }
 
-static void solo_unlock(uint32_t id)
+/* ---- a futex mutex in a word (dsm.h) ----
+ * 0 free, else the holder's value with bit 0 set while threads sleep on
+ * it (Drepper's mutex, with the holder's value in place of 1).  A brief
+ * spin, then a futex (200 ms timeout: only a bound for a lost wake-up). */
+int dsm_word_spin(uint32_t *w, uint32_t mine)
 {
-    uint32_t *w = solo_word(id);
-    if (__atomic_exchange_n(w, 0, __ATOMIC_RELEASE) == 2)
-        ompdsm_futex(w, FUTEX_WAKE_PRIVATE, 1, NULL);
+    for (int i = 0; i < 100; i++) {
+        __builtin_ia32_pause();
+        if (dsm_word_try(w, mine))
+            return 1;
+    }
+    return 0;
+}
+
+void dsm_word_sleep(uint32_t *w, uint32_t mine)
+{
+    for (;;) {
+        uint32_t c = __atomic_load_n(w, __ATOMIC_RELAXED);
+        if (c == 0) {
+            /* Taken with the sleepers' bit: the one woken cannot tell
+             * whether others sleep, so it wakes one at its unlock. */
+            if (__atomic_compare_exchange_n(w, &c, mine | 1, 0, __ATOMIC_ACQUIRE,
+                                            __ATOMIC_RELAXED))
+                return;
+            continue;
+        }
+        if (!(c & 1) && !__atomic_compare_exchange_n(w, &c, c | 1, 0, __ATOMIC_RELAXED,
+                                                     __ATOMIC_RELAXED))
+            continue;
+        struct timespec ts = {0, 200 * 1000 * 1000};
+        ompdsm_futex(w, FUTEX_WAIT_PRIVATE, c | 1, &ts);
+    }
+}
+
+void dsm_word_wake(uint32_t *w)
+{
+    ompdsm_futex(w, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 
 /* ---- the lock operations (dsm.h) ---- */
 
 int dsm_lock_fast(uint32_t id)
 {
-    if (!dsm_g.solo || !solo_try(id))
+    if (!dsm_g.solo || !dsm_word_try(solo_word(id), SOLO_MINE))
         return 0;
     remember(id, UINT32_MAX, NULL);
     DSM_STAT(lock_acquires, 1);
@@ -1183,7 +1196,7 @@ void dsm_unlock(uint32_t id)
     int migratory = held[k].migratory;
     held[k] = held[--nheld];
     if (dsm_g.solo) {
-        solo_unlock(id);
+        dsm_word_unlock(solo_word(id));
         return;
     }
     if (!e) {

@@ -102,13 +102,19 @@ RT_API char *OMPDSM_strndup(const char *s, unsigned long n)
     return p;
 }
 
+static void *local_get(unsigned long size, unsigned long align)
+{
+    void *p = dsm_stack_alloc(size ? size : 1, align);
+    if (!p)
+        ompdsm_fatal("out of shared memory for a %lu-byte local variable", size);
+    return p;
+}
+
 RT_API void *OMPDSM_local_alloc(unsigned long size, unsigned long align,
                                 const void *init)
 {
     CALLER();
-    void *p = dsm_stack_alloc(size ? size : 1, align);
-    if (!p)
-        ompdsm_fatal("out of shared memory for a %lu-byte local variable", size);
+    void *p = local_get(size, align);
     if (init) {
         memcpy(p, init, size);
         dsm_wd_wrote(p, size);
@@ -119,10 +125,7 @@ RT_API void *OMPDSM_local_alloc(unsigned long size, unsigned long align,
 RT_API void *OMPDSM_local_new(unsigned long size, unsigned long align)
 {
     CALLER();
-    void *p = dsm_stack_alloc(size ? size : 1, align);
-    if (!p)
-        ompdsm_fatal("out of shared memory for a %lu-byte local variable", size);
-    return p;
+    return local_get(size, align);
 }
 
 RT_API void OMPDSM_local_free(void *pointer_variable_address)

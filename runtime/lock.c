@@ -1,9 +1,7 @@
 /* runtime/lock.c - the OpenMP lock routines on distributed locks.  A lock
  * object holds a lock id; a nestable lock also its owner and depth, which
  * only the owner changes while it holds the lock. */
-#include <linux/futex.h>
 #include "rt.h"
-#include "comm/util/futex.h"
 
 static long long me(void)
 {
@@ -28,9 +26,10 @@ static uint32_t id_of(unsigned long long id, const char *what)
 
 /* ---- a job of one node ----
  * Nothing is shared with another node, so a lock is a futex word in the
- * lock object itself: the upper half of _ompdsm_id (the id is 32 bits;
- * jobs of several nodes leave that half 0).  It holds the holder's token
- * shifted left by one, and bit 0 when threads sleep on it.  A pair of
+ * lock object itself, taken as the DSM's word mutex (dsm.h's dsm_word_*):
+ * the upper half of _ompdsm_id (the id is 32 bits; jobs of several nodes
+ * leave that half 0).  It holds the holder's token shifted left by one,
+ * and bit 0 when threads sleep on it.  A pair of
  * omp_set_lock and omp_unset_lock is then a compare-swap and an exchange
  * in the cache line the program touched anyway, as libgomp's: NPB UA W
  * takes 116 million pairs, and a pair through the DSM's lock table and
@@ -58,13 +57,10 @@ static uint32_t *solo_word(void *lock_id)
 
 static int solo_try(void *lock_id)
 {
-    uint32_t z = 0;
-    return __atomic_compare_exchange_n(solo_word(lock_id), &z,
-                                       solo_token() << 1, 0, __ATOMIC_ACQUIRE,
-                                       __ATOMIC_RELAXED);
+    return dsm_word_try(solo_word(lock_id), solo_token() << 1);
 }
 
-/* A brief spin, then sleep (a 200 ms bound: only against a lost wake-up). */
+/* A brief spin, then sleep, in the wait record. */
 static void solo_wait(unsigned long long *lock_id, int kind, const void *pc,
                       const char *file, int line, const char *text,
                       const char *what)
@@ -72,44 +68,20 @@ static void solo_wait(unsigned long long *lock_id, int kind, const void *pc,
     uint32_t id = id_of(*lock_id, what);
     uint32_t *w = solo_word(lock_id), mine = solo_token() << 1;
     uint64_t t0 = ompdsm_now_ns();
-    for (int i = 0; i < 100; i++) {
-        __builtin_ia32_pause();
-        if (solo_try(lock_id))
-            goto out;
+    if (!dsm_word_spin(w, mine)) {
+        rt_wait_begin(kind, pc, file, line, text, id);
+        dsm_word_sleep(w, mine);
+        rt_wait_end();
     }
-    rt_wait_begin(kind, pc, file, line, text, id);
-    for (;;) {
-        uint32_t c = __atomic_load_n(w, __ATOMIC_RELAXED);
-        if (c == 0) {
-            /* Taken with the sleepers' bit: the one woken cannot tell
-             * whether others sleep, so it wakes one at its unset. */
-            if (__atomic_compare_exchange_n(w, &c, mine | 1, 0,
-                                            __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-                break;
-            continue;
-        }
-        if (!(c & 1) && !__atomic_compare_exchange_n(w, &c, c | 1, 0,
-                                                     __ATOMIC_RELAXED,
-                                                     __ATOMIC_RELAXED))
-            continue;
-        struct timespec ts = {0, 200 * 1000 * 1000};
-        ompdsm_futex(w, FUTEX_WAIT_PRIVATE, c | 1, &ts);
-    }
-    rt_wait_end();
-out:
     dsm_stat_add(offsetof(struct dsm_stats, lock_ns), ompdsm_now_ns() - t0);
 }
 
 static void solo_unset(unsigned long long *lock_id, const char *what)
 {
-    uint32_t old = __atomic_exchange_n(solo_word(lock_id), 0, __ATOMIC_RELEASE);
+    uint32_t old = dsm_word_unlock(solo_word(lock_id));
     if (OMPDSM_LIKELY(old == solo_token() << 1))
         return;
-    if (old == (solo_token() << 1 | 1)) {
-        ompdsm_futex(solo_word(lock_id), FUTEX_WAKE_PRIVATE, 1, NULL);
-        return;
-    }
-    if (old == 0xffffffffu)
+    if (old == 0xfffffffeu) /* (a destroyed lock: all ones) */
         id_of(~0ull, what);
     ompdsm_fatal("%s of lock %u, which this thread does not hold", what,
                  (uint32_t)*lock_id);

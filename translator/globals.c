@@ -138,8 +138,8 @@ static unsigned find_back(tu *t, unsigned from, char ch, unsigned limit)
     return (unsigned)-1;
 }
 
-/* The pointer of each rewritten variable is restrict-qualified: every
- * access to the variable goes through it (the references become (*ptr)),
+/* The pointer of each rewritten variable (and of each shared local) is
+ * restrict-qualified: every access to the variable goes through it (the references become (*ptr)),
  * and each variable is a heap allocation of its own, so two of them never
  * overlap.  gcc, the backend of OMPDSM_CC=gcc, then knows that a store to
  * one global changes no other (a store to `d` no longer reloads `tx1`,
@@ -150,7 +150,7 @@ static unsigned find_back(tu *t, unsigned from, char ch, unsigned limit)
  * them.  clang ignores the qualifier on globals (ompcc's LLVM plugin gives
  * the same facts as alias scopes: wdpass/globalias.cpp).  __restrict, not
  * restrict: C89 and gnu89 have no keyword. */
-#define TR_GLOBAL_RESTRICT "__restrict "
+#define TR_RESTRICT "__restrict "
 
 /* Edits of one declaration of a rewritten variable: the name becomes
  * (*__restrict ptr), an initializer is removed (the initialiser function stores it),
@@ -161,7 +161,7 @@ static void rewrite_declarator(tu *t, int v, int d)
     tr_node *n = &t->nodes.v[d];
     size_t len = strlen(vv->name);
     tr_edit_add(t, n->loc, n->loc + (unsigned)len,
-                tr_xasprintf("(*" TR_GLOBAL_RESTRICT "%s)", vv->ptr), 10);
+                tr_xasprintf("(*" TR_RESTRICT "%s)", vv->ptr), 10);
     if (d == vv->def && vv->init >= 0) {
         unsigned ib = t->nodes.v[vv->init].b, eq = find_back(t, ib, '=', n->loc);
         if (eq == (unsigned)-1)
@@ -363,7 +363,7 @@ static void split_groups(tu *t)
                          sc == CX_SC_Static ? "static " : sc == CX_SC_Extern ? "extern " : "",
                          v->threadprivate || v->tls ? "__thread " : "", sp);
             if (v->rewritten)
-                tr_sb_printf(&o, "(*" TR_GLOBAL_RESTRICT "%s)", v->ptr);
+                tr_sb_printf(&o, "(*" TR_RESTRICT "%s)", v->ptr);
             else
                 tr_sb_puts(&o, v->name);
             if (i == v->def && v->init >= 0 && !v->rewritten && !v->dyn_init) {
@@ -413,7 +413,7 @@ static void rewrite_static(tu *t, int v)
     if (t->nodes.v[ds].first == vv->decls.v[0]) /* the group once */
         tr_edit_add(t, t->nodes.v[ds].b, t->nodes.v[ds].e, tr_xstrdup(""), 10);
     sp = tr_ast_type_spelling(vv->type);
-    tr_sb_printf(&f->pre_decls, "static __typeof__(%s) *" TR_GLOBAL_RESTRICT "%s;\n",
+    tr_sb_printf(&f->pre_decls, "static __typeof__(%s) *" TR_RESTRICT "%s;\n",
                  sp, vv->ptr);
     free(sp);
 }
@@ -559,17 +559,18 @@ static const char *local_free_decl(const char *name)
 
 static char *local_alloc_stmt(const var *v)
 {
-    if (v->init < 0)
-        return tr_xasprintf(" __typeof__(__ompdsm_i_%s) *" TR_GLOBAL_RESTRICT "__ompdsm_l_%s = "
-                            "OMPDSM_local_new(sizeof(__ompdsm_i_%s), "
-                            "__alignof__(__ompdsm_i_%s));%s",
-                            v->name, v->name, v->name, v->name, local_free_decl(v->name));
-    return tr_xasprintf(" __typeof__(__ompdsm_i_%s) *" TR_GLOBAL_RESTRICT "__ompdsm_l_%s = "
-                        "OMPDSM_local_alloc(sizeof(__ompdsm_i_%s), "
-                        "__alignof__(__ompdsm_i_%s), %s&__ompdsm_i_%s);%s",
-                        v->name, v->name, v->name, v->name,
-                        tr_ast_type_is_volatile_object(v->type) ? "(const void *)" : "",
-                        v->name, local_free_decl(v->name));
+    const char *n = v->name;
+    char *init = v->init < 0 ? NULL
+                 : tr_xasprintf("%s&__ompdsm_i_%s",
+                                tr_ast_type_is_volatile_object(v->type) ? "(const void *)"
+                                                                        : "", n);
+    char *r = tr_xasprintf(" __typeof__(__ompdsm_i_%s) *" TR_RESTRICT "__ompdsm_l_%s = "
+                           "OMPDSM_local_%s(sizeof(__ompdsm_i_%s), __alignof__(__ompdsm_i_%s)"
+                           "%s%s);%s",
+                           n, n, init ? "alloc" : "new", n, n, init ? ", " : "",
+                           init ? init : "", local_free_decl(n));
+    free(init);
+    return r;
 }
 
 /* Ends a declaration of the split statement: `;`, and a promoted local's
@@ -714,7 +715,7 @@ static void promote_locals(tu *t)
             tr_node *d = &t->nodes.v[v->decls.v[0]];
             tr_node *ds = &t->nodes.v[v->declstmt];
             tr_edit_add(t, d->loc, d->loc + (unsigned)strlen(v->name),
-                        tr_xasprintf("(*" TR_GLOBAL_RESTRICT "__ompdsm_l_%s)", v->name), 10);
+                        tr_xasprintf("(*" TR_RESTRICT "__ompdsm_l_%s)", v->name), 10);
             tr_edit_add(t, d->e, d->e, tr_xstrdup(" = 0"), 10);
             tr_edit_add(t, ds->e, ds->e,
                         tr_xasprintf(" __ompdsm_l_%s = OMPDSM_local_new(sizeof(*__ompdsm_l_%s), "
@@ -736,7 +737,7 @@ static void promote_locals(tu *t)
             char *ty = tr_ast_var_vm(t, i) != VM_NONE ? tr_xasprintf("__typeof__(%s)", v->name)
                                                     : tr_ast_var_type_name(t, i, 0);
             tr_edit_add(t, at, at,
-                        tr_xasprintf(" __typeof__(%s) *" TR_GLOBAL_RESTRICT "__ompdsm_l_%s = "
+                        tr_xasprintf(" __typeof__(%s) *" TR_RESTRICT "__ompdsm_l_%s = "
                                      "OMPDSM_local_alloc(sizeof(%s), __alignof__(%s), "
                                      "%s&%s);%s",
                                      ty, v->name, ty, ty,

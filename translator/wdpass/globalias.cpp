@@ -64,42 +64,34 @@ static const GlobalVariable *baseGlobal(const Value *Ptr)
 // jacu read some forty globals in one loop body) the register allocator
 // reloads a pointer from its global instead of spilling it to the stack
 // and reloading it from there, and LICM may hoist it over calls.
-static unsigned markInvariant(Module &M)
+static bool loadsSharedPointer(const LoadInst *L)
 {
-  MDNode *Empty = MDNode::get(M.getContext(), {});
-  unsigned N = 0;
-  for (Function &F : M)
-    for (Instruction &I : instructions(F)) {
-      auto *L = dyn_cast<LoadInst>(&I);
-      if (!L || L->isVolatile() || L->isAtomic())
-        continue;
-      const auto *G = dyn_cast<GlobalVariable>(L->getPointerOperand()->stripPointerCasts());
-      if (!G || !sharedPointer(G))
-        continue;
-      L->setMetadata(LLVMContext::MD_invariant_load, Empty);
-      N++;
-    }
-  return N;
+  const auto *G = dyn_cast<GlobalVariable>(L->getPointerOperand()->stripPointerCasts());
+  return G && sharedPointer(G);
 }
 
 PreservedAnalyses GlobalScopes::run(Module &M, ModuleAnalysisManager &)
 {
   if (!Scopes)
     return PreservedAnalyses::all();
-  unsigned Invariant = markInvariant(M);
   SmallVector<const GlobalVariable *, 64> Gs;
   for (const GlobalVariable &G : M.globals())
     if (sharedPointer(&G))
       Gs.push_back(&G);
-  if (Gs.size() < 2)
-    return Invariant ? PreservedAnalyses::none() : PreservedAnalyses::all();
+  if (Gs.empty())
+    return PreservedAnalyses::all();
+  // Scopes only where two globals can be told apart.
+  bool Scoped = Gs.size() >= 2;
   MDBuilder MDB(M.getContext());
-  MDNode *Dom = MDB.createAnonymousAliasScopeDomain("ompdsm shared globals");
+  MDNode *Invariant = MDNode::get(M.getContext(), {});
   DenseMap<const GlobalVariable *, unsigned> Index;
   SmallVector<Metadata *, 64> Scope;
-  for (const GlobalVariable *G : Gs) {
-    Index[G] = Scope.size();
-    Scope.push_back(MDB.createAnonymousAliasScope(Dom, G->getName()));
+  if (Scoped) {
+    MDNode *Dom = MDB.createAnonymousAliasScopeDomain("ompdsm shared globals");
+    for (const GlobalVariable *G : Gs) {
+      Index[G] = Scope.size();
+      Scope.push_back(MDB.createAnonymousAliasScope(Dom, G->getName()));
+    }
   }
   // Per global, made when first used: its scope list and the list of all
   // the others' scopes.
@@ -111,6 +103,11 @@ PreservedAnalyses GlobalScopes::run(Module &M, ModuleAnalysisManager &)
       if (auto *L = dyn_cast<LoadInst>(&I)) {
         if (L->isVolatile() || L->isAtomic())
           continue;
+        if (loadsSharedPointer(L)) {
+          L->setMetadata(LLVMContext::MD_invariant_load, Invariant);
+          Tagged++;
+          continue;
+        }
         Ptr = L->getPointerOperand();
       } else if (auto *S = dyn_cast<StoreInst>(&I)) {
         if (S->isVolatile() || S->isAtomic())
@@ -119,7 +116,7 @@ PreservedAnalyses GlobalScopes::run(Module &M, ModuleAnalysisManager &)
       } else {
         continue;
       }
-      const GlobalVariable *G = baseGlobal(Ptr);
+      const GlobalVariable *G = Scoped ? baseGlobal(Ptr) : nullptr;
       if (!G)
         continue;
       unsigned K = Index.lookup(G);
@@ -138,7 +135,7 @@ PreservedAnalyses GlobalScopes::run(Module &M, ModuleAnalysisManager &)
       Tagged++;
     }
   }
-  return Tagged || Invariant ? PreservedAnalyses::none() : PreservedAnalyses::all();
+  return Tagged ? PreservedAnalyses::none() : PreservedAnalyses::all();
 }
 
 } // namespace ompdsm_wd
