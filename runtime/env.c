@@ -335,12 +335,13 @@ void rt_env_init(int nodes)
     static const char *const onoff[] = {"on", "off"};
     rt_icv.prof_share = ompdsm_env_choice("OMPDSM_PROFILED_SHARE", onoff, 2,
                                           0) == 0;
-    /* off by default: under load, counting stalls chased the DSM's own
-     * per-node costs and other jobs; on, it balances a node throttled by
-     * a quota; a quiet run is to decide (docs/design.md, "Stalls outside
-     * the loop body") */
+    /* on by default since the quiet runs of issue 39 (docs/performance.md,
+     * "CG under three kinds of slowness"): off, a first execution's
+     * measurement (its page faults) left CG A homogeneous at 1.7x
+     * static's time; on, every CG kernel was within 1.2% of static's or
+     * faster, and faster with a node on a slower CPU or under a quota */
     rt_icv.prof_stalls = ompdsm_env_choice("OMPDSM_PROFILED_STALLS", onoff,
-                                           2, 1) == 0;
+                                           2, 0) == 0;
     v = getenv("OMPDSM_PROFILED");
     rt_icv.prof_over = NULL;
     rt_icv.nprof_over = 0;

@@ -223,7 +223,7 @@ static const struct rt_env_var vars[] = {
      "when a measuring execution re-measures and re-splits its rest (0: never)", NULL},
     {"OMPDSM_PROFILED_RESERVE_MS", RT_ENV_NODE, "10", "milliseconds",
      "own work a thread runs after its checkpoint record while the others' come (0: wait)", NULL},
-    {"OMPDSM_PROFILED_STALLS", RT_ENV_NODE, "off", "on|off",
+    {"OMPDSM_PROFILED_STALLS", RT_ENV_NODE, "on", "on|off",
      "profiled loops count a thread's run delay outside the loop body in its time", NULL},
     {"OMPDSM_THREADS_PER_NODE", RT_ENV_NODE, "1", "1..256|auto",
      "OpenMP threads in each node process (auto: CPUs of its affinity mask)",

@@ -208,8 +208,11 @@ RT_API void OMPDSM_loop_end(OMPDSM_loop *loop, int nowait)
         ordered_pass_skipped();
         rt_self.ordered_loop = NULL;
     }
+    /* nowait 2, a combined parallel for's loop: a profiled loop that may
+     * re-partition still ends with the barrier that carries its times
+     * (ompdsm_abi.h) */
     if (L->kind == OMPDSM_SCHED_PROFILED)
-        rt_prof_end(L, nowait);
+        rt_prof_end(L, nowait == 1 || (nowait && L->frozen));
     else if (!nowait)
         rt_team_barrier(NULL, 0, 0, NULL);
     rt_wait_end();

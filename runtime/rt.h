@@ -382,6 +382,10 @@ struct rt_prof_group {
     uint64_t gen;                /* weights changed this many times */
     struct rt_prof_site *owner;  /* the loop whose measurement they are:
                                     only it judges drift */
+    struct rt_prof_site *lead;   /* with OMPDSM_PROFILED_STALLS, the loop
+                                    executed most often: the owner's sums
+                                    are windows of its executions, decided
+                                    at its ends (runtime/profiled_drift.c) */
 };
 /* Ranges a thread's part may have after checkpoints: a split that would
  * give a thread more ends the checkpoints of that execution. */

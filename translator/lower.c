@@ -406,7 +406,11 @@ static void lower_for(tu *t, int k, tr_sbuf *o)
     }
     reductions(t, k, o);
     c = &t->cons.v[k];
-    tr_sb_printf(o, "    OMPDSM_loop_end(&__ompdsm_L, %d);\n", c->nowait);
+    /* 2: the loop of a combined parallel for, whose barrier is the
+     * region's join (a profiled loop's times ride on a barrier of their
+     * own: OMPDSM_loop_end in runtime/ompdsm_abi.h) */
+    tr_sb_printf(o, "    OMPDSM_loop_end(&__ompdsm_L, %d);\n",
+                 c->combined == 2 ? 2 : c->nowait);
     privates_close(o, nb);
     free(site);
 }

@@ -27,7 +27,7 @@ partitions, checkpoint splits, moves undone) and the pages migrated, and
 the load average before and after.  The table has per kind and kernel the
 median times and the ratios of medians profiled/static and +diffs/static
 (below 1: faster than static).  --env sets a variable for the profiled
-runs only (e.g. OMPDSM_PROFILED_STALLS=on).  Every run's verification is
+runs only (e.g. OMPDSM_PROFILED_STALLS=off, the default before issue 39).  Every run's verification is
 checked.  Writes --out/slowcg.json and slowcg.md (default
 BUILD/bench-results-slowcg).
 """

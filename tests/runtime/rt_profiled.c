@@ -42,6 +42,14 @@
  *                            counted, the moves are judged by the
  *                            executions' time and the split returns to
  *                            equal instead of running away.
+ *   rt_profiled joined       a slow node under loops run as `parallel for`
+ *                            runs them (a region an execution, ended with
+ *                            nowait 2) from a measurement too brief to
+ *                            trust: with stalls counted the sums give it
+ *                            a smaller share.
+ *   rt_profiled lead         a group owned by a loop run once a round: the
+ *                            sums' windows count the group's most run
+ *                            loop, and the slow node's share falls.
  *   rt_profiled rounds SEED  checkpoints that re-split parts made of
  *                            several ranges: every iteration exactly once.
  *   rt_profiled check [off]  one execution whose measurement is misleading
@@ -266,7 +274,8 @@ static long long exec_once(const struct frame *f, long long iter_us,
             break;
         for (unsigned long long k = lo; k < hi; k++) {
             cnt++;
-            sleep_us(iter_us);
+            if (iter_us) /* (a sleep of 0 takes a timer's slack, 50 us) */
+                sleep_us(iter_us);
         }
         if (hi - lo < short_of)
             sleep_us(4 * (long long)(short_of - (hi - lo)) * f->base_us);
@@ -274,7 +283,7 @@ static long long exec_once(const struct frame *f, long long iter_us,
     long long t_loop = now_us() - t0;
     OMPDSM_red r[1] = {{g_count, &cnt, OMPDSM_TY_I64, OMPDSM_OP_ADD}};
     OMPDSM_reduce(r, 1);
-    OMPDSM_loop_end(&L, 0);
+    OMPDSM_loop_end(&L, f->nowait);
     return t_loop;
 }
 /* f->stall_pct's test: STALL_EXECS executions of the loop in one region (the
@@ -322,12 +331,49 @@ static void region_homog(void *fp)
     publish_vec(f, tid);
 }
 
+/* The joined test: one execution a region, as a `parallel for` runs,
+ * ended as ompcc ends the loop of one (nowait 2: the join is the
+ * barrier); the slow node's iterations take slow_us longer. */
+enum { JOINED_EXECS = 80 };
+static void region_joined(void *fp)
+{
+    struct frame *f = fp;
+    int tid = omp_get_thread_num();
+    exec_once(f, f->base_us + (tid == f->slow_node ? f->slow_us : 0), 0);
+    publish_vec(f, tid);
+}
+
+/* The lead test, in one region: an execution of loop A (site NSITES -
+ * 1), then LEAD_ROUNDS rounds of one execution of loop B (site NSITES -
+ * 2, A's trip count) and LEAD_EXECS of A.  A's first execution (its
+ * measurement) and every execution of B have empty bodies, so both
+ * measurements are too brief to trust and B, measuring last, owns the
+ * group; A's later executions have the slow node's iterations slow_us
+ * longer. */
+enum { LEAD_ROUNDS = 8, LEAD_EXECS = 10 };
+static void region_lead(void *fp)
+{
+    struct frame *f = fp, g = *f;
+    int tid = omp_get_thread_num();
+    g.site = NSITES - 2;
+    exec_once(f, 0, 0);
+    for (int r = 0; r < LEAD_ROUNDS; r++) {
+        exec_once(&g, 0, 0);
+        for (int e = 0; e < LEAD_EXECS; e++)
+            exec_once(f, f->base_us + (tid == f->slow_node ? f->slow_us : 0),
+                      0);
+    }
+    publish_vec(f, tid);
+}
+
 static OMPDSM_region rd = {region, "rt_profiled.c:60 (main)", 0};
 static OMPDSM_region rds = {region_stall, "rt_profiled.c:61 (stall)", 0};
 static OMPDSM_region rdh = {region_homog, "rt_profiled.c:62 (homog)", 0};
-static OMPDSM_region *regions[] = {&rd, &rds, &rdh};
+static OMPDSM_region rdj = {region_joined, "rt_profiled.c:63 (joined)", 0};
+static OMPDSM_region rdl = {region_lead, "rt_profiled.c:64 (lead)", 0};
+static OMPDSM_region *regions[] = {&rd, &rds, &rdh, &rdj, &rdl};
 static OMPDSM_unit unit = {OMPDSM_ABI_VERSION, "rt_profiled.c", globals,
-                           sizeof globals / sizeof *globals, 0, regions, 3, 0,
+                           sizeof globals / sizeof *globals, 0, regions, 5, 0,
                            0, 0};
 __attribute__((constructor)) static void reg(void) { OMPDSM_register_unit(&unit); }
 
@@ -796,6 +842,85 @@ static void stall_out(int T)
           f.n / (unsigned long long)T);
 }
 
+/* A slow node under loops written as `parallel for` (issue 39): one
+ * execution a region, each ended by OMPDSM_loop_end(&L, 2), a
+ * measurement of one iteration (too brief to trust, or under 20 ms:
+ * static's split), the last node's iterations 3-4 times as long.  With
+ * OMPDSM_PROFILED_STALLS on the executions' sums must move the split
+ * towards their speeds, to at most 75% of an equal share for the slow node and
+ * less than node 0's.  Seen failing: when nowait 2 was nowait (no record
+ * of any execution: static's split for ever), and when a measurement
+ * too brief to trust stopped the sums. */
+static void joined(int T)
+{
+    rtt_phase("joined");
+    /* 100 us an iteration (a sleep: at least that, and a timer's slack
+     * of 50 us more), 100 a node: 10-15 ms an execution on the fast
+     * nodes, 40-45 on the slow one (at a third of their speed or less:
+     * its best share is a fifth at np2, under half of the 75% checked) */
+    struct frame f = {(unsigned long long)T * 100, 0, 1, 0, NSITES - 1, 0, 2,
+                      T - 1, 300, 100, 0, 0, 0};
+    *g_count = 0;
+    for (int e = 0; e < JOINED_EXECS; e++)
+        OMPDSM_parallel(&rdj, &f, sizeof f, 0, 1);
+    CHECK_EQ_LL(*g_count, JOINED_EXECS * (long long)f.n, "iterations run");
+    unsigned long long sum;
+    struct rt_prof_site *ps = T > 1 ? kept_state(f.site, T, &sum) : NULL;
+    if (!ps)
+        return;
+    printf("rt_profiled joined: %llu re-partitions by the sums (%llu "
+           "undone), %llu measurements (brief: %d); vector[%d] %llu of %llu\n",
+           (unsigned long long)ps->acc_splits,
+           (unsigned long long)ps->reverts,
+           (unsigned long long)ps->measurements, ps->brief, T - 1,
+           (unsigned long long)ps->vec[T - 1], f.n);
+    CHECK_EQ_ULL(sum, f.n, "kept vector's sum");
+    CHECK(ps->vec[T - 1] < ps->vec[0], "the slow node %d keeps %llu "
+          "iterations, node 0 %llu", T - 1,
+          (unsigned long long)ps->vec[T - 1], (unsigned long long)ps->vec[0]);
+    CHECK(ps->vec[T - 1] * 4 <= 3 * (f.n / (unsigned long long)T),
+          "the slow node %d keeps %llu of %llu iterations (equal: %llu)",
+          T - 1, (unsigned long long)ps->vec[T - 1], f.n,
+          f.n / (unsigned long long)T);
+}
+
+/* A group owned by a loop that runs once a round (region_lead), as a
+ * banded CG's last loop owns its group: with OMPDSM_PROFILED_STALLS the
+ * sums' windows are counted in executions of the group's loop executed
+ * most often, so the slow node's share of A must fall to 75% of an
+ * equal one or less.  Seen failing when the windows counted the owner's
+ * executions (8 in the run: two windows, no move). */
+static void lead(int T)
+{
+    rtt_phase("lead");
+    /* 100 us an iteration (300 more on the slow node), 50 a node: 5-8 ms
+     * an execution of A on the fast nodes, 20-23 on the slow one */
+    struct frame f = {(unsigned long long)T * 50, 0, 1, 0, NSITES - 1, 0, 0,
+                      T - 1, 300, 100, 0, 0, 0};
+    *g_count = 0;
+    OMPDSM_parallel(&rdl, &f, sizeof f, 0, 1);
+    CHECK_EQ_LL(*g_count, (LEAD_ROUNDS * (LEAD_EXECS + 1) + 1) * (long long)f.n,
+                "iterations run");
+    unsigned long long sum;
+    struct rt_prof_site *ps = T > 1 ? kept_state(f.site, T, &sum) : NULL;
+    struct rt_prof_site *pb = T > 1 ? site_state(NSITES - 2) : NULL;
+    if (!ps || !pb)
+        return;
+    printf("rt_profiled lead: A %llu measurements (brief: %d), B %llu (brief "
+           "%d), B owns the group: %d; %llu re-partitions by the sums (%llu "
+           "undone); vector[%d] %llu of %llu\n",
+           (unsigned long long)ps->measurements, ps->brief,
+           (unsigned long long)pb->measurements, pb->brief,
+           ps->grp && ps->grp->owner == pb,
+           (unsigned long long)pb->acc_splits, (unsigned long long)pb->reverts,
+           T - 1, (unsigned long long)ps->vec[T - 1], f.n);
+    CHECK_EQ_ULL(sum, f.n, "kept vector's sum");
+    CHECK(ps->vec[T - 1] * 4 <= 3 * (f.n / (unsigned long long)T),
+          "the slow node %d keeps %llu of %llu iterations (equal: %llu)",
+          T - 1, (unsigned long long)ps->vec[T - 1], f.n,
+          f.n / (unsigned long long)T);
+}
+
 /* A balanced team whose per-thread cost follows the split
  * (region_homog): the measured split, 20 ms or more a thread, is far from
  * equal (the last thread at a quarter of the others' speed in the
@@ -887,10 +1012,14 @@ static int user_main(int argc, char **argv, char **envp)
         stall_out(T);
     else if (!strcmp(what, "homog"))
         homog(T);
+    else if (!strcmp(what, "joined"))
+        joined(T);
+    else if (!strcmp(what, "lead"))
+        lead(T);
     else if (!strcmp(what, "rounds"))
         rounds(T, argc > 2 ? strtoull(argv[2], NULL, 10) : 1);
     else {
-        printf("FAIL: rt_profiled: unknown mode '%s' (shapes, persist, slow, check, later, async, rounds, share, share-drift, stall, homog)\n",
+        printf("FAIL: rt_profiled: unknown mode '%s' (shapes, persist, slow, check, later, async, rounds, share, share-drift, stall, homog, joined, lead)\n",
                what);
         return 1;
     }
