@@ -90,8 +90,8 @@ void rt_prof_stall_start(struct rt_prof_thr *th, uint64_t t0)
                             th->stall0 >= stall_mark && forks == stall_forks
                         ? th->stall0 - stall_mark : 0;
     th->stall_bw = th->stall_out && bns >= stall_bns ? bns - stall_bns : 0;
-    th->gap_ns = stall_mark_t && t0 - stall_mark_t < PROF_STALL_GAP_NS &&
-                         forks == stall_forks
+    /* (across a region boundary too: prof_drift's cost) */
+    th->gap_ns = stall_mark_t && t0 - stall_mark_t < PROF_STALL_GAP_NS
                      ? t0 - stall_mark_t : 0;
 }
 
@@ -125,7 +125,7 @@ struct prof_rec {
                           * stall's interval */
     uint64_t gap_ns;     /* wall time between its previous profiled
                           * loop-end barrier's exit and this loop's start,
-                          * 0 across a region boundary */
+                          * 0 when over PROF_STALL_GAP_NS */
 };
 
 /* The weights are about to change to a split on trial (kind 1: a move of
@@ -162,8 +162,22 @@ static int prof_judge(struct rt_prof_site *ps, int nt, double cost,
         /* 2: static's split is on trial; the measured one comes back
          * only when it was faster by the margin (a tie goes to static) */
         int keep = was == 2 ? !sched_profiled_keep(cost, ps->prev_cost, margin)
-                            : sched_profiled_keep(ps->prev_cost, cost, margin);
-        if (was == 1)
+                   : was == 3 ? sched_profiled_keep(ps->prev_cost, cost, 0)
+                              : sched_profiled_keep(ps->prev_cost, cost, margin);
+        if (was == 1 && keep) {
+            /* 3: a move kept is confirmed by the next window (faster than
+             * the window before the move at all) before the sums move
+             * again.  One window judged alone kept moves by luck where
+             * the executions' cost is noise: the banded CG under a CPU
+             * hog, each window 3 executions of 6-45 ms, kept 8 of 40
+             * moves that way, each one a step further from static's
+             * split, the only one at which the slow node never waits a
+             * scheduler slice (docs/design.md, "Moves judged by their
+             * result"). */
+            ps->trial = 3;
+            return 1;
+        }
+        if (was != 2)
             ps->fails = keep ? 0 : ps->fails + 1;
         if (!keep) {
             memcpy(ps->weight, ps->prev_weight, (size_t)nt * sizeof *ps->weight);
@@ -410,9 +424,16 @@ static void prof_drift(struct rt_prof_site *ps, const struct prof_rec *r,
      * wall time from the previous profiled loop-end barrier's entry to
      * this one's (that barrier, what ran between, this loop), the longest
      * of any thread's; summed over a window, the window's wall time, stalls
-     * wherever they land included.  Across a region boundary only the
-     * loop's time: the serial part between is no partition's.  Not a
-     * measuring execution's (its first pays the pages' faults). */
+     * wherever they land included.  Across a region boundary too (a
+     * `parallel for` a loop) when the gap is under PROF_STALL_GAP_NS:
+     * the join's and the fork's waits follow the split (a node given
+     * less finishes first and sleeps at the join; on a core shared with
+     * another process it then waits a scheduler slice for its CPU when
+     * the fork wakes it: the banded CG under a CPU hog kept a move that
+     * made its loops 4% faster and its run 3x longer, 9 s of 11 in the
+     * region boundaries that no cost counted), and a fixed serial part
+     * adds the same to both windows that judge a move.  Not a measuring
+     * execution's (its first pays the pages' faults). */
     uint64_t longest = 0;
     for (int t = 0; t < nt; t++) {
         uint64_t c = r[t].ns + (r[t].gap_ns ? r[t].gap_ns + r[t].bar_ns : 0);

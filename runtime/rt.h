@@ -424,8 +424,8 @@ struct rt_prof_thr {
     uint64_t stall0, stall_out;
     uint64_t stall_bw; /* its node's time in DSM barriers meanwhile */
     uint64_t gap_ns;   /* wall time from its previous profiled loop-end
-                          barrier's exit to this start, in one region
-                          (else 0) */
+                          barrier's exit to this start, 0 when over 100 ms
+                          (a serial part) */
 };
 struct rt_prof_site {
     OMPDSM_loop_site *site;
@@ -464,7 +464,8 @@ struct rt_prof_site {
     double prev_cost;            /* the cost per execution with them */
     int trial;                   /* 1: the weights in use are a move of the
                                     sums on trial; 2: static's split on
-                                    trial against the measured one */
+                                    trial against the measured one; 3: a
+                                    move kept, on confirmation */
     int eq_judged;               /* the measured split was judged against
                                     static's */
     int fails, backoff;          /* moves undone in a row; windows to let

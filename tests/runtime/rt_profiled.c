@@ -959,14 +959,15 @@ static void homog(int T)
            (unsigned long long)ps->reverts,
            (unsigned long long)ps->measurements, lo, f.n, e,
            (unsigned long long)ps->vec[T - 1],
-           ps->trial == 1 ? " (a move on trial: judged is the split before it)"
+           ps->trial == 1 || ps->trial == 3 ? " (a move on trial: judged is the split before it)"
                           : "");
     /* A move of the sums made in the last window is on trial until the
-     * next one, which this region does not reach: what the team has
+     * next one (a move kept, on confirmation, until the one after: 3),
+     * which this region does not reach: what the team has
      * judged is the split before it, which the move's window will keep
      * or bring back (np8 over tcp under load once ended at 148 of 250
      * with 3 moves, none undone). */
-    if (ps->trial == 1) {
+    if (ps->trial == 1 || ps->trial == 3) {
         double sw = 0;
         for (int t = 0; t < T; t++)
             sw += ps->prev_weight[t];
