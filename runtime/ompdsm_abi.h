@@ -222,12 +222,12 @@ int OMPDSM_loop_next(OMPDSM_loop *loop, unsigned long long *lo,
 int OMPDSM_loop_last(OMPDSM_loop *loop);
 /* collapse(n): ompcc multiplies the trip counts and recovers each loop
  * variable from k by division and remainder. */
-/* Ends the loop: a barrier unless nowait.  nowait 2: the loop of a combined `parallel for`, whose barrier is the
- * region's join; no barrier, but a profiled loop that may still
- * re-partition ends with a barrier that carries every thread's times
- * (runtime/profiled_drift.c), without which its split could never move
- * after the first measurement.  A library that predates
- * it takes 2 as 1: nowait. */
+/* Ends the loop: a barrier unless nowait.  nowait 2: the loop of a
+ * combined `parallel for`, whose barrier is the region's join; no
+ * barrier, but a profiled loop that may still re-partition ends with a
+ * barrier that carries every thread's times (runtime/profiled_drift.c),
+ * without which its split could never move after the first measurement.
+ * A library that predates it takes 2 as 1: nowait. */
 void OMPDSM_loop_end(OMPDSM_loop *loop, int nowait);
 /* Loops with an ordered clause call OMPDSM_loop_iter(&__L, k) at the start
  * of every iteration, so that an `ordered` region - possibly orphaned in a
