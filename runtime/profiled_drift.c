@@ -161,22 +161,20 @@ static int prof_judge(struct rt_prof_site *ps, int nt, double cost,
     if (was) {
         /* 2: static's split is on trial; the measured one comes back
          * only when it was faster by the margin (a tie goes to static) */
-        int keep = was == 2 ? !sched_profiled_keep(cost, ps->prev_cost, margin)
-                   : was == 3 ? sched_profiled_keep(ps->prev_cost, cost, 0)
-                              : sched_profiled_keep(ps->prev_cost, cost, margin);
-        if (was == 1 && keep) {
-            /* 3: a move kept is confirmed by the next window (faster than
-             * the window before the move at all) before the sums move
-             * again.  One window judged alone kept moves by luck where
-             * the executions' cost is noise: the banded CG under a CPU
-             * hog, each window 3 executions of 6-45 ms, kept 8 of 40
-             * moves that way, each one a step further from static's
-             * split, the only one at which the slow node never waits a
-             * scheduler slice (docs/design.md, "Moves judged by their
-             * result"). */
+        int v = sched_profiled_judge(was, ps->prev_cost, cost, margin);
+        if (v == SCHED_PROF_CONFIRM) {
+            /* 3: a move kept is confirmed by the next window before the
+             * sums move again.  One window judged alone kept moves by
+             * luck where the executions' cost is noise: the banded CG
+             * under a CPU hog, each window 3 executions of 6-45 ms, kept
+             * 8 of 40 moves that way, each one a step further from
+             * static's split, the only one at which the slow node never
+             * waits a scheduler slice (docs/design.md, "Moves judged by
+             * their result"). */
             ps->trial = 3;
             return 1;
         }
+        int keep = v == SCHED_PROF_KEEP;
         if (was != 2)
             ps->fails = keep ? 0 : ps->fails + 1;
         if (!keep) {
@@ -305,24 +303,18 @@ static int prof_acc_split(struct rt_prof_site *ps, int nt)
      * following the last one (with full steps a stalled node's share
      * jumped back and forth: docs/design.md, "Stalls outside the loop
      * body"). */
-    double step = rt_prof_step() / 2, t_cur = 0, t_new = 0, sw = 0;
+    double step = rt_prof_step() / 2, sw = 0, c[nt];
     for (int t = 0; t < nt; t++) {
-        double c = scur > 0 ? cur[t] / scur : 1.0 / nt;
-        w[t] = (1 - step) * c + step * sp[t] / ssp;
+        c[t] = scur > 0 ? cur[t] / scur : 1.0 / nt;
+        w[t] = (1 - step) * c[t] + step * sp[t] / ssp;
         sw += w[t];
-        double tc = c / sp[t];
-        t_cur = tc > t_cur ? tc : t_cur;
     }
-    /* The gain judged is the split by the speeds' (every thread 1 / ssp),
-     * not the half step's: judged by the step, a split within twice the
-     * gain of balance never moved (a node at 0.63 of the other's speed
-     * kept 41.5% of the iterations, 13% longer than the other, since half
-     * a step to 38.7% was predicted to gain 3.5%). */
-    t_new = 1 / ssp;
+    /* The gain judged is the split by the speeds', not the half step's
+     * (sched_profiled_imbalance). */
     double gain = rt_icv.prof_gain > 0 ? rt_icv.prof_gain : 0;
     rt_prof_acc_reset(ps, nt);
     memcpy(ps->speed, sp, sizeof sp);
-    if (!(t_cur > t_new * (1 + gain))) {
+    if (!(sched_profiled_imbalance(nt, c, sp) > 1 + gain)) {
         rt_prof_group_give(ps);
         return 1;
     }

@@ -284,6 +284,37 @@ int sched_profiled_keep(double cost_before, double cost_after, double margin)
     return cost_after < cost_before * (1 - m);
 }
 
+int sched_profiled_judge(int trial, double cost_before, double cost_now,
+                         double margin)
+{
+    switch (trial) {
+    case 1:
+        return sched_profiled_keep(cost_before, cost_now, margin)
+                   ? SCHED_PROF_CONFIRM : SCHED_PROF_UNDO;
+    case 3:
+        return sched_profiled_keep(cost_before, cost_now, 0) ? SCHED_PROF_KEEP
+                                                             : SCHED_PROF_UNDO;
+    default:
+        return sched_profiled_keep(cost_now, cost_before, margin)
+                   ? SCHED_PROF_UNDO : SCHED_PROF_KEEP;
+    }
+}
+
+double sched_profiled_imbalance(int nthreads, const double *share,
+                                const double *speed)
+{
+    double worst = 0, sum = 0;
+    for (int t = 0; t < nthreads; t++) {
+        double sp = speed[t] > 0 && isfinite(speed[t]) ? speed[t] : 0;
+        sum += sp;
+        if (share[t] > 0) {
+            double tt = sp > 0 ? share[t] / sp : INFINITY;
+            worst = tt > worst ? tt : worst;
+        }
+    }
+    return sum > 0 ? worst * sum : INFINITY;
+}
+
 int sched_profiled_backoff(int fails)
 {
     /* one move undone is as likely one noisy window as a wrong move */

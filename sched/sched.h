@@ -130,6 +130,31 @@ int sched_profiled_decide(const struct sched_prof_in *in,
  * a cost before that is not positive and finite (none measured) keeps
  * it, a cost after that is not finite undoes it. */
 int sched_profiled_keep(double cost_before, double cost_after, double margin);
+/* The verdict on a split on trial, by the cost per execution of the
+ * window after it (cost_now) against the window before it (cost_before,
+ * the one before the move for trial 3 too).  trial 1, a move of the
+ * sums: SCHED_PROF_CONFIRM when faster by more than margin (the move
+ * stays, and the next window confirms it), else SCHED_PROF_UNDO.  trial
+ * 3, a move on confirmation: SCHED_PROF_KEEP when this window too was
+ * faster than the one before the move (by anything), else UNDO: one
+ * window alone kept moves by luck where the cost is noise (a core shared
+ * with a CPU hog).  trial 2, static's split on trial against a measured
+ * one: KEEP (static's) unless the measured one was faster by the margin
+ * (UNDO: back to it; a tie goes to static). */
+enum { SCHED_PROF_KEEP, SCHED_PROF_UNDO, SCHED_PROF_CONFIRM };
+/* How much longer the split by share[nthreads] (fractions summing to 1)
+ * takes than the split by the speeds: max over threads of share / speed,
+ * times the speeds' sum (1: balanced; INFINITY when a thread with a
+ * share has no speed).  A move of the executions' sums is made when this
+ * exceeds 1 + OMPDSM_PROFILED_GAIN, though it goes only half of
+ * OMPDSM_PROFILED_STEP of the way: judged by the half step's gain, a
+ * split within twice the gain of balance never moved (a node at 0.63 of
+ * the other's speed kept 41.5% of the iterations, 13% longer than the
+ * other, half a step to 38.7% promising 3.5%). */
+double sched_profiled_imbalance(int nthreads, const double *share,
+                                const double *speed);
+int sched_profiled_judge(int trial, double cost_before, double cost_now,
+                         double margin);
 /* Windows of executions' sums to let pass without a move after `fails`
  * undone moves in a row: none after one (a noisy window), then
  * 2^(fails-1) - 1, at most SCHED_PROF_BACKOFF_MAX, so

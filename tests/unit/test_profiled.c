@@ -309,6 +309,55 @@ static void test_judge(void **st)
     assert_int_equal(sched_profiled_backoff(1 << 30), SCHED_PROF_BACKOFF_MAX);
 }
 
+/* The verdict on a split on trial (sched_profiled_judge): a move of the
+ * sums (trial 1) faster by the margin is only confirmed, then kept when
+ * the next window (trial 3) is faster than the one before the move too;
+ * static's split (trial 2) stays unless the measured one was faster by
+ * the margin.  Fails when one window keeps a move (CONFIRM never
+ * returned) or a confirmation window slower than before keeps it. */
+static void test_judge_verdict(void **st)
+{
+    (void)st;
+    assert_int_equal(sched_profiled_judge(1, 1.0, 0.90, 0.025), SCHED_PROF_CONFIRM);
+    assert_int_equal(sched_profiled_judge(1, 1.0, 0.98, 0.025), SCHED_PROF_UNDO);
+    /* the confirmation compares with the window before the move */
+    assert_int_equal(sched_profiled_judge(3, 1.0, 0.99, 0.025), SCHED_PROF_KEEP);
+    assert_int_equal(sched_profiled_judge(3, 1.0, 1.01, 0.025), SCHED_PROF_UNDO);
+    assert_int_equal(sched_profiled_judge(3, 1.0, 1.0, 0.025), SCHED_PROF_UNDO);
+    /* a lucky window then a slow one, as under a CPU hog: undone */
+    assert_int_equal(sched_profiled_judge(1, 11.26, 10.47, 0.025), SCHED_PROF_CONFIRM);
+    assert_int_equal(sched_profiled_judge(3, 11.26, 23.95, 0.025), SCHED_PROF_UNDO);
+    /* static's split on trial (cost_before: the measured split's) */
+    assert_int_equal(sched_profiled_judge(2, 1.0, 0.99, 0.025), SCHED_PROF_KEEP);
+    assert_int_equal(sched_profiled_judge(2, 1.0, 1.02, 0.025), SCHED_PROF_KEEP);
+    assert_int_equal(sched_profiled_judge(2, 1.0, 1.10, 0.025), SCHED_PROF_UNDO);
+    /* nothing measured before: a move stands to be confirmed */
+    assert_int_equal(sched_profiled_judge(1, 0, 5.0, 0.025), SCHED_PROF_CONFIRM);
+    assert_int_equal(sched_profiled_judge(3, 1.0, NAN, 0.025), SCHED_PROF_UNDO);
+}
+
+/* The imbalance a move of the sums is judged by
+ * (sched_profiled_imbalance): the split in use against the speeds'
+ * split, not the half step's.  The case seen: shares 58.5 / 41.5 with
+ * speeds 5.81 / 3.66 is 7.3% longer than balance (a move), where half a
+ * step promised 3.5% (none). */
+static void test_imbalance(void **st)
+{
+    (void)st;
+    double sp[2] = {5.81, 3.66}, sh[2] = {0.585, 0.415}, eq[2] = {0.5, 0.5};
+    double bal[2] = {5.81 / 9.47, 3.66 / 9.47};
+    assert_true(sched_profiled_imbalance(2, sh, sp) > 1.05);
+    assert_true(fabs(sched_profiled_imbalance(2, sh, sp) - 1.0735) < 0.001);
+    assert_true(fabs(sched_profiled_imbalance(2, bal, sp) - 1.0) < 1e-9);
+    assert_true(fabs(sched_profiled_imbalance(2, eq, sp) - 0.5 * 9.47 / 3.66) < 1e-9);
+    /* a thread with a share and no speed; a thread without a share */
+    double sp0[2] = {1.0, 0}, sh0[2] = {1.0, 0};
+    assert_true(isinf(sched_profiled_imbalance(2, eq, sp0)));
+    assert_true(fabs(sched_profiled_imbalance(2, sh0, sp0) - 1.0) < 1e-9);
+    double none[2] = {0, 0};
+    assert_true(isinf(sched_profiled_imbalance(2, eq, none)));
+}
+
 static void test_edges(void **st)
 {
     (void)st;
@@ -624,6 +673,8 @@ int main(void)
         cmocka_unit_test(test_threshold),
         cmocka_unit_test(test_step),
         cmocka_unit_test(test_judge),
+        cmocka_unit_test(test_judge_verdict),
+        cmocka_unit_test(test_imbalance),
         cmocka_unit_test(test_edges),
         cmocka_unit_test(test_huge),
         cmocka_unit_test(test_random_partition),
