@@ -50,6 +50,10 @@
  *   rt_profiled lead         a group owned by a loop run once a round: the
  *                            sums' windows count the group's most run
  *                            loop, and the slow node's share falls.
+ *   rt_profiled boundary     moves that make a node wait longer at the
+ *                            join than they save in its loop body are
+ *                            undone (a move's cost crosses the region
+ *                            boundary).
  *   rt_profiled rounds SEED  checkpoints that re-split parts made of
  *                            several ranges: every iteration exactly once.
  *   rt_profiled check [off]  one execution whose measurement is misleading
@@ -343,6 +347,24 @@ static void region_joined(void *fp)
     publish_vec(f, tid);
 }
 
+/* The boundary test: as joined (a region an execution, nowait 2), the
+ * slow node's iterations slow_us longer, and after its loop ends, before
+ * the join, it sleeps 40 base_us for every iteration it has less than an
+ * equal share: the cost of a split that makes it wait at the join, as a
+ * node sharing its core with another process pays a scheduler slice when
+ * the fork wakes it. */
+static void region_boundary(void *fp)
+{
+    struct frame *f = fp;
+    int tid = omp_get_thread_num(), T = omp_get_num_threads();
+    exec_once(f, f->base_us + (tid == f->slow_node ? f->slow_us : 0), 0);
+    struct rt_prof_site *ps = sites[f->site].rt;
+    unsigned long long e = f->n / (unsigned long long)T;
+    if (tid == f->slow_node && ps && ps->vec[tid] < e)
+        sleep_us(40 * f->base_us * (long long)(e - ps->vec[tid]));
+    publish_vec(f, tid);
+}
+
 /* The lead test, in one region: an execution of loop A (site NSITES -
  * 1), then LEAD_ROUNDS rounds of one execution of loop B (site NSITES -
  * 2, A's trip count) and LEAD_EXECS of A.  A's first execution (its
@@ -371,9 +393,10 @@ static OMPDSM_region rds = {region_stall, "rt_profiled.c:61 (stall)", 0};
 static OMPDSM_region rdh = {region_homog, "rt_profiled.c:62 (homog)", 0};
 static OMPDSM_region rdj = {region_joined, "rt_profiled.c:63 (joined)", 0};
 static OMPDSM_region rdl = {region_lead, "rt_profiled.c:64 (lead)", 0};
-static OMPDSM_region *regions[] = {&rd, &rds, &rdh, &rdj, &rdl};
+static OMPDSM_region rdb = {region_boundary, "rt_profiled.c:65 (boundary)", 0};
+static OMPDSM_region *regions[] = {&rd, &rds, &rdh, &rdj, &rdl, &rdb};
 static OMPDSM_unit unit = {OMPDSM_ABI_VERSION, "rt_profiled.c", globals,
-                           sizeof globals / sizeof *globals, 0, regions, 5, 0,
+                           sizeof globals / sizeof *globals, 0, regions, 6, 0,
                            0, 0};
 __attribute__((constructor)) static void reg(void) { OMPDSM_register_unit(&unit); }
 
@@ -884,6 +907,51 @@ static void joined(int T)
           f.n / (unsigned long long)T);
 }
 
+/* A move whose cost lands at the region boundary (region_boundary): the
+ * slow node's loop body is 1.5 times as long, so the sums propose moving
+ * work off it, but every iteration it gives up costs it 40 iterations'
+ * time after its loop, before the join.  An execution's cost counts the
+ * gap across the region boundary, so those moves are undone and the slow
+ * node keeps 90% of an equal share or more.  Seen failing when the cost
+ * stopped at region boundaries (only the loop bodies were judged, and
+ * they were faster). */
+enum { BOUNDARY_EXECS = 80 };
+static void boundary(int T)
+{
+    rtt_phase("boundary");
+    /* 100 us an iteration (150 more on the slow node), 50 a node: 5-13
+     * ms an execution (the test runs with OMPDSM_PROFILED_CHECK=0: a
+     * checkpoint's split is no move of the sums) */
+    struct frame f = {(unsigned long long)T * 50, 0, 1, 0, NSITES - 1, 0, 2,
+                      T - 1, 150, 100, 0, 0, 0};
+    *g_count = 0;
+    for (int e = 0; e < BOUNDARY_EXECS; e++)
+        OMPDSM_parallel(&rdb, &f, sizeof f, 0, 1);
+    CHECK_EQ_LL(*g_count, BOUNDARY_EXECS * (long long)f.n, "iterations run");
+    unsigned long long sum;
+    struct rt_prof_site *ps = T > 1 ? kept_state(f.site, T, &sum) : NULL;
+    if (!ps)
+        return;
+    unsigned long long e = f.n / (unsigned long long)T, v = ps->vec[T - 1];
+    /* a move on trial or on confirmation: judged is the split before it */
+    if ((ps->trial == 1 || ps->trial == 3) && ps->prev_weight) {
+        double sw = 0;
+        for (int t = 0; t < T; t++)
+            sw += ps->prev_weight[t];
+        if (sw > 0)
+            v = (unsigned long long)((double)f.n * ps->prev_weight[T - 1] / sw);
+    }
+    printf("rt_profiled boundary: %llu re-partitions by the sums (%llu "
+           "undone); vector[%d] %llu of %llu (judged: %llu)\n",
+           (unsigned long long)ps->acc_splits,
+           (unsigned long long)ps->reverts, T - 1,
+           (unsigned long long)ps->vec[T - 1], f.n, v);
+    CHECK_EQ_ULL(sum, f.n, "kept vector's sum");
+    CHECK(v * 10 >= 9 * e, "the slow node %d keeps %llu of %llu iterations "
+          "(equal: %llu): moves that cost more at the join were kept",
+          T - 1, v, f.n, e);
+}
+
 /* A group owned by a loop that runs once a round (region_lead), as a
  * banded CG's last loop owns its group: with OMPDSM_PROFILED_STALLS the
  * sums' windows are counted in executions of the group's loop executed
@@ -1019,10 +1087,12 @@ static int user_main(int argc, char **argv, char **envp)
         joined(T);
     else if (!strcmp(what, "lead"))
         lead(T);
+    else if (!strcmp(what, "boundary"))
+        boundary(T);
     else if (!strcmp(what, "rounds"))
         rounds(T, argc > 2 ? strtoull(argv[2], NULL, 10) : 1);
     else {
-        printf("FAIL: rt_profiled: unknown mode '%s' (shapes, persist, slow, check, later, async, rounds, share, share-drift, stall, homog, joined, lead)\n",
+        printf("FAIL: rt_profiled: unknown mode '%s' (shapes, persist, slow, check, later, async, rounds, share, share-drift, stall, homog, joined, lead, boundary)\n",
                what);
         return 1;
     }
