@@ -33,6 +33,13 @@ def listening(i):
         f = line.split()
         if len(f) < 4:
             continue
+        # Without its process (ss read the socket before the process's
+        # descriptors), a socket cannot be told apart: it is taken at the
+        # next poll.  Once an agent's bootstrap socket listed that way
+        # was taken for a node's, and the refusal its garbage got was
+        # logged as the agent's ("logged 0 times, expected 1").
+        if "users:" not in line:
+            continue
         dialect = "boot" if '"ompdsmrun"' in line else "tcp"
         found.add("%s:%s" % (f[3], dialect))
     return found
