@@ -932,15 +932,18 @@ static void boundary(int T)
     struct rt_prof_site *ps = T > 1 ? kept_state(f.site, T, &sum) : NULL;
     if (!ps)
         return;
+    /* The split the team ends with is its weights' (a move undone after
+     * the last execution is not in the vector yet), and under a move on
+     * trial or on confirmation the split before it, which is what has
+     * been judged. */
     unsigned long long e = f.n / (unsigned long long)T, v = ps->vec[T - 1];
-    /* a move on trial or on confirmation: judged is the split before it */
-    if ((ps->trial == 1 || ps->trial == 3) && ps->prev_weight) {
-        double sw = 0;
-        for (int t = 0; t < T; t++)
-            sw += ps->prev_weight[t];
-        if (sw > 0)
-            v = (unsigned long long)((double)f.n * ps->prev_weight[T - 1] / sw);
-    }
+    const double *w = (ps->trial == 1 || ps->trial == 3) && ps->prev_weight
+                          ? ps->prev_weight : ps->weight;
+    double sw = 0;
+    for (int t = 0; t < T && w; t++)
+        sw += w[t];
+    if (sw > 0)
+        v = (unsigned long long)((double)f.n * w[T - 1] / sw + 0.5);
     printf("rt_profiled boundary: %llu re-partitions by the sums (%llu "
            "undone); vector[%d] %llu of %llu (judged: %llu)\n",
            (unsigned long long)ps->acc_splits,
