@@ -819,6 +819,21 @@ static void share_drift(int T)
           (unsigned long long)(px->measurements + py->measurements));
 }
 
+/* The last node (slow or stalled: who) keeps at most 75% of an equal
+ * share of the kept vector, and, when below_node0, less than node 0. */
+static void check_small_share(const struct rt_prof_site *ps, int T,
+                              unsigned long long n, const char *who,
+                              int below_node0)
+{
+    unsigned long long mine = ps->vec[T - 1], e = n / (unsigned long long)T;
+    if (below_node0)
+        CHECK(mine < ps->vec[0], "the %s node %d keeps %llu iterations, "
+              "node 0 %llu", who, T - 1, mine,
+              (unsigned long long)ps->vec[0]);
+    CHECK(mine * 4 <= 3 * e, "the %s node %d keeps %llu of %llu iterations "
+          "(equal: %llu)", who, T - 1, mine, n, e);
+}
+
 /* A node slow only outside the loop body: after each execution's end
  * the last node is stalled (runnable, not running: stall()) as long as
  * twice what its loop body took, as a node at a third of its speed by a
@@ -856,13 +871,7 @@ static void stall_out(int T)
     CHECK_EQ_ULL(sum, f.n, "kept vector's sum");
     /* (at 4 and 8 nodes on 2 CPUs another node shares the stalled one's
      * CPU, and with it part of the competitor's stall) */
-    CHECK(ps->vec[T - 1] < ps->vec[0], "the stalled node %d keeps %llu "
-          "iterations, node 0 %llu", T - 1,
-          (unsigned long long)ps->vec[T - 1], (unsigned long long)ps->vec[0]);
-    CHECK(ps->vec[T - 1] * 4 <= 3 * (f.n / (unsigned long long)T),
-          "the stalled node %d keeps %llu of %llu iterations (equal: %llu)",
-          T - 1, (unsigned long long)ps->vec[T - 1], f.n,
-          f.n / (unsigned long long)T);
+    check_small_share(ps, T, f.n, "stalled", 1);
 }
 
 /* A slow node under loops written as `parallel for` (issue 39): one
@@ -898,13 +907,7 @@ static void joined(int T)
            (unsigned long long)ps->measurements, ps->brief, T - 1,
            (unsigned long long)ps->vec[T - 1], f.n);
     CHECK_EQ_ULL(sum, f.n, "kept vector's sum");
-    CHECK(ps->vec[T - 1] < ps->vec[0], "the slow node %d keeps %llu "
-          "iterations, node 0 %llu", T - 1,
-          (unsigned long long)ps->vec[T - 1], (unsigned long long)ps->vec[0]);
-    CHECK(ps->vec[T - 1] * 4 <= 3 * (f.n / (unsigned long long)T),
-          "the slow node %d keeps %llu of %llu iterations (equal: %llu)",
-          T - 1, (unsigned long long)ps->vec[T - 1], f.n,
-          f.n / (unsigned long long)T);
+    check_small_share(ps, T, f.n, "slow", 1);
 }
 
 /* A move whose cost lands at the region boundary (region_boundary): the
@@ -988,10 +991,7 @@ static void lead(int T)
            (unsigned long long)pb->acc_splits, (unsigned long long)pb->reverts,
            T - 1, (unsigned long long)ps->vec[T - 1], f.n);
     CHECK_EQ_ULL(sum, f.n, "kept vector's sum");
-    CHECK(ps->vec[T - 1] * 4 <= 3 * (f.n / (unsigned long long)T),
-          "the slow node %d keeps %llu of %llu iterations (equal: %llu)",
-          T - 1, (unsigned long long)ps->vec[T - 1], f.n,
-          f.n / (unsigned long long)T);
+    check_small_share(ps, T, f.n, "slow", 0);
 }
 
 /* A balanced team whose per-thread cost follows the split
